@@ -1,0 +1,45 @@
+# Quick start: `make demo` and `make test`. Both create .venv with nothing but a system Python >= 3.11.
+#
+# PyTorch: the CPU build is enough. TORCH_SPEC pins what is installed before the package; on machines without a
+# local wheel use e.g.  make test TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu"
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+EXTRAS ?= dev,ray
+DEMO_OUT ?= demo-output
+
+.PHONY: setup demo test test-all lint typecheck bench clean
+
+$(BIN)/.installed: pyproject.toml Makefile
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required, found " + sys.version'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $@
+
+setup: $(BIN)/.installed
+
+demo: setup
+	$(BIN)/deepcollapse demo --out $(DEMO_OUT)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-all: setup
+	$(BIN)/python -m pytest -q -m ""
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python benchmarks/dufm_throughput.py
+	$(BIN)/python benchmarks/metrics_streaming.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info src/*.egg-info

@@ -1,0 +1,5 @@
+import sys
+
+from deepcollapse.cli import main
+
+sys.exit(main())

@@ -1,0 +1,63 @@
+"""The ``deepcollapse`` command line.
+
+Each command group lives in its own module exposing ``register(subparsers)``; a registered sub-command sets
+``func`` (``args -> int | None``) as its parser default.  Every :class:`~deepcollapse.ConfigError` raised below is
+printed as a one-line ``deepcollapse: error: ...`` with exit code 2 (argparse's own convention), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from deepcollapse._checks import DeepCollapseError
+
+# Command-group modules, in the order they appear in --help.  A module that fails to import (e.g. an optional
+# dependency missing) only disables its own commands.
+_GROUPS = ("theory", "metrics", "dufm", "net", "reproduce", "sweep", "demo")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from deepcollapse import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="deepcollapse",
+        description="Deep neural collapse and the low-rank bias: theory, DUFM training, metrics, experiments.",
+    )
+    parser.add_argument("--version", action="version", version=f"deepcollapse {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _GROUPS:
+        try:
+            module = importlib.import_module(f"deepcollapse.cli.{name}")
+        except ModuleNotFoundError as exc:  # a group not built yet, or an optional dependency missing
+            if exc.name and exc.name.startswith("deepcollapse.cli"):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code = args.func(args)
+    except DeepCollapseError as exc:
+        print(f"deepcollapse: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("deepcollapse: interrupted; partial results and checkpoints are kept on disk.", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""deepcollapse.metrics"""
