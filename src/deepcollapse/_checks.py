@@ -138,15 +138,20 @@ def rank_tolerance(s_max: float, shape: tuple[int, int], dtype: Any = np.float64
     """
     if rtol is not None:
         return float(rtol) * float(s_max)
-    eps = float(np.finfo(_np_dtype(dtype)).eps)
+    np_type = _np_dtype(dtype)
+    eps = 2.0**-7 if np_type == "bfloat16" else float(np.finfo(np_type).eps)
     return float(max(shape)) * eps * float(s_max)
 
 
 def _np_dtype(dtype: Any) -> Any:
-    """Map a torch or numpy dtype (or name) to a numpy floating dtype."""
+    """Map a torch or numpy dtype (or its name) to the numpy floating type whose epsilon applies."""
     name = str(dtype).replace("torch.", "")
-    if name in {"float32", "float", "single"}:
-        return np.float32
-    if name in {"float16", "half", "bfloat16"}:
-        return np.float16
-    return np.float64
+    if name == "bfloat16":  # 8 significand bits: eps = 2**-7 (no numpy type)
+        return "bfloat16"
+    try:
+        np_dtype = np.dtype(name if "torch." in str(dtype) or isinstance(dtype, str) else dtype)
+    except TypeError:
+        np_dtype = np.dtype(np.float64)
+    if np_dtype.kind != "f":
+        return np.float64
+    return np_dtype.type

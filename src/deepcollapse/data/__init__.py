@@ -1,1 +1,14 @@
-"""deepcollapse.data"""
+"""deepcollapse.data: image datasets from their standard files (no torchvision, nothing downloaded).
+
+- :mod:`~deepcollapse.data.idx` -- MNIST IDX files (plain or gzip): ``read_idx``, ``write_idx``,
+``load_mnist``.
+- :mod:`~deepcollapse.data.cifar` -- CIFAR-10 pickle batches: ``read_cifar_batch``, ``load_cifar10``.
+- :mod:`~deepcollapse.data.digits` -- scikit-learn's bundled 8×8 digits with a fixed stratified split.
+- :mod:`~deepcollapse.data.datasets` -- ``load_dataset``: class subsets, relabelling, balanced subsampling,
+  normalisation.
+"""
+
+from deepcollapse.data.datasets import DATASETS, DataSplits, ImageData, load_dataset, parse_classes
+from deepcollapse.data.idx import DataFileError
+
+__all__ = ["DATASETS", "DataFileError", "DataSplits", "ImageData", "load_dataset", "parse_classes"]

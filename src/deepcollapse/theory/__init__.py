@@ -1,1 +1,94 @@
-"""deepcollapse.theory"""
+"""deepcollapse.theory — the exact theory of the L-DUFM (numpy/scipy, float64, never imports torch).
+
+* :mod:`.objective`: eq. (1) of the 2024 paper on explicit matrices (:func:`dufm_objective`).
+* :mod:`.layers`: conditionally optimal layers and :func:`solution_from_class_means`.
+* :mod:`.graphs`: triangular graphs ``T_r`` (Definition 3).
+* :mod:`.constructions`: DNC (Definitions 1/10) and SRG (Definitions 4/9/11) solutions, optimal scales,
+  closed-form losses :func:`loss_dnc` / :func:`loss_srg`, the zero threshold, SRG Gram matrices.
+* :mod:`.compare`: :func:`compare` and :func:`grid`.
+"""
+
+from deepcollapse.theory.compare import compare, grid, parse_range
+from deepcollapse.theory.constructions import (
+    LOSS_ZERO,
+    SRG_CONSTRUCTIONS,
+    ClosedForm,
+    Geometry,
+    chain_loss,
+    dnc_geometry,
+    dnc_solution,
+    loss_dnc,
+    loss_srg,
+    loss_zero,
+    optimise_scales,
+    srg_defined,
+    srg_geometry,
+    srg_gram,
+    srg_intermediate_gram,
+    srg_solution,
+    theorem5_conditions,
+    zero_solution,
+    zero_threshold,
+    zero_threshold_equal_lambda,
+)
+from deepcollapse.theory.graphs import (
+    adjacency_matrix,
+    incidence_matrix,
+    r_from_classes,
+    spectrum,
+    triangular_edges,
+    triangular_spectrum,
+)
+from deepcollapse.theory.layers import (
+    Solution,
+    balanced_factorisation,
+    class_means_of,
+    conditional_loss,
+    min_norm_interpolation,
+    ridge_last_layer,
+    solution_from_class_means,
+)
+from deepcollapse.theory.objective import ObjectiveParts, dufm_objective, forward, one_hot
+
+__all__ = [
+    "LOSS_ZERO",
+    "SRG_CONSTRUCTIONS",
+    "ClosedForm",
+    "Geometry",
+    "ObjectiveParts",
+    "Solution",
+    "adjacency_matrix",
+    "balanced_factorisation",
+    "chain_loss",
+    "class_means_of",
+    "compare",
+    "conditional_loss",
+    "dnc_geometry",
+    "dnc_solution",
+    "dufm_objective",
+    "forward",
+    "grid",
+    "incidence_matrix",
+    "loss_dnc",
+    "loss_srg",
+    "loss_zero",
+    "min_norm_interpolation",
+    "one_hot",
+    "optimise_scales",
+    "parse_range",
+    "r_from_classes",
+    "ridge_last_layer",
+    "solution_from_class_means",
+    "spectrum",
+    "srg_defined",
+    "srg_geometry",
+    "srg_gram",
+    "srg_intermediate_gram",
+    "srg_solution",
+    "theorem5_conditions",
+    "triangular_edges",
+    "triangular_spectrum",
+    "zero_solution",
+    "zero_threshold",
+    "zero_threshold_equal_lambda",
+]

@@ -1,0 +1,170 @@
+"""Self-contained HTML reports: figures embedded as base64 PNG, tables, the exact config, versions, git hash.
+
+One file, no external resources (no scripts, fonts or style sheets fetched), so a report can be mailed,
+archived next to its run folders, or opened offline.  Build one with :class:`Report`::
+
+    rep = Report("2024 Fig. 2 top", description="...")
+    rep.add_figure(Path("fig2_loss.png"), "Loss against L_DNC and L_SRG")
+    rep.add_table(df, "Final losses per seed")
+    rep.set_config({...})
+    rep.write(out_dir / "report.html")
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import importlib.metadata
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+__all__ = ["Report", "environment_info", "git_hash"]
+
+_PACKAGES = ("deepcollapse", "numpy", "scipy", "torch", "pandas", "matplotlib", "pyyaml", "ray")
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1150px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em;border-bottom:2px solid
+#446;padding-bottom:.2em}h2{font-size:1.25em;margin-top:1.6em;color:#335}
+figure{display:inline-block;margin:.5em;vertical-align:top;max-width:540px} figure
+img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.85em;color:#444}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{border:1px solid #ccc;padding:2px 6px;
+text-align:right}th{background:#eef}pre{background:#f6f6f8;padding:.6em;overflow-x:auto;font-size:.8em}
+.note{background:#fffbe6;border-left:4px solid #e5c100;padding:.4em .8em}.meta td{text-align:left}
+"""
+
+
+def git_hash(path: str | Path | None = None) -> str:
+    """The commit of the source tree (``+dirty`` if it has uncommitted changes), or ``'unknown'``."""
+    cwd = Path(path) if path else Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return rev + ("+dirty" if dirty else "")
+
+
+def environment_info() -> dict[str, str]:
+    """Python, platform, versions of the relevant packages (``'not installed'`` when absent), git hash."""
+    info = {"python": sys.version.split()[0], "platform": platform.platform(), "git": git_hash()}
+    for pkg in _PACKAGES:
+        try:
+            info[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            info[pkg] = "not installed"
+    return info
+
+
+@dataclass
+class _Section:
+    heading: str
+    text: str = ""
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (base64 png, caption)
+    tables: list[tuple[str, str]] = field(default_factory=list)  # (html, caption)
+    notes: list[str] = field(default_factory=list)
+
+
+class Report:
+    """An HTML report assembled section by section (figures, tables, notes), written as one file."""
+
+    def __init__(self, title: str, description: str = "", command: str | None = None) -> None:
+        self.title = title
+        self.description = description
+        self.command = command
+        self.sections: list[_Section] = []
+        self.config: Any = None
+        self.created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+    def section(self, heading: str, text: str = "") -> Report:
+        """Start a new section; following ``add_*`` calls go into it."""
+        self.sections.append(_Section(heading, text))
+        return self
+
+    def _current(self) -> _Section:
+        if not self.sections:
+            self.section("Results")
+        return self.sections[-1]
+
+    def add_figure(self, png: str | Path | bytes, caption: str = "") -> Report:
+        """Embed a PNG (a path or its bytes) as base64."""
+        data = png if isinstance(png, bytes) else Path(png).read_bytes()
+        self._current().figures.append((base64.b64encode(data).decode("ascii"), caption))
+        return self
+
+    def add_table(self, table: pd.DataFrame, caption: str = "", float_format: str = "{:.6g}") -> Report:
+        """Add a pandas table (floats formatted with ``float_format``)."""
+        html_table = table.to_html(index=False, border=0, na_rep="–", float_format=float_format.format)
+        self._current().tables.append((html_table, caption))
+        return self
+
+    def add_note(self, text: str) -> Report:
+        self._current().notes.append(text)
+        return self
+
+    def set_config(self, config: Any) -> Report:
+        """The exact configuration (a mapping, dumped as YAML, or a string)."""
+        self.config = config
+        return self
+
+    def to_html(self) -> str:
+        e = html.escape
+        parts = [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{e(self.title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{e(self.title)}</h1>",
+        ]
+        if self.description:
+            parts.append(f"<p>{e(self.description)}</p>")
+        if self.command:
+            parts.append(f"<p>Reproduce with: <code>{e(self.command)}</code></p>")
+        for sec in self.sections:
+            parts.append(f"<h2>{e(sec.heading)}</h2>")
+            if sec.text:
+                parts.append(f"<p>{e(sec.text)}</p>")
+            for note in sec.notes:
+                parts.append(f'<p class="note">{e(note)}</p>')
+            for b64, caption in sec.figures:
+                parts.append(
+                    f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption>{e(caption)}</figcaption></figure>"
+                )
+            for table_html, caption in sec.tables:
+                if caption:
+                    parts.append(f"<p><b>{e(caption)}</b></p>")
+                parts.append(table_html)
+        parts.append("<h2>Configuration</h2>")
+        cfg = self.config if isinstance(self.config, str) else yaml.safe_dump(self.config, sort_keys=False)
+        parts.append(f"<pre>{e(cfg or '')}</pre>")
+        parts.append('<h2>Environment</h2><table class="meta">')
+        info = {"created": self.created, **environment_info()}
+        parts += [f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in info.items()]
+        parts.append("</table></body></html>")
+        return "\n".join(parts)
+
+    def write(self, path: str | Path) -> Path:
+        """Write the report (atomically: a temporary file renamed into place)."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(self.to_html(), encoding="utf-8")
+        tmp.replace(p)
+        return p

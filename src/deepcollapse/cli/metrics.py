@@ -1,0 +1,111 @@
+"""``deepcollapse metrics FILE.npz [--json]``: every collapse metric of saved features.
+
+The ``.npz`` file holds ``features`` (N x D, rows = samples), ``labels`` (N,) integers in 0..K-1 and
+optionally ``weights`` (P x D, e.g. the classifier K x D) and ``bias`` (K,).  Prints a table, or one JSON
+object with ``--json``; undefined values (e.g. NC1 when all class means coincide) are printed as ``null`` and
+explained in ``warnings``.  Bad input exits with code 2 and a one-line ``deepcollapse: error: ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError, check_float, check_int
+
+_KNOWN = ("features", "labels", "weights", "bias")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "metrics",
+        help="collapse metrics (NC1-NC4, ranks, spectra) of features saved in an .npz file",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE.npz", help="npz: features (N x D), labels (N,), optional weights")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--num-classes", type=int, help="K (default: max(labels) + 1)")
+    p.add_argument(
+        "--drop-empty-classes",
+        action="store_true",
+        help="drop classes without samples instead of failing (remaining classes renumbered)",
+    )
+    p.add_argument(
+        "--unweighted-mean",
+        action="store_true",
+        help="global mean = average of the class means (default: sample-weighted mean of all features)",
+    )
+    p.add_argument("--rtol", type=float, help="relative rank tolerance (default: max(D, K) * eps(dtype))")
+    p.set_defaults(func=run)
+
+
+def load_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Read the arrays of a metrics ``.npz`` file, with clear errors for missing files and keys."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"FILE == {str(path)!r}, must be an existing .npz file.")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"FILE == {str(path)!r}, must be a readable .npz file ({exc}).") from None
+    for key in ("features", "labels"):
+        if key not in arrays:
+            raise ConfigError(
+                f"FILE {str(path)!r} has keys {sorted(arrays)}, must contain {key!r} "
+                "(features N x D, labels N, optional weights P x D, bias K)."
+            )
+    unknown = sorted(set(arrays) - set(_KNOWN))
+    if unknown:
+        raise ConfigError(f"FILE {str(path)!r} has unknown keys {unknown}, must only hold {list(_KNOWN)}.")
+    return arrays
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, float):
+        return f"{v:.6g}" if math.isfinite(v) else str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Readable two-column table of a ``collapse_metrics`` dict (warnings listed below)."""
+    width = max(len(k) for k in result)
+    lines = [f"{k:<{width}}  {_fmt(v)}" for k, v in result.items() if k != "warnings"]
+    if result.get("warnings"):
+        lines.append("warnings:")
+        lines += [f"  - {w}" for w in result["warnings"]]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from deepcollapse.metrics.functional import collapse_metrics
+
+    arrays = load_npz(args.file)
+    num_classes = None if args.num_classes is None else check_int("--num-classes", args.num_classes, min=2)
+    rtol = None if args.rtol is None else check_float("--rtol", args.rtol, gt=0.0, lt=1.0)
+    result = collapse_metrics(
+        arrays["features"],
+        arrays["labels"],
+        arrays.get("weights"),
+        bias=arrays.get("bias"),
+        num_classes=num_classes,
+        drop_empty=args.drop_empty_classes,
+        weighted=not args.unweighted_mean,
+        rtol=rtol,
+    )
+    if args.json:
+        print(json.dumps(result, allow_nan=False))
+    else:
+        print(format_table(result))
+    return 0

@@ -1,0 +1,66 @@
+"""``deepcollapse reproduce``: run a paper figure by name.
+
+Examples::
+
+    deepcollapse reproduce --list
+    deepcollapse reproduce fig2-top --smoke --out runs/fig2-smoke
+    deepcollapse reproduce fig3-middle --out runs/fig3m --workers 2
+    deepcollapse reproduce fig3-right --out runs/fig3r --executor ray --ray-address auto
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from deepcollapse._checks import ConfigError
+
+
+def add_executor_options(p: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress`` (shared with ``sweep``)."""
+    p.add_argument("--executor", default="local", help="local (default: process pool) or ray")
+    p.add_argument("--workers", type=int, help="parallel processes / Ray CPUs (default: min(tasks, cores))")
+    p.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local instance)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "reproduce",
+        help="run a paper figure (DUFM, theory or real network): tables, figures, report.html",
+        description="Run one of the papers' figures by name; --list shows them.",
+    )
+    p.add_argument("name", nargs="?", help="experiment name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--smoke", action="store_true", help="the seconds-long variant (checks the pipeline)")
+    p.add_argument("--out", help="output folder (re-running into it skips finished runs)")
+    add_executor_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from deepcollapse.experiments.registry import get_experiment, list_experiments
+
+    if args.list:
+        exps = list_experiments()
+        width = max(len(e.name) for e in exps)
+        for e in exps:
+            print(f"{e.name:<{width}}  {e.paper} {e.figure:<22} [{e.kind}] full size: {e.runtime}")
+            print(f"{'':<{width}}  {e.description}")
+        return 0
+    if not args.name:
+        names = ", ".join(e.name for e in list_experiments())
+        raise ConfigError(f"name == None, must be one of {names} (or use --list).")
+    exp = get_experiment(args.name)
+    if not args.out:
+        raise ConfigError("--out == None, must be an output folder.")
+    path = exp.run(
+        args.out,
+        smoke=args.smoke,
+        executor=args.executor,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        progress=not args.no_progress,
+    )
+    print(f"report: {path}")
+    return 0

@@ -1,0 +1,262 @@
+"""``deepcollapse theory ...``: optimal DNC / SRG / zero losses of the L-DUFM, grids and figures.
+
+deepcollapse theory compare --classes 10 --layers 4 --n 50 --lam-h 0.004 --lam-w 0.004 [--json]
+deepcollapse theory grid --classes 2:100 --layers 2:8 [--format csv|markdown|json] [--out FILE]
+deepcollapse theory plot ratio --out ratio.png
+deepcollapse theory plot srg --classes 10 --layers 4 --out srg.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from deepcollapse._checks import ConfigError, check_choice, check_float, check_int, check_per_layer
+
+FLAGSHIP = {"classes": "10", "layers": "4", "n": "50", "lam_h": "0.004", "lam_w": "0.004"}
+
+
+def _int(option: str, value: str, minimum: int) -> int:
+    try:
+        v = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{option} == {value!r}, must be an integer >= {minimum}.") from None
+    return check_int(option, v, min=minimum)
+
+
+def _problem(args: argparse.Namespace) -> tuple[int, int, int, float, list[float]]:
+    K = _int("--classes", args.classes, 2)
+    L = _int("--layers", args.layers, 1)
+    n = _int("--n", args.n, 1)
+    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
+    lams = check_per_layer("--lam-w", args.lam_w, L, gt=0.0)
+    return K, L, n, lam_h, lams
+
+
+def _add_problem(
+    p: argparse.ArgumentParser, classes: bool = True, layers: bool = True, per_layer: bool = True
+) -> None:
+    if classes:
+        p.add_argument("--classes", default=FLAGSHIP["classes"], help="number of classes K >= 2 (default 10)")
+    if layers:
+        p.add_argument(
+            "--layers", default=FLAGSHIP["layers"], help="number of weight matrices L >= 1 (default 4)"
+        )
+    p.add_argument("--n", default=FLAGSHIP["n"], help="samples per class n >= 1 (default 50)")
+    p.add_argument("--lam-h", default=FLAGSHIP["lam_h"], help="λ_{H_1} > 0 (default 0.004)")
+    help_w = (
+        "λ_W > 0: one value or a comma-separated list of L values" if per_layer else "λ_W > 0 (every layer)"
+    )
+    p.add_argument("--lam-w", default=FLAGSHIP["lam_w"], help=help_w + " (default 0.004)")
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.10g}"
+    if isinstance(x, list):
+        return "[" + ", ".join(_fmt(v) for v in x) + "]"
+    return str(x)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from deepcollapse.theory import compare, loss_srg
+
+    K, L, n, lam_h, lams = _problem(args)
+    if args.construction != "best":
+        check_choice("--construction", args.construction, ("best", "def9", "def11.1", "def11.2"))
+        if loss_srg(K, L, n, lam_h, lams, construction=args.construction) is None:
+            need = "C(r, 2) with r >= 4 (6, 10, 15, ...)" if args.construction == "def9" else ">= 6"
+            raise ConfigError(
+                f"--classes == {K}, must be {need} for --construction {args.construction} "
+                f"(and --layers >= 2)."
+            )
+    result = compare(K, L, n, lam_h, lams)
+    if args.construction != "best":
+        cf = loss_srg(K, L, n, lam_h, lams, construction=args.construction)
+        if cf is None:  # pragma: no cover - excluded above
+            raise ConfigError(f"--construction == {args.construction!r}, must be defined for --classes {K}.")
+        result.update(
+            loss_srg=cf.loss,
+            srg_construction=cf.construction,
+            scales_srg=cf.scales,
+            rank_srg=cf.rank,
+            ranks_srg=cf.ranks,
+            rank_srg_post=cf.rank_post,
+            ratio=cf.loss / result["loss_dnc"],
+            srg_beats_dnc=bool(cf.loss < result["loss_dnc"]),
+        )
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(
+        f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {lam_h:g}, λ_W = {_fmt(lams)}  "
+        f"(Λ = {result['Lambda']:.6g})"
+    )
+    rows = [
+        ("DNC", result["loss_dnc"], result["scales_dnc"], result["rank_dnc"]),
+        (
+            f"SRG ({result['srg_construction'] or 'undefined'})",
+            result["loss_srg"],
+            result["scales_srg"],
+            result["rank_srg"],
+        ),
+        ("zero", result["loss_zero"], None, 0),
+    ]
+    print(f"{'solution':<16} {'loss':>14}  {'rank':>4}  scales α_2..α_L")
+    for name, loss, scales, rank in rows:
+        print(f"{name:<16} {_fmt(loss):>14}  {_fmt(rank):>4}  {_fmt(scales)}")
+    if result["ratio"] is not None:
+        print(f"L_SRG / L_DNC = {result['ratio']:.6f}; SRG beats DNC: {result['srg_beats_dnc']}")
+    t5 = "hold" if result["theorem5"] else "do not hold"
+    print(
+        f"Theorem 5 conditions (K >= 6, L >= 4 or K >= 10, L = 3) {t5}; "
+        f"DNC optimum is zero: {result['dnc_is_zero']} (zero threshold Λ* = {result['zero_threshold']:.6g})"
+    )
+    return 0
+
+
+GRID_COLUMNS = (
+    "classes",
+    "layers",
+    "loss_dnc",
+    "loss_srg",
+    "ratio",
+    "srg_construction",
+    "rank_srg",
+    "theorem5",
+    "theorem5_strict",
+    "srg_beats_dnc",
+)
+
+
+def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
+    """CSV or Markdown table (or a JSON list) of :func:`deepcollapse.theory.grid` rows."""
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return f"{v:.10g}"
+        return str(v)
+
+    if fmt == "json":
+        return json.dumps(rows, indent=1) + "\n"
+    if fmt == "csv":
+        lines = [",".join(GRID_COLUMNS)] + [",".join(cell(r[c]) for c in GRID_COLUMNS) for r in rows]
+    else:
+        lines = ["| " + " | ".join(GRID_COLUMNS) + " |", "|" + "---|" * len(GRID_COLUMNS)]
+        lines += ["| " + " | ".join(cell(r[c]) or "-" for c in GRID_COLUMNS) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from deepcollapse.theory import grid, parse_range
+
+    Ks = parse_range("--classes", args.classes, 2)
+    Ls = parse_range("--layers", args.layers, 1)
+    n = _int("--n", args.n, 1)
+    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
+    lam_w = check_float("--lam-w", args.lam_w, gt=0.0)
+    fmt = check_choice("--format", args.format, ("csv", "markdown", "json"))
+    t0 = time.perf_counter()
+    rows = grid(Ks, Ls, n, lam_h, lam_w)
+    text = format_rows(rows, fmt)
+    seconds = time.perf_counter() - t0
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+        print(f"wrote {len(rows)} rows to {args.out} in {seconds:.2f} s", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _save(fig: Any, out: str) -> None:
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150)
+    print(f"wrote {path}")
+
+
+def _plot_ratio(args: argparse.Namespace) -> int:
+    from deepcollapse.analysis.theory_plots import plot_ratio, ratio_data
+    from deepcollapse.theory import parse_range
+
+    rs = parse_range("--r", args.r, 4)
+    Ls = parse_range("--layers", args.layers, 2)
+    n = _int("--n", args.n, 1)
+    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
+    lam_w = check_float("--lam-w", args.lam_w, gt=0.0)
+    fig, _ = plot_ratio(ratio_data(rs, Ls, n, lam_h, lam_w))
+    _save(fig, args.out)
+    return 0
+
+
+def _plot_srg(args: argparse.Namespace) -> int:
+    from deepcollapse.analysis.theory_plots import plot_srg, srg_figure_data
+    from deepcollapse.theory import srg_defined
+
+    K, L, n, lam_h, lams = _problem(args)
+    if L < 3:
+        raise ConfigError(f"--layers == {L}, must be >= 3 for plot srg (Figure 1 shows a middle layer).")
+    if not srg_defined(K, L):
+        raise ConfigError(f"--classes == {K}, must be >= 6 for an SRG solution (Definition 11).")
+    fig, _ = plot_srg(srg_figure_data(K, L, n, lam_h, lams))
+    _save(fig, args.out)
+    return 0
+
+
+def _help(parser: argparse.ArgumentParser) -> Any:
+    def show(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    return show
+
+
+def register(subparsers: Any) -> None:
+    """Add ``theory compare | grid | plot ratio | plot srg`` to the ``deepcollapse`` parser."""
+    theory = subparsers.add_parser(
+        "theory",
+        help="exact optimal losses of DNC / SRG / zero solutions of the L-DUFM",
+        description=(__doc__ or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    theory.set_defaults(func=_help(theory))
+    sub = theory.add_subparsers(dest="theory_command", metavar="SUBCOMMAND")
+
+    p = sub.add_parser("compare", help="L_DNC, L_SRG and the zero loss at one setting")
+    _add_problem(p)
+    p.add_argument("--construction", default="best", help="SRG construction: best, def9, def11.1 or def11.2")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_compare)
+
+    p = sub.add_parser("grid", help="L_DNC, L_SRG and their ratio over ranges of K and L")
+    p.add_argument("--classes", default="2:100", help="K values: START:STOP[:STEP] (inclusive) or a,b,c")
+    p.add_argument("--layers", default="2:8", help="L values: START:STOP[:STEP] (inclusive) or a,b,c")
+    _add_problem(p, classes=False, layers=False, per_layer=False)
+    p.add_argument("--format", default="csv", help="csv, markdown or json (default csv)")
+    p.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
+    p.set_defaults(func=_grid)
+
+    plot = sub.add_parser("plot", help="figures: ratio (Fig. 3 left), srg (Fig. 1)")
+    plot.set_defaults(func=_help(plot))
+    psub = plot.add_subparsers(dest="plot_command", metavar="FIGURE")
+    p = psub.add_parser("ratio", help="L_SRG / L_DNC against r (K = C(r,2)) for L = 3, 4, 5")
+    p.add_argument("--out", required=True, help="output image (PNG/PDF/SVG)")
+    p.add_argument("--r", default="4:14", help="r values (default 4:14)")
+    p.add_argument("--layers", default="3,4,5", help="one curve per L (default 3,4,5)")
+    p.add_argument("--n", default="1", help="samples per class n >= 1 (default 1)")
+    p.add_argument("--lam-h", default="0.001", help="λ_{H_1} > 0 (default 0.001)")
+    p.add_argument("--lam-w", default="0.001", help="λ_W > 0, every layer (default 0.001)")
+    p.set_defaults(func=_plot_ratio)
+    p = psub.add_parser("srg", help="class means and Gram matrices of SRG beside DNC (Fig. 1)")
+    p.add_argument("--out", required=True, help="output image (PNG/PDF/SVG)")
+    _add_problem(p)
+    p.set_defaults(func=_plot_srg)

@@ -1,0 +1,249 @@
+"""Executors: where the independent tasks of a sweep run.
+
+A *task* is one call of a trainer (``train_dufm`` for the L-DUFM, with all the seeds of one grid point batched
+into one call; ``train_net`` for a real network, one seed) writing one run folder.  A task is *done* when its
+folder holds ``summary.json``; done tasks are skipped, interrupted ones (a ``checkpoint.pt`` but no summary)
+are resumed, so a sweep can be killed and re-launched at any time without redoing or duplicating work.
+
+Two executors run the same :func:`run_task` on the same task list:
+
+- ``local`` (default): in-process when there is one task or ``workers == 1``, otherwise a pool of ``workers``
+  spawned processes (one task per process at a time).
+- ``ray``: one Ray task per trainer call (``num_cpus=1``), on a cluster given by address (``ray_address``) or
+  on a local Ray instance started for the sweep and shut down afterwards.  Run folders must be on a file
+  system every Ray node sees.  Ray is an optional extra: ``pip install 'deepcollapse[ray]'``.
+
+Every task runs with one torch thread (set for the duration of the task and restored afterwards), so a task's
+floating-point result does not depend on where it ran: both executors produce bit-identical run folders and
+therefore identical result tables for the same sweep (the trainers are deterministic per seed).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deepcollapse._checks import ConfigError, DeepCollapseError, check_choice, check_int
+
+__all__ = [
+    "EXECUTORS",
+    "RAY_INSTALL_HINT",
+    "Task",
+    "TaskError",
+    "run_task",
+    "run_tasks",
+]
+
+log = logging.getLogger(__name__)
+
+EXECUTORS = ("local", "ray")
+RAY_INSTALL_HINT = "pip install 'deepcollapse[ray]'"
+TASK_KINDS = ("dufm", "net")
+
+
+class TaskError(DeepCollapseError):
+    """One or more tasks of a sweep failed (the others finished and are kept on disk)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One trainer call: ``kind`` (``'dufm'`` or ``'net'``), the full config as a dict, the run folder."""
+
+    kind: str
+    config: dict[str, Any]
+    out_dir: str
+    label: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return (Path(self.out_dir) / "summary.json").is_file()
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
+    """Run (or resume, or skip) one task; return ``{"label", "status": "skipped"|"resumed"|"trained",
+    "seconds"}``.
+
+    Runs with one torch thread (see the module docstring).  The trainers are imported here so that a worker
+    process imports torch only when it has work.
+    """
+    out = Path(task.out_dir)
+    if task.done:
+        return {"label": task.label, "status": "skipped", "seconds": 0.0}
+    t0 = time.perf_counter()
+    resume = (out / "checkpoint.pt").is_file()
+    with _torch_threads(1):
+        if task.kind == "dufm":
+            from deepcollapse.training.dufm import DUFMConfig, resume_dufm, train_dufm
+
+            if resume:
+                resume_dufm(out, progress=progress)
+            else:
+                train_dufm(DUFMConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
+        elif task.kind == "net":
+            from deepcollapse.training.supervised import NetConfig, resume_net, train_net
+
+            if resume:
+                resume_net(out)
+            else:
+                train_net(_net_config(NetConfig, task.config), out, force=True, progress=progress)
+        else:
+            raise ConfigError(f"task.kind == {task.kind!r}, must be one of {', '.join(TASK_KINDS)}.")
+    status = "resumed" if resume else "trained"
+    return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
+
+
+def _net_config(cls: Any, d: dict[str, Any]) -> Any:
+    if hasattr(cls, "from_dict"):
+        return cls.from_dict(dict(d))
+    return cls(**d)
+
+
+def _worker_init() -> None:  # pragma: no cover - runs in child processes
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    logging.basicConfig(level=logging.WARNING)
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """Run every task that is not done yet with the chosen executor; return one status dict per task (in
+    order).
+
+    ``workers``: processes (``local``) or the CPU count of a locally started Ray instance; default
+    ``min(#pending tasks, os.cpu_count())``.  Raises :class:`TaskError` after all tasks ended if any failed.
+    """
+    check_choice("executor", executor, EXECUTORS)
+    if workers is not None:
+        workers = check_int("workers", workers, min=1)
+    pending = [t for t in tasks if not t.done]
+    results: dict[int, dict[str, Any]] = {
+        i: {"label": t.label, "status": "skipped", "seconds": 0.0} for i, t in enumerate(tasks) if t.done
+    }
+    if pending:
+        log.info("%d of %d tasks to run (%s executor)", len(pending), len(tasks), executor)
+    index = {id(t): i for i, t in enumerate(tasks)}
+    n_workers = workers or max(1, min(len(pending), os.cpu_count() or 1))
+    if executor == "ray":
+        done = _run_ray(pending, n_workers, ray_address, progress)
+    else:
+        done = _run_local(pending, n_workers, progress)
+    errors = []
+    for task, res in zip(pending, done):
+        if isinstance(res, BaseException):
+            errors.append(f"{task.label or task.out_dir}: {type(res).__name__}: {res}")
+            res = {"label": task.label, "status": "failed", "error": str(res), "seconds": 0.0}
+        results[index[id(task)]] = res
+    if errors:
+        raise TaskError(f"{len(errors)} of {len(pending)} tasks failed: " + "; ".join(errors))
+    return [results[i] for i in range(len(tasks))]
+
+
+def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[Any]:
+    if not pending:
+        return []
+    if workers == 1 or len(pending) == 1:
+        out: list[Any] = []
+        for t in pending:
+            try:
+                out.append(run_task(t, progress=progress))
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # keep going: the other points are independent
+                log.error("task %s failed: %s", t.label, exc)
+                out.append(exc)
+        return out
+    ctx = multiprocessing.get_context("spawn")
+    results: list[Any] = [None] * len(pending)
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+        futures = {pool.submit(run_task, t, False): i for i, t in enumerate(pending)}
+        bar = _bar(len(pending), progress)
+        for fut in cf.as_completed(futures):
+            i = futures[fut]
+            try:
+                results[i] = fut.result()
+            except Exception as exc:
+                log.error("task %s failed: %s", pending[i].label, exc)
+                results[i] = exc
+            bar.update(1)
+        bar.close()
+    return results
+
+
+def _bar(total: int, progress: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="sweep tasks", unit="task", disable=not progress)
+
+
+def import_ray() -> Any:
+    """Import ray or raise a one-line error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            f"executor == 'ray', must be 'local' unless the optional dependency ray is installed: "
+            f"{RAY_INSTALL_HINT}."
+        ) from None
+    return ray
+
+
+def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progress: bool) -> list[Any]:
+    if not pending:
+        return []
+    ray = import_ray()
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(run_task)
+        refs = [remote.remote(t, False) for t in pending]
+        pos = {ref: i for i, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(pending)
+        bar = _bar(len(pending), progress)
+        remaining = list(refs)
+        while remaining:
+            ready, remaining = ray.wait(remaining, num_returns=1)
+            for ref in ready:
+                i = pos[ref]
+                try:
+                    results[i] = ray.get(ref)
+                except Exception as exc:
+                    cause = getattr(exc, "cause", None)
+                    log.error("task %s failed: %s", pending[i].label, cause or exc)
+                    results[i] = cause if isinstance(cause, BaseException) else exc
+                bar.update(1)
+        bar.close()
+        return results
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,266 @@
+"""Configurations of the papers' end-to-end (real-network) experiments, each with a seconds-long smoke run.
+
+``net_preset(name, smoke)`` returns a :class:`~deepcollapse.training.net_config.NetConfig`; ``NET_PRESETS``
+lists the names with their paper, figure, description and, for the ablation figures, the sweep
+(``field -> values``) the figure scans over the base configuration.  The experiments registry turns them into
+runs and figures.
+
+Paper settings (formulas.md "Claims to reproduce"; 2024 §6.2–6.3 and App. B; 2023 §4.2 and App. C):
+
+- 2024 Fig. 2 bottom: ResNet20 + 4-layer MLP head (width 64) on CIFAR-10, DUFM-like regularisation, weight
+  decay 0.005 on the head, λ_H1 = 5e-6, lr 0.05; 5 seeds.
+- 2024 Fig. 4: ResNet20 + 5-layer head, standard weight decay: CIFAR-10 wd 0.08, lr 0.005; MNIST wd 0.04,
+  lr 0.01.
+- 2024 Fig. 9: Fig. 2's setting, average rank against log2 weight decay (3 seeds) and log2 learning rate
+  (2 seeds).
+- 2024 Fig. 10: Fig. 4's MNIST setting, average rank against log2 weight decay (4 seeds).
+- 2023 Fig. 1: a 3-layer DUFM head of width 64 (wd 1e-5, lr 1e-3, 1e6 GD steps, K = 2) frozen on a randomly
+  initialised ResNet20, backbone trained by SGD, batch 128, lr 1e-5, 10 000 epochs, CIFAR-10 classes 0 and 1.
+  The head comes from a DUFM run folder: set ``head_init`` (the preset leaves it ``None``).
+
+**Our choices where the papers are silent** (documented, not the papers'): epochs 200 with a multistep
+schedule (×0.1 at 50 % and 75 %) and batch size 128 for the 2024 runs; SGD momentum 0.9; no data augmentation;
+the 2023 backbone is trained with plain SGD (momentum 0), no regularisation and a constant learning rate; the
+sweep grids of Figs. 9 and 10 (the axis values are not in the text) are powers of two around the base value.
+
+Smoke variants: bundled 8×8 digits, 20 training samples per class, head width 16 (≥ K), 3 epochs, batch 50,
+one thread; a few seconds each on a CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepcollapse._checks import check_choice
+from deepcollapse.training.net_config import NetConfig
+
+__all__ = [
+    "DIGITS_DEMO",
+    "NET_PRESETS",
+    "NetPreset",
+    "digits_demo_config",
+    "list_net_presets",
+    "net_preset",
+]
+
+
+@dataclass(frozen=True)
+class NetPreset:
+    name: str
+    paper: str
+    figure: str
+    description: str
+    config: dict[str, Any]
+    sweep: dict[str, list[Any]] = field(default_factory=dict)
+    seeds: int = 1
+    needs_dufm_head: bool = False
+
+
+_CIFAR = {"dataset": "cifar10", "data_dir": "data"}
+_MNIST = {"dataset": "mnist", "data_dir": "data"}
+_LONG = {
+    "epochs": 200,
+    "batch_size": 128,
+    "lr_schedule": "multistep",
+    "milestones": [0.5, 0.75],
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "loss": "mse",
+    "eval_every": 10,
+}
+_FIG2 = {
+    **_CIFAR,
+    **_LONG,
+    "head_layers": 4,
+    "head_width": 64,
+    "reg": "dufm",
+    "lam": 0.005,
+    "lam_h": 5e-6,
+    "lr": 0.05,
+}
+_FIG4_C10 = {
+    **_CIFAR,
+    **_LONG,
+    "head_layers": 5,
+    "head_width": 64,
+    "reg": "standard",
+    "lam": 0.08,
+    "lr": 0.005,
+}
+_FIG4_MNIST = {
+    **_MNIST,
+    **_LONG,
+    "head_layers": 5,
+    "head_width": 64,
+    "reg": "standard",
+    "lam": 0.04,
+    "lr": 0.01,
+}
+_FIG1_2023 = {
+    **_CIFAR,
+    "classes": [0, 1],
+    "head_layers": 3,
+    "head_width": 64,
+    "freeze_head": True,
+    "reg": "none",
+    "optimizer": "sgd",
+    "momentum": 0.0,
+    "lr": 1e-5,
+    "lr_schedule": "constant",
+    "epochs": 10000,
+    "batch_size": 128,
+    "loss": "mse",
+    "eval_every": 100,
+}
+
+NET_PRESETS: dict[str, NetPreset] = {
+    p.name: p
+    for p in (
+        NetPreset(
+            "net-2024-fig2-bottom",
+            "2024",
+            "Fig. 2 (bottom)",
+            "ResNet20 + 4-layer head on CIFAR-10, DUFM-like regularisation: loss vs L_DNC/L_SRG, DNC1 "
+            "progression, singular values per layer",
+            _FIG2,
+            seeds=5,
+        ),
+        NetPreset(
+            "net-2024-fig4-cifar10",
+            "2024",
+            "Fig. 4 (top)",
+            "ResNet20 + 5-layer head on CIFAR-10, standard weight decay 0.08: DNC1, singular values, Gram "
+            "of M_3",
+            _FIG4_C10,
+            seeds=5,
+        ),
+        NetPreset(
+            "net-2024-fig4-mnist",
+            "2024",
+            "Fig. 4 (bottom)",
+            "ResNet20 + 5-layer head on MNIST, standard weight decay 0.04: DNC1, singular values, Gram of "
+            "M~_5 (SRG)",
+            _FIG4_MNIST,
+            seeds=5,
+        ),
+        NetPreset(
+            "net-2024-fig9-wd",
+            "2024",
+            "Fig. 9 (left)",
+            "average head rank vs log2 weight decay, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
+            _FIG2,
+            sweep={"lam": [2.0**k for k in range(-10, -4)]},
+            seeds=3,
+        ),
+        NetPreset(
+            "net-2024-fig9-lr",
+            "2024",
+            "Fig. 9 (right)",
+            "average head rank vs log2 learning rate, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
+            _FIG2,
+            sweep={"lr": [2.0**k for k in range(-7, -2)]},
+            seeds=2,
+        ),
+        NetPreset(
+            "net-2024-fig10",
+            "2024",
+            "Fig. 10",
+            "average head rank vs log2 weight decay, ResNet20 + 5-layer head on MNIST (standard wd)",
+            _FIG4_MNIST,
+            sweep={"lam": [2.0**k for k in range(-8, -3)]},
+            seeds=4,
+        ),
+        NetPreset(
+            "net-2023-fig1",
+            "2023",
+            "Fig. 1",
+            "frozen pre-trained 3-layer DUFM head (K = 2) on a random ResNet20; backbone trained on CIFAR-10 "
+            "classes 0, 1; DNC across the head (set head_init to the DUFM run folder)",
+            _FIG1_2023,
+            seeds=7,
+            needs_dufm_head=True,
+        ),
+    )
+}
+
+_SMOKE = {
+    "dataset": "digits",
+    "data_dir": None,
+    "n_per_class": 20,
+    "n_test_per_class": 10,
+    "head_width": 16,
+    "epochs": 3,
+    "batch_size": 50,
+    "eval_every": 1,
+    "threads": 1,
+    "device": "cpu",
+}
+
+
+def net_preset(name: str, smoke: bool = False) -> NetConfig:
+    """The :class:`NetConfig` of preset ``name`` (see :data:`NET_PRESETS`); ``smoke``: the digits variant.
+
+    The smoke variant keeps the preset's regularisation scheme, head depth, loss and optimizer, and for the
+    2023 preset its two classes and frozen head, but uses 20 digits per class (40 and batch 20 for the
+    two-class 2023 preset), width 16 and 3 epochs.  Its learning rate is raised where the paper's is too small
+    to move in 3 epochs (2023: 1e-5 -> 1e-2 with momentum 0.9; 2024 standard: ×4).
+    """
+    check_choice("name", name, list(NET_PRESETS))
+    p = NET_PRESETS[name]
+    cfg = dict(p.config)
+    if smoke:
+        cfg.update(_SMOKE)
+        cfg["lr_schedule"] = "constant"
+        if name == "net-2023-fig1":
+            cfg.update({"lr": 1e-2, "momentum": 0.9, "n_per_class": 40, "batch_size": 20})
+        elif cfg["reg"] == "standard":
+            cfg["lr"] = 4 * cfg["lr"]
+    return NetConfig.from_dict(cfg)
+
+
+def list_net_presets() -> list[dict[str, Any]]:
+    """``[{"name", "paper", "figure", "description", "sweep", "seeds", "needs_dufm_head"}, ...]``."""
+    return [
+        {
+            "name": p.name,
+            "paper": p.paper,
+            "figure": p.figure,
+            "description": p.description,
+            "sweep": dict(p.sweep),
+            "seeds": p.seeds,
+            "needs_dufm_head": p.needs_dufm_head,
+        }
+        for p in NET_PRESETS.values()
+    ]
+
+
+# The documented digits run (issue 6 "Done means"): ResNet20 + 4-layer head of width 64 with DUFM-like
+# regularisation on the full bundled digits (1437 training images, 10 classes), one CPU thread.
+#
+#   deepcollapse net train --dataset digits --head-layers 4 --head-width 64 --reg dufm --lam 0.005 \
+#       --lam-h 5e-6 --lr 0.05 --epochs 200 --batch-size 128 --eval-every 10 --threads 1 --out DIR
+#
+# Measured 2026-12-02 on this 2-vCPU machine (shared): 100 % train accuracy from epoch 10 on, 97.2 % test,
+# 0.32 s per epoch (≈ 70 s in all); at epoch 200 every head feature has rank 10 (rtol 1e-3), effective ranks
+# 9.1-9.6, DNC1 from 2.0e-2 (H1) down to 4.0e-4 (H4).  With lam = 0.02 instead: H~3 rank 7, H~4 rank 9,
+# effective ranks ≈ 6 in the middle layers (the low-rank bias), still 100 % train accuracy.
+DIGITS_DEMO: dict[str, Any] = {
+    "dataset": "digits",
+    "head_layers": 4,
+    "head_width": 64,
+    "reg": "dufm",
+    "lam": 0.005,
+    "lam_h": 5e-6,
+    "lr": 0.05,
+    "epochs": 200,
+    "batch_size": 128,
+    "eval_every": 10,
+    "threads": 1,
+    "device": "cpu",
+}
+
+
+def digits_demo_config(**changes: Any) -> NetConfig:
+    """The documented digits run (see the comment above :data:`DIGITS_DEMO`), with optional field changes."""
+    return NetConfig.from_dict({**DIGITS_DEMO, **changes})

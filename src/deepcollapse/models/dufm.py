@@ -1,0 +1,359 @@
+"""The batched L-DUFM (deep unconstrained features model, 2024 paper eq. (1)) and its configuration.
+
+One problem, ``R`` independent runs stacked along a leading *run* dimension:
+
+    H1 (R, d_1, N)    W_l (R, d_{l+1}, d_l)  for l = 1 .. L-1    W_L (R, K, d_L)
+
+    H~_{l+1} = W_l H_l,   H_{l+1} = ReLU(H~_{l+1}),   output W_L H_L  (K, N),   Y = I_K ⊗ 1_n^T
+
+    loss = 1/(2N) ‖W_L H_L − Y‖_F²  +  Σ_l (λ_{W_l}/2) ‖W_l‖_F²  +  (λ_{H_1}/2) ‖H_1‖_F²          (eq. (1))
+
+Samples are ordered by class (``labels = arange(K).repeat(n)``), ``N = K n``.  Run ``r`` is initialised from its own
+``torch.Generator`` seeded with ``seeds[r]`` (``seed + r`` by default), drawing ``H1, W_1, ..., W_L`` in that order,
+so a run is the same whatever the number of runs it is batched with.
+
+Gradients (``ε = (W_L H_L − Y)/N``, ``D_l = 1[H~_l > 0]``, ``⊙`` elementwise; ReLU'(0) := 0):
+
+    G_L = ε,   ∂W_L = G_L H_L^T + λ_{W_L} W_L
+    G_l = D_l ⊙ (W_l^T G_{l+1})                       (l = L .. 2; G_{l+1} is the gradient w.r.t. H~_{l+1})
+    ∂W_l = G_{l+1} H_l^T + λ_{W_l} W_l,   ∂H_1 = W_1^T G_2 + λ_{H_1} H_1
+
+:func:`analytic_gradients` implements them with batched matmuls (``torch.bmm``/``baddbmm``), :func:`autograd_gradients`
+differentiates :func:`objective` with autograd; the fast CPU kernel is :mod:`deepcollapse.training.dufm_kernel`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from deepcollapse._checks import (
+    ConfigError,
+    check_choice,
+    check_float,
+    check_int,
+    check_keys,
+    check_per_layer,
+)
+
+__all__ = [
+    "DUFMConfig",
+    "DUFMParams",
+    "INITS",
+    "LR_SCHEDULES",
+    "analytic_gradients",
+    "autograd_gradients",
+    "forward",
+    "init_params",
+    "init_run",
+    "labels",
+    "objective",
+    "targets",
+]
+
+INITS = ("normal", "uniform")
+LR_SCHEDULES = ("constant", "step", "cosine")
+DTYPES = ("float32", "float64")
+DEVICES = ("cpu", "cuda", "auto")
+GRADS = ("analytic", "autograd")
+BACKENDS = ("auto", "numpy", "torch")
+DEFAULT_H1_SCALE = (
+    0.1  # std of H1 entries: N(0, 1) diverges in ~half the float32 seeds at lr 0.5 (performance.md)
+)
+
+
+def _int_list(name: str, value: Any, layers: int, *, min: int) -> list[int]:
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+        value = parts if len(parts) > 1 else (parts[0] if parts else value)
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                raise ConfigError(f"{name} == {value!r}, must be an integer or a list of {layers}.") from None
+    if isinstance(value, (list, tuple)):
+        if len(value) != layers:
+            raise ConfigError(f"{name} has {len(value)} values, must have 1 or layers = {layers}.")
+        return [
+            check_int(f"{name}[{i}]", int(v) if isinstance(v, str) else v, min=min)
+            for i, v in enumerate(value)
+        ]
+    return [check_int(name, value, min=min)] * layers
+
+
+@dataclass
+class DUFMConfig:
+    """One L-DUFM training problem and ``runs`` seeds of plain full-batch gradient descent on it.
+
+    Validated at construction (``ConfigError`` naming the field).  ``width``/``lam_w``/``init_scale`` are normalised
+    to lists (``d_1..d_L``; ``λ_{W_1}..λ_{W_L}``; stds of ``H1, W_1..W_L``).  ``to_dict``/``from_dict`` and
+    ``to_yaml``/``from_yaml`` round-trip; unknown keys are rejected with the key named.
+    """
+
+    classes: int = 10  # K
+    n: int = 50  # samples per class; N = K n
+    layers: int = 4  # L, number of weight matrices W_1..W_L (L = 1: the classical UFM)
+    width: Any = 30  # d_1..d_L: one int or a list of L ints (H1 has d_1 rows, W_L is (K, d_L))
+    lam_h: float = 0.004  # λ_{H_1}
+    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L
+    lr: float = 0.5  # (initial) learning rate of plain GD
+    lr_schedule: str = (
+        "constant"  # constant | step (× lr_decay every lr_decay_every steps) | cosine (to lr_min)
+    )
+    lr_decay: float = 0.1  # step schedule factor
+    lr_decay_every: int = 0  # step schedule period in steps (0 = never)
+    lr_min: float = 0.0  # cosine schedule floor
+    steps: int = 100_000  # GD steps
+    runs: int = 1  # R, independent runs batched together
+    seed: int = 0  # run r uses seed + r ...
+    seeds: list[int] | None = None  # ... unless explicit seeds are given (len == runs)
+    log_every: int = 1000  # steps between metric records (step 0 and the last step are always logged)
+    checkpoint_every: int = 5000  # steps between atomic checkpoints
+    init: str = "normal"  # normal | uniform (same std)
+    init_scale: Any = (
+        None  # std of the entries of H1, W_1..W_L (float or list of L+1); None = [0.1, 1/√d_in ...]
+    )
+    dtype: str = "float32"  # float32 | float64
+    device: str = "cpu"  # cpu | cuda | auto (cuda when present)
+    grad: str = "analytic"  # analytic (hand-written backward) | autograd (torch autograd of eq. (1))
+    backend: str = "auto"  # auto (numpy on CPU, torch on cuda) | numpy | torch (analytic grad only for numpy)
+    workers: int = 1  # CPU processes the runs are split across (numpy backend), 1 = in-process
+    sub_batch: int = 4  # runs advanced together per kernel call (cache blocking; results do not depend on it)
+    rank_rtol: float = 1e-3  # numerical rank: singular values > rank_rtol · σ_1 count
+
+    def __post_init__(self) -> None:
+        self.classes = check_int("classes", self.classes, min=1)
+        self.n = check_int("n", self.n, min=1)
+        self.layers = check_int("layers", self.layers, min=1)
+        self.width = _int_list("width", self.width, self.layers, min=1)
+        self.lam_h = check_float("lam_h", self.lam_h, gt=0.0)
+        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=0.0)
+        self.lr = check_float("lr", self.lr, gt=0.0)
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
+        self.lr_decay_every = check_int("lr_decay_every", self.lr_decay_every, min=0)
+        self.lr_min = check_float("lr_min", self.lr_min, ge=0.0)
+        if self.lr_min > self.lr:
+            raise ConfigError(f"lr_min == {self.lr_min}, must be <= lr = {self.lr}.")
+        self.steps = check_int("steps", self.steps, min=0)
+        self.runs = check_int("runs", self.runs, min=1)
+        self.seed = check_int("seed", self.seed, min=0)
+        if self.seeds is not None:
+            if isinstance(self.seeds, str):
+                self.seeds = [s.strip() for s in self.seeds.split(",") if s.strip()]
+            if not isinstance(self.seeds, (list, tuple)) or len(self.seeds) != self.runs:
+                raise ConfigError(f"seeds == {self.seeds}, must be a list of runs = {self.runs} integers.")
+            self.seeds = [check_int(f"seeds[{i}]", s, min=0) for i, s in enumerate(self.seeds)]
+        self.log_every = check_int("log_every", self.log_every, min=1)
+        self.checkpoint_every = check_int("checkpoint_every", self.checkpoint_every, min=1)
+        check_choice("init", self.init, INITS)
+        if self.init_scale is None:
+            scales = [DEFAULT_H1_SCALE] + [1.0 / math.sqrt(d) for d in self.width]
+        else:
+            scales = check_per_layer("init_scale", self.init_scale, self.layers + 1, gt=0.0)
+        self.init_scale = [float(s) for s in scales]
+        check_choice("dtype", self.dtype, DTYPES)
+        check_choice("device", self.device, DEVICES)
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("device == 'cuda', must be 'cpu' (no CUDA device is available).")
+        check_choice("grad", self.grad, GRADS)
+        check_choice("backend", self.backend, BACKENDS)
+        if self.backend == "numpy" and self.device != "cpu":
+            raise ConfigError(f"backend == 'numpy', must be 'torch' or 'auto' on device {self.device!r}.")
+        if self.backend == "numpy" and self.grad == "autograd":
+            raise ConfigError("backend == 'numpy', must be 'torch' or 'auto' with grad = 'autograd'.")
+        self.workers = check_int("workers", self.workers, min=1)
+        self.sub_batch = check_int("sub_batch", self.sub_batch, min=1)
+        self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
+
+    # --- derived -----------------------------------------------------------------------------------------
+    @property
+    def N(self) -> int:
+        return self.classes * self.n
+
+    @property
+    def run_seeds(self) -> list[int]:
+        return list(self.seeds) if self.seeds is not None else [self.seed + r for r in range(self.runs)]
+
+    @property
+    def shapes(self) -> list[tuple[int, int]]:
+        """``[(d_1, N), (d_2, d_1), ..., (K, d_L)]``: shapes of ``H1, W_1, ..., W_L`` of one run."""
+        d = list(self.width) + [self.classes]
+        return [(d[0], self.N)] + [(d[l + 1], d[l]) for l in range(self.layers)]
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return torch.float32 if self.dtype == "float32" else torch.float64
+
+    @property
+    def resolved_backend(self) -> str:
+        if self.backend != "auto":
+            return self.backend
+        return "numpy" if self.device == "cpu" and self.grad == "analytic" else "torch"
+
+    def learning_rate(self, step: int) -> float:
+        """Learning rate of GD step ``step`` (0-based): constant, ``lr · lr_decay^⌊step / lr_decay_every⌋``, or
+        cosine ``lr_min + (lr − lr_min)(1 + cos(π step / steps))/2``."""
+        if self.lr_schedule == "step":
+            return (
+                self.lr * self.lr_decay ** (step // self.lr_decay_every) if self.lr_decay_every else self.lr
+            )
+        if self.lr_schedule == "cosine":
+            return self.lr_min + 0.5 * (self.lr - self.lr_min) * (
+                1.0 + math.cos(math.pi * step / max(self.steps, 1))
+            )
+        return self.lr
+
+    # --- serialisation -----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            f.name: (list(v) if isinstance(v := getattr(self, f.name), list) else v)
+            for f in dataclasses.fields(self)
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DUFMConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"config == {data!r}, must be a mapping of DUFMConfig fields.")
+        d = dict(data)
+        if "lam" in d:  # the CLI / sweep alias: one λ for everything unless given explicitly
+            lam = d.pop("lam")
+            d.setdefault("lam_h", lam)
+            d.setdefault("lam_w", lam)
+        check_keys("config", d.keys(), [f.name for f in dataclasses.fields(cls)])
+        return cls(**d)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_yaml(cls, path_or_text: str | Path) -> DUFMConfig:
+        p = Path(path_or_text) if not (isinstance(path_or_text, str) and "\n" in path_or_text) else None
+        text = p.read_text() if p is not None else str(path_or_text)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file == {str(p)!r}, must be valid YAML ({exc}).") from None
+        return cls.from_dict(data or {})
+
+
+@dataclass
+class DUFMParams:
+    """The batched parameters: ``H1 (R, d_1, N)`` and ``weights = [W_1 (R, d_2, d_1), ..., W_L (R, K, d_L)]``."""
+
+    H1: torch.Tensor
+    weights: list[torch.Tensor]
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [self.H1, *self.weights]
+
+
+def labels(classes: int, n: int) -> torch.Tensor:
+    """``arange(K).repeat_interleave(n)``: samples ordered by class."""
+    return torch.arange(classes).repeat_interleave(n)
+
+
+def targets(classes: int, n: int, dtype: torch.dtype = torch.float64, device: Any = "cpu") -> torch.Tensor:
+    """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)``."""
+    return torch.kron(
+        torch.eye(classes, dtype=dtype, device=device), torch.ones(1, n, dtype=dtype, device=device)
+    )
+
+
+def init_run(config: DUFMConfig, seed: int) -> list[torch.Tensor]:
+    """``[H1, W_1, ..., W_L]`` of one run from ``torch.Generator().manual_seed(seed)`` (CPU generator, drawn in
+    this order with ``config.init`` and stds ``config.init_scale``), in ``config.dtype`` on the CPU."""
+    g = torch.Generator().manual_seed(int(seed))
+    out = []
+    for shape, std in zip(config.shapes, config.init_scale):
+        if config.init == "normal":
+            t = torch.randn(shape, generator=g, dtype=config.torch_dtype) * std
+        else:  # uniform on [-√3 std, √3 std]
+            t = (torch.rand(shape, generator=g, dtype=config.torch_dtype) * 2.0 - 1.0) * (
+                math.sqrt(3.0) * std
+            )
+        out.append(t)
+    return out
+
+
+def init_params(config: DUFMConfig) -> DUFMParams:
+    """Stack :func:`init_run` of every seed in ``config.run_seeds`` along a leading run dimension (CPU)."""
+    per_run = [init_run(config, s) for s in config.run_seeds]
+    stacked = [torch.stack([p[i] for p in per_run]) for i in range(config.layers + 1)]
+    return DUFMParams(H1=stacked[0], weights=stacked[1:])
+
+
+def forward(
+    H1: torch.Tensor, weights: Sequence[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
+    """Batched forward pass: ``(pre, post, out)`` with ``pre = [H~_2..H~_L]``, ``post = [H_1..H_L]`` (each
+    ``(R, d_l, N)``) and ``out = W_L H_L`` ``(R, K, N)``."""
+    H = H1
+    pre: list[torch.Tensor] = []
+    post = [H]
+    for W in weights[:-1]:
+        Ht = torch.bmm(W, H)  # (R, d_{l+1}, N)
+        pre.append(Ht)
+        H = torch.relu(Ht)
+        post.append(H)
+    return pre, post, torch.bmm(weights[-1], H)
+
+
+def objective(
+    H1: torch.Tensor, weights: Sequence[torch.Tensor], Y: torch.Tensor, lam_h: float, lam_w: Sequence[float]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Eq. (1) per run: ``(total, fit, reg)``, each ``(R,)``; ``Y (K, N)``."""
+    N = H1.shape[-1]
+    _, _, out = forward(H1, weights)
+    fit = ((out - Y) ** 2).sum(dim=(1, 2)) / (2.0 * N)
+    reg = 0.5 * lam_h * (H1**2).sum(dim=(1, 2))
+    for lam, W in zip(lam_w, weights):
+        reg = reg + 0.5 * lam * (W**2).sum(dim=(1, 2))
+    return fit + reg, fit, reg
+
+
+def autograd_gradients(
+    H1: torch.Tensor, weights: Sequence[torch.Tensor], Y: torch.Tensor, lam_h: float, lam_w: Sequence[float]
+) -> list[torch.Tensor]:
+    """``[∂H1, ∂W_1, ..., ∂W_L]`` of ``Σ_r loss_r`` (runs are independent) by torch autograd of :func:`objective`."""
+    params = [t.detach().requires_grad_(True) for t in (H1, *weights)]
+    total, _, _ = objective(params[0], params[1:], Y, lam_h, lam_w)
+    return list(torch.autograd.grad(total.sum(), params))
+
+
+def analytic_gradients(
+    H1: torch.Tensor,
+    weights: Sequence[torch.Tensor],
+    Y: torch.Tensor,
+    lam_h: float,
+    lam_w: Sequence[float],
+    scale: float = 1.0,
+) -> list[torch.Tensor]:
+    """``[∂H1, ∂W_1, ..., ∂W_L]`` of eq. (1) by the hand-written backward in the module docstring (batched
+    ``bmm``/``baddbmm``).  ``scale`` multiplies the whole gradient (the trainer passes ``lr``)."""
+    N = H1.shape[-1]
+    pre, post, out = forward(H1, weights)
+    G = (out - Y) * (scale / N)  # (R, K, N)
+    L = len(weights)
+    grads: list[torch.Tensor] = [torch.empty(0)] * (L + 1)
+    for l in range(L, 0, -1):  # weight W_l (index l-1) maps H_l (post[l-1]) to the next layer
+        W = weights[l - 1]
+        grads[l] = torch.baddbmm(W, G, post[l - 1].transpose(1, 2), beta=scale * lam_w[l - 1])
+        dH = torch.bmm(W.transpose(1, 2), G)  # (R, d_l, N)
+        if l > 1:
+            G = dH * (pre[l - 2] > 0)
+        else:
+            grads[0] = dH.add_(H1, alpha=scale * lam_h)
+    return grads

@@ -1,0 +1,124 @@
+"""The L-DUFM objective (eq. (1) of the 2024 paper, Definition 2) on explicit matrices.
+
+Notation (paper): ``H1`` is ``(d_1, N)`` with one column per sample, samples ordered by class
+(``labels = arange(K).repeat(n)``, i.e. ``Y = I_K ⊗ 1_n^T``); ``H~_{l+1} = W_l H_l``, ``H_{l+1} =
+ReLU(H~_{l+1})`` for ``l = 1 .. L-1``; the output is ``W_L H_L`` (``K x N``).  Bias-free.  The objective is
+
+    1/(2N) ‖W_L H_L − Y‖_F²  +  Σ_{l=1..L} (λ_{W_l}/2) ‖W_l‖_F²  +  (λ_{H_1}/2) ‖H_1‖_F²
+
+(fit = first term, reg = the rest).  The all-zero point has loss exactly 1/2.  Everything is float64 numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError, check_float, check_per_layer
+
+__all__ = [
+    "ObjectiveParts",
+    "dufm_objective",
+    "forward",
+    "one_hot",
+    "per_layer_lam_w",
+]
+
+
+@dataclass(frozen=True)
+class ObjectiveParts:
+    """Value of eq. (1): ``total = fit + reg``."""
+
+    total: float
+    fit: float
+    reg: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"total": self.total, "fit": self.fit, "reg": self.reg}
+
+
+def per_layer_lam_w(lam_w: float | Sequence[float] | str, layers: int, name: str = "lam_w") -> list[float]:
+    """Expand ``lam_w`` (one value, a list of ``layers`` values, or a comma-separated string) to a list."""
+    return check_per_layer(name, lam_w, layers, gt=0.0)
+
+
+def one_hot(labels: np.ndarray, classes: int) -> np.ndarray:
+    """``Y`` of shape ``(K, N)`` with ``Y[labels[i], i] = 1``."""
+    labels = np.asarray(labels)
+    Y = np.zeros((classes, labels.shape[0]))  # (K, N)
+    Y[labels, np.arange(labels.shape[0])] = 1.0
+    return Y
+
+
+def forward(
+    H1: np.ndarray, weights: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Forward pass of the L-DUFM.
+
+    Returns ``(pre, post, out)``: ``pre = [H~_2, ..., H~_L]`` (before ReLU), ``post = [H_1, H_2, ..., H_L]``
+    (``H_1`` itself first, then after ReLU) and ``out = W_L H_L`` of shape ``(K, N)``.
+    """
+    H = np.asarray(H1, dtype=np.float64)
+    pre: list[np.ndarray] = []
+    post: list[np.ndarray] = [H]
+    for W in weights[:-1]:
+        Ht = np.asarray(W, dtype=np.float64) @ H  # (d_{l+1}, N)
+        pre.append(Ht)
+        H = np.maximum(Ht, 0.0)
+        post.append(H)
+    out = np.asarray(weights[-1], dtype=np.float64) @ H  # (K, N)
+    return pre, post, out
+
+
+def dufm_objective(
+    H1: np.ndarray,
+    weights: Sequence[np.ndarray],
+    lam_h: float,
+    lam_w: float | Sequence[float],
+    labels: np.ndarray | None = None,
+) -> ObjectiveParts:
+    """Evaluate eq. (1) on explicit matrices.
+
+    Args:
+        H1: ``(d_1, N)`` unconstrained features, columns = samples.
+        weights: ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``; ``L = len(weights) >= 1``.
+        lam_h: ``λ_{H_1} > 0``.
+        lam_w: ``λ_W`` for all layers, or a list of ``L`` values ``λ_{W_1} .. λ_{W_L}``.
+        labels: ``(N,)`` integer labels in ``0 .. K-1``; default ``arange(K).repeat(N // K)`` (needs ``K |
+        N``).
+
+    Returns:
+        :class:`ObjectiveParts` with ``fit = ‖W_L H_L − Y‖²/(2N)`` and ``reg`` the regularisation terms.
+    """
+    if len(weights) < 1:
+        raise ConfigError("weights has 0 matrices, must have at least 1 (L >= 1).")
+    H1 = np.asarray(H1, dtype=np.float64)
+    if H1.ndim != 2:
+        raise ConfigError(f"H1.ndim == {H1.ndim}, must be 2 (shape (d1, N)).")
+    L = len(weights)
+    lam_h = check_float("lam_h", lam_h, gt=0.0)
+    lams = per_layer_lam_w(lam_w, L)
+    d_prev = H1.shape[0]
+    for i, W in enumerate(weights):
+        if np.ndim(W) != 2 or np.shape(W)[1] != d_prev:
+            raise ConfigError(
+                f"weights[{i}].shape == {np.shape(W)}, must be (d, {d_prev}) to match the previous layer."
+            )
+        d_prev = np.shape(W)[0]
+    K = int(np.shape(weights[-1])[0])
+    N = H1.shape[1]
+    if labels is None:
+        if N % K:
+            raise ConfigError(f"H1 has N == {N} columns, must be a multiple of K == {K} when labels is None.")
+        labels = np.repeat(np.arange(K), N // K)
+    labels = np.asarray(labels)
+    if labels.shape != (N,):
+        raise ConfigError(f"labels.shape == {labels.shape}, must be ({N},).")
+    _, _, out = forward(H1, weights)
+    fit = float(np.sum((out - one_hot(labels, K)) ** 2) / (2.0 * N))
+    reg = 0.5 * lam_h * float(np.sum(H1**2))
+    for lam, W in zip(lams, weights):
+        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
+    return ObjectiveParts(total=fit + reg, fit=fit, reg=reg)

@@ -1,0 +1,558 @@
+"""Full-batch gradient descent on the batched L-DUFM (2024 paper eq. (1)): train, checkpoint, resume, observe.
+
+``train_dufm(config, out_dir)`` advances ``config.runs`` independent runs (seeds ``seed + r``) for ``config.steps``
+steps of plain GD ``θ ← θ − lr_t ∇ eq.(1)`` -- no momentum, no clipping, nothing else -- and writes the run folder::
+
+    config.yaml      the DUFMConfig (DUFMConfig.from_yaml reads it back)
+    metrics.jsonl    one JSON object per (logged step, run): step, run, seed, loss, fit, reg, diverged, layers
+                     [{layer, kind: pre|post, dnc1, dnc2_cond, rank, singular_values}], every log_every steps
+                     (step 0 and the last step always); non-finite numbers are written as null
+    checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config}; atomic (temp file +
+                     os.replace) every checkpoint_every steps, at the end, and on SIGINT / SIGTERM
+    params.pt        {"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l) ...], "config": dict, "step", "diverged"}
+    summary.json     analyze_dufm(out_dir): theory losses, per-run classification, polish (atomic)
+
+GD is deterministic and the initialisation is a function of the seeds, so a checkpoint needs no RNG state:
+``resume_dufm`` continues from the last checkpoint and ends bit-identical (CPU) to an uninterrupted run.
+
+Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.training.dufm_kernel`, hand-written gradients with
+``out=`` buffers on OpenBLAS, one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1`` splits the runs over
+that many single-threaded processes (one per core is the fastest layout on CPU).  ``backend='torch'``: batched
+``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on ``cpu`` or ``cuda``.
+
+Divergence: a run whose forward pass (numpy) or gradient (torch) is not finite at step ``t`` is marked diverged at
+``t`` and frozen there; the other runs go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.metrics.functional import (
+    class_means,
+    nc1_trace_ratio,
+    nc2_cond,
+    numerical_rank,
+    singular_values,
+)
+from deepcollapse.models.dufm import DUFMConfig, analytic_gradients, autograd_gradients, init_params, targets
+from deepcollapse.training.dufm_kernel import advance_limited
+
+__all__ = ["DUFMConfig", "RUN_FILES", "observe_run", "resume_dufm", "train_dufm"]
+
+log = logging.getLogger(__name__)
+
+RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "params.pt", "summary.json")
+CHECKPOINT_FORMAT = "deepcollapse.dufm.checkpoint/1"
+_CHUNK = 1000  # at most this many steps between progress-bar updates / interrupt checks
+
+
+# ------------------------------------------------------------------------------------------------------------
+# small helpers
+# ------------------------------------------------------------------------------------------------------------
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return [_finite_or_none(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(float(x)) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode())
+
+
+# ------------------------------------------------------------------------------------------------------------
+# observation
+# ------------------------------------------------------------------------------------------------------------
+def _forward64(
+    H1: np.ndarray, weights: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    H = np.asarray(H1, dtype=np.float64)
+    pre, post = [], [H]
+    for W in weights[:-1]:
+        Ht = np.asarray(W, dtype=np.float64) @ H
+        pre.append(Ht)
+        H = np.maximum(Ht, 0.0)
+        post.append(H)
+    return pre, post, np.asarray(weights[-1], dtype=np.float64) @ H
+
+
+def loss_parts(
+    H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
+) -> tuple[float, float, float]:
+    """``(loss, fit, reg)`` of eq. (1) for one run, evaluated in float64."""
+    _, _, out = _forward64(H1, weights)
+    Y = np.kron(np.eye(config.classes), np.ones((1, config.n)))
+    fit = float(np.sum((out - Y) ** 2)) / (2.0 * config.N)
+    reg = 0.5 * config.lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
+    for lam, W in zip(config.lam_w, weights):
+        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
+    return fit + reg, fit, reg
+
+
+def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: DUFMConfig) -> dict[str, Any]:
+    feats = X.T  # (N, d): rows = samples (metrics convention)
+    means = class_means(feats, y, config.classes)  # (K, d); M = means.T (d, K)
+    return {
+        "layer": layer,
+        "kind": kind,
+        "dnc1": _finite_or_none(nc1_trace_ratio(feats, y, config.classes)),
+        "dnc2_cond": _finite_or_none(nc2_cond(means)),
+        "rank": int(numerical_rank(means.T, rtol=config.rank_rtol)),
+        "singular_values": _finite_or_none([float(s) for s in singular_values(means.T)]),
+    }
+
+
+def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig) -> dict[str, Any]:
+    """Loss parts and per-layer collapse metrics of one run (float64, features ``H_l^T`` of shape ``(N, d_l)``).
+
+    Layers: ``1 post`` (``H_1`` itself), then ``l pre`` (``H~_l``) and ``l post`` (``H_l = ReLU(H~_l)``) for
+    ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l, K)``;
+    ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
+    """
+    loss, fit, reg = loss_parts(H1, weights, config)
+    rec: dict[str, Any] = {
+        "loss": _finite_or_none(loss),
+        "fit": _finite_or_none(fit),
+        "reg": _finite_or_none(reg),
+    }
+    pre, post, _ = _forward64(H1, weights)
+    if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
+        rec["layers"] = []
+        return rec
+    y = np.repeat(np.arange(config.classes), config.n)
+    layers = [_layer_metrics(post[0], 1, "post", y, config)]
+    for l in range(2, config.layers + 1):
+        layers.append(_layer_metrics(pre[l - 2], l, "pre", y, config))
+        layers.append(_layer_metrics(post[l - 1], l, "post", y, config))
+    rec["layers"] = layers
+    return rec
+
+
+# ------------------------------------------------------------------------------------------------------------
+# engines
+# ------------------------------------------------------------------------------------------------------------
+def _ignore_sigint() -> None:  # worker initialiser: Ctrl-C is handled by the parent only
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _NumpyEngine:
+    """Parameters as numpy arrays; steps by :func:`dufm_kernel.advance` in-process or in worker processes."""
+
+    def __init__(self, params: list[np.ndarray], config: DUFMConfig):
+        self.params = params
+        self.config = config
+        self.alive = np.ones(params[0].shape[0], dtype=bool)
+        self._pool: ProcessPoolExecutor | None = None
+        if config.workers > 1 and config.runs > 1:
+            import multiprocessing as mp
+
+            # fork (Linux): workers only run the numpy kernel, and scripts need no ``if __name__ == "__main__"``
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            self._pool = ProcessPoolExecutor(
+                max_workers=min(config.workers, config.runs),
+                mp_context=mp.get_context(method),
+                initializer=_ignore_sigint,
+            )
+
+    def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
+        c = self.config
+        idx = np.flatnonzero(self.alive)
+        if idx.size == 0:
+            return {}
+        args = (c.classes, c.n, c.lam_h, c.lam_w, c.sub_batch)
+        if self._pool is None:
+            groups = [idx]
+            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args)]
+        else:
+            groups = [g for g in np.array_split(idx, min(c.workers, idx.size)) if g.size]
+            futs = [
+                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args)
+                for g in groups
+            ]
+            results = [f.result() for f in futs]
+        diverged: dict[int, int] = {}
+        for g, (new, div) in zip(groups, results):
+            for p, q in zip(self.params, new):
+                p[g] = q
+            for j, s in div.items():
+                diverged[int(g[j])] = s
+                self.alive[g[j]] = False
+        return diverged
+
+    def numpy_params(self) -> list[np.ndarray]:
+        return self.params
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+class _TorchEngine:
+    """Parameters as torch tensors on ``config.device``; analytic (bmm/baddbmm) or autograd gradients."""
+
+    def __init__(self, params: list[np.ndarray], config: DUFMConfig):
+        self.config = config
+        self.device = torch.device(config.device)
+        self.params = [torch.from_numpy(np.array(p)).to(self.device) for p in params]
+        self.Y = targets(config.classes, config.n, config.torch_dtype, self.device)
+        self.alive = torch.ones(params[0].shape[0], dtype=torch.bool, device=self.device)
+
+    def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
+        c = self.config
+        diverged: dict[int, int] = {}
+        for i, lr in enumerate(lrs):
+            lr = float(lr)
+            H1, Ws = self.params[0], self.params[1:]
+            if c.grad == "autograd":
+                g = autograd_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w)
+                steps = [t.mul_(lr) for t in g]
+            else:
+                steps = analytic_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, scale=lr)
+            ok = torch.stack([torch.isfinite(t.flatten(1).sum(1)) for t in steps]).all(0)  # (R,)
+            new_bad = self.alive & ~ok
+            if bool(new_bad.any()):
+                for r in torch.flatnonzero(new_bad).tolist():
+                    diverged[int(r)] = start + i
+                self.alive &= ok
+            with torch.no_grad():
+                for p, d in zip(self.params, steps):
+                    a = self.alive.view(-1, *([1] * (p.dim() - 1)))
+                    p.copy_(torch.where(a, p - d, p))
+            if not bool(self.alive.any()):
+                break
+        return diverged
+
+    def numpy_params(self) -> list[np.ndarray]:
+        return [p.detach().cpu().numpy().copy() for p in self.params]
+
+    def close(self) -> None:
+        pass
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the loop
+# ------------------------------------------------------------------------------------------------------------
+class _StopFlag:
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.signum is not None and signum == signal.SIGINT:  # second Ctrl-C: give up immediately
+            raise KeyboardInterrupt
+        self.signum = signum
+        log.warning("signal %d received: finishing the current chunk and writing a checkpoint", signum)
+
+
+@contextlib.contextmanager
+def _signals(flag: _StopFlag) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in old:
+        signal.signal(s, flag)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _params_to_torch(params: Sequence[np.ndarray]) -> list[torch.Tensor]:
+    return [torch.from_numpy(np.array(p, copy=True)) for p in params]
+
+
+def _write_checkpoint(
+    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
+) -> None:
+    atomic_torch_save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "step": int(step),
+            "params": _params_to_torch(params),
+            "diverged": {int(k): int(v) for k, v in diverged.items()},
+            "config": config.to_dict(),
+        },
+        out / "checkpoint.pt",
+    )
+
+
+def _append_records(
+    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
+) -> float:
+    """Observe every run at ``step``; append to metrics.jsonl; return the best (lowest) finite loss."""
+    seeds = config.run_seeds
+    best = math.inf
+    lines = []
+    for r in range(config.runs):
+        rec: dict[str, Any] = {"step": int(step), "run": r, "seed": seeds[r]}
+        if r in diverged:
+            rec.update(
+                {
+                    "loss": None,
+                    "fit": None,
+                    "reg": None,
+                    "diverged": True,
+                    "diverged_step": diverged[r],
+                    "layers": [],
+                }
+            )
+        else:
+            obs = observe_run(params[0][r], [W[r] for W in params[1:]], config)
+            rec.update(
+                {
+                    "loss": obs["loss"],
+                    "fit": obs["fit"],
+                    "reg": obs["reg"],
+                    "diverged": False,
+                    "layers": obs["layers"],
+                }
+            )
+            if obs["loss"] is not None:
+                best = min(best, obs["loss"])
+        lines.append(json.dumps(rec, allow_nan=False))
+    with open(out / "metrics.jsonl", "a") as f:
+        f.write("\n".join(lines) + "\n")
+        f.flush()
+    return best
+
+
+def _best_loss(params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig) -> float:
+    vals = [
+        loss_parts(params[0][r], [W[r] for W in params[1:]], config)[0]
+        for r in range(config.runs)
+        if r not in diverged
+    ]
+    vals = [v for v in vals if math.isfinite(v)]
+    return min(vals) if vals else math.nan
+
+
+def _run_loop(
+    out: Path,
+    config: DUFMConfig,
+    params: list[np.ndarray],
+    step: int,
+    diverged: dict[int, int],
+    *,
+    progress: bool,
+    fresh: bool,
+    max_steps: int | None,
+) -> dict[str, Any]:
+    from tqdm.auto import tqdm
+
+    engine: _NumpyEngine | _TorchEngine
+    engine = (
+        _NumpyEngine(params, config) if config.resolved_backend == "numpy" else _TorchEngine(params, config)
+    )
+    if config.resolved_backend == "numpy":
+        engine.alive[list(diverged)] = False
+    else:
+        for r in diverged:
+            engine.alive[r] = False
+    flag = _StopFlag()
+    stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
+    bar = tqdm(
+        total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
+    )
+    t0, step0 = time.perf_counter(), step
+    try:
+        with _signals(flag):
+            if fresh:
+                best = _append_records(out, step, engine.numpy_params(), diverged, config)
+                bar.set_postfix(best=f"{best:.6g}")
+            while step < stop_at:
+                nxt = min(
+                    stop_at,
+                    step + _CHUNK,
+                    (step // config.log_every + 1) * config.log_every,
+                    (step // config.checkpoint_every + 1) * config.checkpoint_every,
+                )
+                lrs = np.array([config.learning_rate(t) for t in range(step, nxt)])
+                for r, s in engine.advance(step, lrs).items():
+                    diverged[r] = s
+                    log.warning("run %d (seed %d) diverged at step %d", r, config.run_seeds[r], s)
+                bar.update(nxt - step)
+                step = nxt
+                P = engine.numpy_params()
+                if step % config.log_every == 0 or step == config.steps:
+                    best = _append_records(out, step, P, diverged, config)
+                else:
+                    best = _best_loss(P, diverged, config)
+                bar.set_postfix(best=f"{best:.6g}", diverged=len(diverged))
+                if step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None:
+                    _write_checkpoint(out, step, P, diverged, config)
+                if flag.signum is not None:
+                    raise KeyboardInterrupt(
+                        f"stopped by signal {flag.signum} at step {step}; checkpoint written"
+                    )
+    finally:
+        bar.close()
+        engine.close()
+    elapsed = time.perf_counter() - t0
+    log.info(
+        "%d steps x %d runs in %.1f s (%.0f runs*steps/s)",
+        step - step0,
+        config.runs,
+        elapsed,
+        (step - step0) * config.runs / max(elapsed, 1e-9),
+    )
+    P = engine.numpy_params()
+    if not (out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
+        _write_checkpoint(out, step, P, diverged, config)
+    if step < config.steps:  # stopped early on purpose (max_steps): a resumable checkpoint is on disk
+        return {"step": step, "finished": False}
+    atomic_torch_save(
+        {
+            "H1": torch.from_numpy(np.array(P[0])),
+            "weights": [torch.from_numpy(np.array(W)) for W in P[1:]],
+            "config": config.to_dict(),
+            "step": step,
+            "diverged": {int(k): int(v) for k, v in diverged.items()},
+        },
+        out / "params.pt",
+    )
+    from deepcollapse.training.dufm_analysis import analyze_dufm
+
+    summary = analyze_dufm(out, write=True)
+    return summary
+
+
+def _prepare_out(out_dir: str | Path, force: bool) -> Path:
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"out == {str(out)!r}, must be a folder (it is a file).")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise ConfigError(
+                f"out == {str(out)!r}, must be a new or empty folder (pass force=True / --force to "
+                "overwrite it)."
+            )
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def train_dufm(
+    config: DUFMConfig,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    max_steps: int | None = None,
+) -> dict[str, Any]:
+    """Train ``config.runs`` runs from scratch into ``out_dir``; return the summary (see :func:`analyze_dufm`).
+
+    ``force``: overwrite the run files of an existing non-empty folder (otherwise ``ConfigError``).
+    ``max_steps``: stop after this many steps with a checkpoint, as if interrupted (``resume_dufm`` continues);
+    the return value is then ``{"step": ..., "finished": False}``.  SIGINT/SIGTERM: a checkpoint is written after
+    the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
+    """
+    if not isinstance(config, DUFMConfig):
+        raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
+    out = _prepare_out(out_dir, force)
+    config.to_yaml(out / "config.yaml")
+    (out / "metrics.jsonl").write_text("")
+    p = init_params(config)
+    params = [t.numpy().copy() for t in p.tensors()]
+    return _run_loop(out, config, params, 0, {}, progress=progress, fresh=True, max_steps=max_steps)
+
+
+def _truncate_metrics(path: Path, step: int) -> None:
+    """Keep the records of steps <= ``step`` (written before the checkpoint); drop a torn last line."""
+    if not path.is_file():
+        return
+    keep = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if int(rec.get("step", -1)) <= step:
+            keep.append(line)
+    atomic_write_bytes(path, ("\n".join(keep) + "\n" if keep else "").encode())
+
+
+def resume_dufm(
+    out_dir: str | Path,
+    *,
+    steps: int | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+    max_steps: int | None = None,
+) -> dict[str, Any]:
+    """Continue a run folder from its ``checkpoint.pt`` (bit-identical to an uninterrupted run on CPU).
+
+    ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count (the
+    trajectory does not depend on it).  A finished folder is re-analysed and its summary returned.
+    """
+    out = Path(out_dir)
+    if not (out / "config.yaml").is_file():
+        raise ConfigError(f"out_dir == {str(out)!r}, must be a DUFM run folder (no config.yaml).")
+    if not (out / "checkpoint.pt").is_file():
+        raise ConfigError(f"out_dir == {str(out)!r}, must hold a checkpoint.pt to resume from.")
+    config = DUFMConfig.from_yaml(out / "config.yaml")
+    changed = False
+    if steps is not None and int(steps) != config.steps:
+        d = config.to_dict()
+        d["steps"] = steps
+        config, changed = DUFMConfig.from_dict(d), True
+    if workers is not None and int(workers) != config.workers:
+        d = config.to_dict()
+        d["workers"] = workers
+        config, changed = DUFMConfig.from_dict(d), True
+    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=True)
+    if ck.get("format") != CHECKPOINT_FORMAT:
+        raise ConfigError(f"checkpoint format == {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}.")
+    step = int(ck["step"])
+    if step > config.steps:
+        raise ConfigError(f"steps == {config.steps}, must be >= the checkpoint step {step}.")
+    if changed:
+        config.to_yaml(out / "config.yaml")
+    params = [t.numpy().copy() for t in ck["params"]]
+    diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
+    _truncate_metrics(out / "metrics.jsonl", step)
+    if step == config.steps and step > 0 and (out / "params.pt").is_file():
+        from deepcollapse.training.dufm_analysis import analyze_dufm
+
+        return analyze_dufm(out, write=True)
+    log.info("resuming %s from step %d of %d", out, step, config.steps)
+    return _run_loop(out, config, params, step, diverged, progress=progress, fresh=False, max_steps=max_steps)

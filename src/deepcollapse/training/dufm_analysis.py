@@ -1,0 +1,315 @@
+"""Analyse a finished L-DUFM run folder against the theory engine: ``analyze_dufm(out_dir) -> dict``.
+
+For the folder: ``loss_dnc``, ``loss_srg`` (``None`` where the SRG construction is undefined, ``K < 6``) and the
+whole :func:`deepcollapse.theory.compare.compare` dict under ``theory``.  For each run (all in float64, from
+``params.pt``): ``seed, final_loss, fit, reg, grad_norm, ranks`` (numerical rank of the post-ReLU class means
+``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``), ``ranks_pre`` (``M~_2 .. M~_L``),
+``dnc1`` (``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``), ``dnc2_cond`` (``σ_1/σ_K`` of ``M_1 .. M_L``),
+``srg_gram_distance``, ``classification``, ``diverged``, ``diverged_step``, ``polished_loss``, ``below_dnc``.
+
+Classification (first rule that applies):
+
+1. ``diverged`` -- the trainer marked the run diverged (NaN/inf), or its final parameters are not finite.
+2. ``zero`` -- the all-zero solution: ``fit >= 1/2 − ZERO_TOL`` and ``reg <= ZERO_TOL`` (loss ≈ 1/2, no output).
+3. ``srg_like`` -- ``K >= 6`` and the cosine-normalised Gram matrix of the post-ReLU last-layer class means
+   ``M_L^T M_L`` equals :func:`~deepcollapse.theory.constructions.srg_gram` up to a permutation of the classes and
+   scale: ``min_P max_ij |G − P G_SRG P^T| <= GRAM_TOL``.  The permutation is searched by quadratic assignment
+   (``scipy.optimize.quadratic_assignment``: FAQ from up to 32 starts, each refined by 2-opt; an upper bound of
+   the minimum), after a permutation-invariant lower bound (sorted entries and sorted eigenvalues) has not already
+   ruled it out.  This is a statement about structure and is checked before convergence: the SRG construction
+   is *not* a stationary point of eq. (1) (its gradient norm is ~1e-2 at the flagship setting), so GD near it
+   keeps moving.
+4. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters).
+5. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal frame up
+   to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).
+6. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
+7. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
+
+Polish: keep the learned pre-ReLU class means ``M~_2 .. M~_L``, rescale each by ``c_l > 0`` (ReLU is positively
+homogeneous, so the structure is kept) and re-optimise the layers with the conditionally optimal ones
+(:func:`~deepcollapse.theory.layers.solution_from_class_means`): the scales minimise the closed-form conditional loss
+(:func:`~deepcollapse.theory.layers.conditional_loss`, Nelder–Mead on ``log c``), the reported ``polished_loss`` is the
+explicit eq. (1) value of the resulting point (the lower of scaled / unscaled).  It is an upper bound on the best
+loss with this class-mean structure; ``polished_loss < final_loss`` means GD had not finished optimising the scales.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
+from deepcollapse.models.dufm import DUFMConfig
+from deepcollapse.training.dufm_kernel import numpy_gradients
+
+__all__ = ["DNC2_TOL", "GRAD_TOL", "GRAM_TOL", "ZERO_TOL", "analyze_dufm", "gram_match", "polish"]
+
+log = logging.getLogger(__name__)
+
+ZERO_TOL = 1e-4
+GRAD_TOL = 1e-4
+GRAM_TOL = 0.05
+DNC2_TOL = 0.05
+
+
+def _cosine_gram(M: np.ndarray) -> np.ndarray:
+    G = M.T @ M
+    d = np.sqrt(np.clip(np.diag(G), 1e-300, None))
+    return G / np.outer(d, d)
+
+
+def gram_match(G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int = 0) -> dict[str, Any]:
+    """How close ``G`` is to ``P G_ref P^T`` over permutations ``P`` (both cosine-normalised ``(K, K)``).
+
+    Returns ``{"lower": ..., "distance": ..., "perm": [...]}``: ``lower`` is a permutation-invariant lower bound of
+    ``min_P max|G − P G_ref P^T|`` (sorted entries; sorted eigenvalues / K), ``distance`` the max-entry error of the
+    best permutation found by quadratic assignment (maximising ``⟨G, P G_ref P^T⟩``, i.e. minimising the Frobenius
+    error), ``perm[i]`` the reference class matched to class ``i``.
+    """
+    from scipy.optimize import quadratic_assignment
+
+    G = np.asarray(G, dtype=np.float64)
+    G_ref = np.asarray(G_ref, dtype=np.float64)
+    K = G.shape[0]
+    lower = max(
+        float(np.max(np.abs(np.sort(G, axis=None) - np.sort(G_ref, axis=None)))),
+        float(np.max(np.abs(np.linalg.eigvalsh(G) - np.linalg.eigvalsh(G_ref)))) / K,
+    )
+    best_perm, best = np.arange(K), math.inf
+    rng = np.random.default_rng(seed)
+    for i in range(starts):
+        opts: dict[str, Any] = {"maximize": True, "P0": "barycenter" if i == 0 else "randomized", "rng": rng}
+        perm = np.asarray(quadratic_assignment(G, G_ref, method="faq", options=opts).col_ind)
+        guess = np.column_stack([np.arange(K), perm])  # refine the FAQ answer by 2-opt swaps
+        perm = np.asarray(
+            quadratic_assignment(
+                G, G_ref, method="2opt", options={"maximize": True, "partial_guess": guess, "rng": rng}
+            ).col_ind
+        )
+        d = float(np.max(np.abs(G - G_ref[np.ix_(perm, perm)])))
+        if d < best:
+            best, best_perm = d, perm
+        if best <= 1e-9:
+            break
+    return {"lower": lower, "distance": best, "perm": [int(p) for p in best_perm]}
+
+
+def _pre_means(
+    H1: np.ndarray, weights: list[np.ndarray], K: int
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """``(post class means M_1..M_L, pre class means M~_2..M~_L, post features H_1..H_L)``, each ``(d, K)``."""
+    n = H1.shape[1] // K
+    H = H1
+    posts, pres, feats = [H.reshape(H.shape[0], K, n).mean(axis=2)], [], [H]
+    for W in weights[:-1]:
+        Ht = W @ H
+        pres.append(Ht.reshape(Ht.shape[0], K, n).mean(axis=2))
+        H = np.maximum(Ht, 0.0)
+        posts.append(H.reshape(H.shape[0], K, n).mean(axis=2))
+        feats.append(H)
+    return posts, pres, feats
+
+
+def polish(pre_means: list[np.ndarray], config: DUFMConfig) -> dict[str, Any] | None:
+    """Re-optimise weights and scales for the class-mean structure ``M~_2 .. M~_L`` (module docstring)."""
+    from scipy.optimize import minimize
+
+    from deepcollapse.theory.layers import conditional_loss, solution_from_class_means
+
+    if config.layers < 2 or not pre_means or not all(np.isfinite(M).all() for M in pre_means):
+        return None
+    if max(float(np.abs(M).max()) for M in pre_means) == 0.0:
+        return {"polished_loss": 0.5, "scales": [0.0] * len(pre_means)}
+    d1 = config.width[0]
+    args = (config.n, config.lam_h, config.lam_w)
+
+    def f(logc: np.ndarray) -> float:
+        v = conditional_loss(
+            [M * math.exp(c) for M, c in zip(pre_means, logc)], *args, classes=config.classes
+        )
+        return v if math.isfinite(v) else 1e300
+
+    x0 = np.zeros(len(pre_means))
+    res = minimize(f, x0, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-12, "maxiter": 4000})
+    candidates = []
+    for logc in (x0, res.x):
+        try:
+            sol = solution_from_class_means([M * math.exp(c) for M, c in zip(pre_means, logc)], *args, d1=d1)
+        except ConfigError as exc:  # width below rank(M~_2): cannot happen for trained means, but be safe
+            log.warning("polish failed: %s", exc)
+            continue
+        candidates.append((sol.loss, [float(math.exp(c)) for c in logc], sol.interpolation_residual))
+    if not candidates:
+        return None
+    loss, scales, resid = min(candidates)
+    return {"polished_loss": float(loss), "scales": scales, "interpolation_residual": float(resid)}
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def _analyze_run(
+    H1: np.ndarray,
+    weights: list[np.ndarray],
+    config: DUFMConfig,
+    diverged_step: int | None,
+    theory: dict[str, Any],
+    G_srg: np.ndarray | None,
+) -> dict[str, Any]:
+    from deepcollapse.training.dufm import loss_parts
+
+    K, L = config.classes, config.layers
+    rec: dict[str, Any] = {"diverged": diverged_step is not None, "diverged_step": diverged_step}
+    finite = np.isfinite(H1).all() and all(np.isfinite(W).all() for W in weights)
+    if diverged_step is not None or not finite:
+        rec.update(
+            {
+                "diverged": True,
+                "final_loss": None,
+                "fit": None,
+                "reg": None,
+                "classification": "diverged",
+                "ranks": None,
+                "ranks_pre": None,
+                "dnc1": None,
+                "dnc2_cond": None,
+                "polished_loss": None,
+                "grad_norm": None,
+                "srg_gram_distance": None,
+                "below_dnc": False,
+            }
+        )
+        return rec
+    loss, fit, reg = loss_parts(H1, weights, config)
+    grads = numpy_gradients([H1[None], *[W[None] for W in weights]], K, config.n, config.lam_h, config.lam_w)
+    grad_norm = math.sqrt(sum(float(np.sum(g**2)) for g in grads))
+    posts, pres, feats = _pre_means(H1, weights, K)
+    y = np.repeat(np.arange(K), config.n)
+    ranks = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in posts]
+    ranks_pre = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in pres]
+    dnc1 = [_num(nc1_trace_ratio(X.T, y, K)) for X in feats]
+    dnc2 = [_num(nc2_cond(M.T)) if np.abs(M).max() > 0 else None for M in posts]
+    srg_dist = None
+    if G_srg is not None and np.abs(posts[-1]).max() > 0:
+        m = gram_match(_cosine_gram(posts[-1]), G_srg)
+        srg_dist = m["distance"] if m["lower"] <= GRAM_TOL else m["lower"]
+    if fit >= 0.5 - ZERO_TOL and reg <= ZERO_TOL:
+        cls = "zero"
+    elif srg_dist is not None and srg_dist <= GRAM_TOL:
+        cls = "srg_like"
+    elif grad_norm > GRAD_TOL:
+        cls = "not_converged"
+    elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + DNC2_TOL:
+        cls = "dnc"
+    elif L >= 2 and min(ranks[1:]) < K:
+        cls = "low_rank"
+    else:
+        cls = "not_converged"
+    pol = polish(pres, config)
+    rec.update(
+        {
+            "final_loss": loss,
+            "fit": fit,
+            "reg": reg,
+            "grad_norm": grad_norm,
+            "ranks": ranks,
+            "ranks_pre": ranks_pre,
+            "dnc1": dnc1,
+            "dnc2_cond": dnc2,
+            "srg_gram_distance": srg_dist,
+            "classification": cls,
+            "polished_loss": None if pol is None else pol["polished_loss"],
+            "polish_scales": None if pol is None else pol["scales"],
+            "below_dnc": bool(loss < theory["loss_dnc"]),
+        }
+    )
+    return rec
+
+
+def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
+    """Analyse a run folder (module docstring); ``write=True`` also writes ``summary.json`` atomically."""
+    import torch
+
+    from deepcollapse.theory.compare import compare
+    from deepcollapse.theory.constructions import srg_gram
+
+    out = Path(out_dir)
+    if not (out / "config.yaml").is_file():
+        raise ConfigError(f"out_dir == {str(out)!r}, must be a DUFM run folder (no config.yaml).")
+    config = DUFMConfig.from_yaml(out / "config.yaml")
+    src = out / "params.pt" if (out / "params.pt").is_file() else out / "checkpoint.pt"
+    if not src.is_file():
+        raise ConfigError(f"out_dir == {str(out)!r}, must hold params.pt or checkpoint.pt.")
+    data = torch.load(src, map_location="cpu", weights_only=True)
+    if "params" in data:
+        tensors = list(data["params"])
+    else:
+        tensors = [data["H1"], *data["weights"]]
+    params = [t.double().numpy() for t in tensors]
+    diverged = {int(k): int(v) for k, v in data.get("diverged", {}).items()}
+    theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+    G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
+    runs = []
+    for r, seed in enumerate(config.run_seeds):
+        rec = {"run": r, "seed": seed}
+        rec.update(
+            _analyze_run(params[0][r], [W[r] for W in params[1:]], config, diverged.get(r), theory, G_srg)
+        )
+        runs.append(rec)
+    losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r["classification"]] = counts.get(r["classification"], 0) + 1
+    summary: dict[str, Any] = {
+        "loss_dnc": theory["loss_dnc"],
+        "loss_srg": theory["loss_srg"],
+        "loss_zero": theory["loss_zero"],
+        "step": int(data.get("step", -1)),
+        "finished": int(data.get("step", -1)) == config.steps,
+        "best_loss": min(losses) if losses else None,
+        "n_below_dnc": sum(bool(r["below_dnc"]) for r in runs),
+        "classifications": counts,
+        "criteria": {
+            "zero_tol": ZERO_TOL,
+            "grad_tol": GRAD_TOL,
+            "gram_tol": GRAM_TOL,
+            "dnc2_tol": DNC2_TOL,
+            "rank_rtol": config.rank_rtol,
+        },
+        "theory": theory,
+        "config": config.to_dict(),
+        "runs": runs,
+    }
+    summary = json.loads(json.dumps(summary, default=_json_default))
+    if write:
+        from deepcollapse.training.dufm import atomic_write_json
+
+        atomic_write_json(out / "summary.json", _nan_to_none(summary))
+    return _nan_to_none(summary)
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def _nan_to_none(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_nan_to_none(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x

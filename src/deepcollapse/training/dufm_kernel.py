@@ -1,0 +1,194 @@
+"""The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients in numpy.
+
+numpy only (no torch import), so worker processes start quickly.  numpy's stacked ``matmul`` calls one OpenBLAS
+GEMM per run, and every elementwise operation acts on each run's own entries, so **a run's trajectory does not
+depend on which runs it is batched with** (nor on ``sub_batch`` or the number of worker processes): bit for bit.
+
+One GD step on a sub-batch of runs (``ε`` scaled by ``lr/N`` so that every back-propagated quantity is already the
+learning-rate-scaled gradient; ``D_l = sign(H_l) = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l) >= 0``)::
+
+    forward   H~_{l+1} = W_l H_l, H_{l+1} = max(H~_{l+1}, 0);  E = W_L H_L − Y
+    check     runs whose Σ E is not finite are *diverged at this step*: removed, frozen at these parameters
+    backward  E ← (lr/N) E;  G = E
+              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ sign(H_l)  (l > 1)   [ΔH_1 = W_1^T G_2]
+    update    W_l ← (1 − lr λ_{W_l}) W_l − ΔW_l,   H_1 ← (1 − lr λ_{H_1}) H_1 − ΔH_1
+
+which is exactly ``θ ← θ − lr ∇ eq.(1)`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
+Working-set blocking: :func:`advance` moves ``sub_batch`` runs at a time through all the steps of a chunk, so the
+buffers of a sub-batch stay in cache (measured best at 2–8 runs for the flagship size, docs in the benchmark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NumpyDUFM", "advance", "advance_limited", "flops_per_step", "numpy_gradients"]
+
+
+class NumpyDUFM:
+    """Preallocated buffers and the in-place GD step for one sub-batch of runs (owns copies of the params)."""
+
+    def __init__(
+        self, params: Sequence[np.ndarray], classes: int, n: int, lam_h: float, lam_w: Sequence[float]
+    ):
+        self.params = [np.array(p, copy=True, order="C") for p in params]  # [H1, W_1..W_L], leading dim R
+        self.K, self.n = int(classes), int(n)
+        self.N = self.K * self.n
+        self.L = len(self.params) - 1
+        self.lam_h = float(lam_h)
+        self.lam_w = [float(x) for x in lam_w]
+        self._alloc()
+
+    def _alloc(self) -> None:
+        H1, Ws = self.params[0], self.params[1:]
+        R, dt, N = H1.shape[0], H1.dtype, self.N
+        self.dtype = dt
+        self.Y = np.kron(np.eye(self.K), np.ones((1, self.n))).astype(dt)  # (K, N)
+        # H[l] for l = 1..L (index l), H[1] is the parameter itself; Ht[l] pre-activations, l = 2..L
+        # W_l is (R, d_{l+1}, d_l): shape[1] is the output width, shape[2] the input width
+        self.H: list[Any] = [None, H1] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
+        self.Ht: list[Any] = [None, None] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
+        self.E = np.empty((R, self.K, N), dt)  # (R, K, N)
+        self.dH: list[Any] = [None] + [np.empty((R, W.shape[2], N), dt) for W in Ws]  # grads wrt H_l
+        self.mask: list[Any] = [None, None] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
+        self.dW = [np.empty_like(W) for W in Ws]
+
+    @property
+    def runs(self) -> int:
+        return self.params[0].shape[0]
+
+    def keep(self, idx: np.ndarray) -> None:
+        """Drop every run but ``idx`` (after a divergence); buffers are reallocated for the smaller batch."""
+        self.params = [np.ascontiguousarray(p[idx]) for p in self.params]
+        self._alloc()
+
+    def _forward(self) -> np.ndarray:
+        W, H, Ht, L = self.params[1:], self.H, self.Ht, self.L
+        for l in range(1, L):
+            np.matmul(W[l - 1], H[l], out=Ht[l + 1])
+            np.maximum(Ht[l + 1], 0, out=H[l + 1])
+        np.matmul(W[L - 1], H[L], out=self.E)
+        np.subtract(self.E, self.Y, out=self.E)
+        return self.E.sum(axis=(1, 2))  # (R,): only used to detect non-finite runs
+
+    def _backward(self, scale: float) -> None:
+        W, H, dH, L = self.params[1:], self.H, self.dH, self.L
+        np.multiply(self.E, self.dtype.type(scale / self.N), out=self.E)
+        G = self.E
+        for l in range(L, 0, -1):
+            np.matmul(G, H[l].transpose(0, 2, 1), out=self.dW[l - 1])
+            np.matmul(W[l - 1].transpose(0, 2, 1), G, out=dH[l])
+            if l > 1:
+                np.sign(H[l], out=self.mask[l])
+                np.multiply(dH[l], self.mask[l], out=dH[l])
+            G = dH[l]
+
+    def step(self, lr: float) -> np.ndarray | None:
+        """One GD step with learning rate ``lr``; returns ``None``, or (nothing updated) the boolean mask of the runs
+        whose forward pass was not finite."""
+        s = self._forward()
+        finite = np.isfinite(s)
+        if not finite.all():
+            return finite
+        self._backward(lr)
+        for W, dW, lam in zip(self.params[1:], self.dW, self.lam_w):
+            np.multiply(W, self.dtype.type(1.0 - lr * lam), out=W)
+            np.subtract(W, dW, out=W)
+        H1 = self.params[0]
+        np.multiply(H1, self.dtype.type(1.0 - lr * self.lam_h), out=H1)
+        np.subtract(H1, self.dH[1], out=H1)
+        return None
+
+    def gradients(self) -> list[np.ndarray]:
+        """``[∂H1, ∂W_1, ..., ∂W_L]`` of eq. (1) at the current parameters (for tests; no update)."""
+        self._forward()
+        self._backward(1.0)
+        gW = [dW + lam * W for dW, W, lam in zip(self.dW, self.params[1:], self.lam_w)]
+        return [self.dH[1] + self.lam_h * self.params[0], *gW]
+
+
+def numpy_gradients(
+    params: Sequence[np.ndarray], classes: int, n: int, lam_h: float, lam_w: Sequence[float]
+) -> list[np.ndarray]:
+    """Analytic gradients of eq. (1) for batched ``params = [H1, W_1..W_L]`` (the kernel's own backward)."""
+    return NumpyDUFM(params, classes, n, lam_h, lam_w).gradients()
+
+
+def advance(
+    params: Sequence[np.ndarray],
+    lrs: np.ndarray,
+    start_step: int,
+    classes: int,
+    n: int,
+    lam_h: float,
+    lam_w: Sequence[float],
+    sub_batch: int = 4,
+) -> tuple[list[np.ndarray], dict[int, int]]:
+    """Run ``len(lrs)`` GD steps (step ``start_step + i`` uses ``lrs[i]``) on all runs of ``params``.
+
+    Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged (their
+    parameters are frozen at the first step whose forward pass was not finite; they are not advanced further).
+    """
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # divergence is detected and reported, not warned about
+        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch)
+
+
+def _advance(
+    params: Sequence[np.ndarray],
+    lrs: np.ndarray,
+    start_step: int,
+    classes: int,
+    n: int,
+    lam_h: float,
+    lam_w: Sequence[float],
+    sub_batch: int,
+) -> tuple[list[np.ndarray], dict[int, int]]:
+    R = params[0].shape[0]
+    out = [np.empty_like(p) for p in params]
+    diverged: dict[int, int] = {}
+    lrs = [float(x) for x in lrs]
+    for a in range(0, R, sub_batch):
+        ids = np.arange(a, min(a + sub_batch, R))
+        k = NumpyDUFM([p[ids] for p in params], classes, n, lam_h, lam_w)
+        alive = ids.copy()
+        for i, lr in enumerate(lrs):
+            bad = k.step(lr)
+            while bad is not None:
+                for j in np.flatnonzero(~bad):  # freeze: copy out the parameters at which it diverged
+                    diverged[int(alive[j])] = start_step + i
+                    for o, p in zip(out, k.params):
+                        o[alive[j]] = p[j]
+                alive = alive[bad]
+                if alive.size == 0:
+                    break
+                k.keep(np.flatnonzero(bad))
+                bad = k.step(lr)
+            if alive.size == 0:
+                break
+        for o, p in zip(out, k.params):
+            if alive.size:
+                o[alive] = p
+    return out, diverged
+
+
+def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[int, int]]:
+    """:func:`advance` with BLAS limited to one thread (the flagship GEMMs are too small to gain from threads;
+    used in-process and in each worker process)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn depends on it
+        return advance(*args, **kwargs)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return advance(*args, **kwargs)
+
+
+def flops_per_step(shapes: Sequence[tuple[int, int]]) -> float:
+    """Multiply-add FLOPs (2 per MAC) of one GD step of one run: 3 GEMMs per layer (forward, ∂W, ∂H) except
+    that ``∂H_1`` is needed too, so ``3`` for every layer: ``Σ_l 3 · 2 · d_{l+1} d_l N``."""
+    N = shapes[0][1]
+    return float(sum(3 * 2 * a * b * N for a, b in shapes[1:]))

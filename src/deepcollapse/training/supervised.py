@@ -1,0 +1,507 @@
+"""The one supervised loop for real networks: ResNet20 + bias-free MLP head (2024 §6.2–6.3, 2023 §4.2).
+
+``train_net(config, out_dir)`` trains a :class:`~deepcollapse.models.head.HeadNetwork` on ``digits``,
+``mnist`` or ``cifar10`` with minibatch SGD (momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and
+the regularisation of :mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every
+``eval_every`` epochs measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
+:class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training set in eval mode**
+(BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition number of the
+class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and the
+max-normalised Gram matrix ``M_l^T M_l``, plus train/test accuracy and the loss split into fit and
+regularisation.
+
+Determinism: the model is initialised from ``seed`` (in a forked RNG, the global one is untouched); the data
+order of epoch ``e`` is ``randperm(N)`` from a generator seeded with ``seed · 1_000_003 + e``, so it does not
+depend on how many epochs ran in this process; the learning rate of epoch ``e`` is a pure function of ``e``.
+Together with the checkpoint (model, optimizer state) written atomically after every epoch, an interrupted run
+resumed with :func:`resume_net` reproduces the uninterrupted one bit for bit on the CPU.  A final batch of a
+single sample is dropped (BatchNorm needs two).
+
+Run folder (docs/architecture.md): ``config.yaml``, ``metrics.jsonl`` (one JSON object per evaluation, see
+:func:`evaluate`), ``checkpoint.pt``, ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.data.datasets import DataSplits, ImageData, load_dataset
+from deepcollapse.models.head import HeadNetwork, MLPHead, feature_layers, load_dufm_head_weights
+from deepcollapse.models.resnet import ResNet20
+from deepcollapse.training.net_config import NetConfig
+
+__all__ = [
+    "NetConfig",
+    "build_network",
+    "evaluate",
+    "load_net_data",
+    "lr_at",
+    "regularisation",
+    "resume_net",
+    "select_device",
+    "train_net",
+]
+
+log = logging.getLogger(__name__)
+
+RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "summary.json")
+EpochCallback = Callable[[int, dict[str, Any]], None]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Pieces
+# ------------------------------------------------------------------------------------------------------------
+
+
+def select_device(name: str) -> torch.device:
+    """``"auto"``: CUDA if available, else Apple MPS, else CPU; otherwise the named device (checked)."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device == 'cuda', must be available (no CUDA device found); use auto or cpu.")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ConfigError("device == 'mps', must be available (no MPS device found); use auto or cpu.")
+    return torch.device(name)
+
+
+def load_net_data(config: NetConfig) -> DataSplits:
+    """The dataset of ``config`` (class subset, balanced subsample, normalisation); batch size checked."""
+    data = load_dataset(
+        config.dataset,
+        config.data_dir,
+        classes=config.classes,
+        n_per_class=config.n_per_class,
+        n_test_per_class=config.n_test_per_class,
+        seed=config.seed,
+        normalize=config.normalize,
+    )
+    if config.batch_size > len(data.train):
+        raise ConfigError(
+            f"batch_size == {config.batch_size}, must be <= the training set size {len(data.train)}."
+        )
+    return data
+
+
+def build_network(config: NetConfig, in_channels: int) -> HeadNetwork:
+    """ResNet20 (+ optional projection) and the MLP head, initialised from ``config.seed``; DUFM head
+    loaded and frozen as configured.  The global RNG state is restored afterwards."""
+    K = config.num_classes
+    dufm_weights = None
+    if config.head_init is not None:
+        dufm_weights = load_dufm_head_weights(config.head_init, config.head_init_run)
+        if len(dufm_weights) != config.head_layers:
+            raise ConfigError(
+                f"head_layers == {config.head_layers}, must equal the DUFM head's number of layers "
+                f"{len(dufm_weights)} ({config.head_init})."
+            )
+        d1 = int(dufm_weights[0].shape[1])
+        backbone_dim = config.feature_dim or 64
+        if backbone_dim != d1:
+            raise ConfigError(
+                f"feature_dim == {config.feature_dim} (backbone width {backbone_dim}), "
+                "must equal the DUFM head's "
+                f"input width d1 = {d1} (set feature_dim = {d1})."
+            )
+        if int(dufm_weights[-1].shape[0]) != K:
+            raise ConfigError(
+                f"classes == {config.classes}, must give K = {int(dufm_weights[-1].shape[0])} classes "
+                "like the "
+                f"DUFM head ({config.head_init}); got K = {K}."
+            )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        backbone = ResNet20(in_channels, config.feature_dim)
+        head = MLPHead(backbone.out_features, config.head_width, config.head_layers, K)
+    if dufm_weights is not None:
+        head.set_weights(dufm_weights)
+    if config.freeze_head:
+        head.requires_grad_(False)
+    return HeadNetwork(backbone, head)
+
+
+def lr_at(config: NetConfig, epoch: int) -> float:
+    """Learning rate of epoch ``epoch`` (1-based).
+
+    ``constant``: ``lr``; ``multistep``: ``lr · gamma^m`` with ``m`` the number of milestones ``f`` with
+    ``epoch > round(f · epochs)``; ``cosine``: ``lr · (1 + cos(π (epoch − 1) / epochs)) / 2``.
+    """
+    if config.lr_schedule == "constant":
+        return config.lr
+    if config.lr_schedule == "multistep":
+        m = sum(epoch > round(f * config.epochs) for f in config.milestones)
+        return config.lr * config.gamma**m
+    return config.lr * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / config.epochs))
+
+
+def fit_loss(config: NetConfig, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``mse``: ``(1/(2B)) Σ_i ‖out_i − e_{y_i}‖²``; ``ce``: mean cross-entropy."""
+    if config.loss == "mse":
+        target = F.one_hot(y, out.shape[1]).to(out.dtype)  # (B, K)
+        return 0.5 * (out - target).pow(2).sum(dim=1).mean()
+    return F.cross_entropy(out, y)
+
+
+def regularisation(
+    config: NetConfig, model: HeadNetwork, h1: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(reg_h1, reg_w)`` of the scheme in ``config.reg`` (see :mod:`deepcollapse.training.net_config`).
+
+    ``dufm``: ``reg_h1 = (lam_h/2) · mean_i ‖h1_i‖²`` and ``reg_w = Σ_l (lam/2) ‖W_l‖_F²``;
+    ``standard``: ``reg_h1 = 0``, ``reg_w = (lam/2) Σ_θ ‖θ‖²`` over every parameter; ``none``: both 0.
+    """
+    zero = h1.new_zeros(())
+    if config.reg == "dufm":
+        reg_h1 = 0.5 * config.lam_h * h1.pow(2).sum(dim=1).mean()
+        reg_w = 0.5 * config.lam * sum((W.pow(2).sum() for W in model.head_weights()), zero)
+        return reg_h1, reg_w
+    if config.reg == "standard":
+        return zero, 0.5 * config.lam * sum((p.pow(2).sum() for p in model.parameters()), zero)
+    return zero, zero
+
+
+def _make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if config.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=config.lr, momentum=config.momentum)
+    return torch.optim.Adam(params, lr=config.lr)
+
+
+def _epoch_order(config: NetConfig, epoch: int, n: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=gen)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Evaluation
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _layer_record(
+    stats: Any, key: str, layer: int, kind: str, name: str, rtol: float | None
+) -> dict[str, Any]:
+    from deepcollapse.metrics import functional as MF
+
+    m = stats.compute(rtol=rtol)
+    means = np.asarray(stats.class_means)  # (K, D)
+    K = means.shape[0]
+    gram = MF.class_mean_gram(means, np.arange(K), K)
+    return {
+        "layer": layer,
+        "name": name,
+        "kind": kind,
+        "key": key,
+        "dnc1": _finite(m["nc1_trace_ratio"]),
+        "nc1_pinv": _finite(m.get("nc1_pinv")),
+        "dnc2_cond": _finite(m["nc2_cond"]),
+        "rank": m["rank"],
+        "effective_rank": _finite(m["effective_rank"]),
+        "singular_values": [float(s) for s in m["singular_values"]],
+        "gram": np.round(gram, 6).tolist(),
+        "negative_fraction": _finite(m.get("negative_fraction")),
+        "warnings": list(m.get("warnings") or []),  # why a metric is null (from deepcollapse.metrics)
+    }
+
+
+@torch.no_grad()
+def _pass(
+    config: NetConfig, model: HeadNetwork, data: ImageData, stats: dict[str, Any] | None
+) -> dict[str, float]:
+    """One no-grad pass in eval mode: accuracy, fit and the H1 term; features streamed into ``stats``."""
+    n, correct, fit_sum, h1_sq = len(data), 0, 0.0, 0.0
+    bs = config.eval_batch_size
+    for start in range(0, n, bs):
+        x, y = data.batch(slice(start, min(start + bs, n)))
+        out, feats = model(x)
+        correct += int((out.argmax(dim=1) == y).sum())
+        fit_sum += float(fit_loss(config, out, y)) * y.shape[0]
+        h1_sq += float(feats["H1"].double().pow(2).sum())
+        if stats is not None:
+            for key, st in stats.items():
+                st.update(feats[key].detach().cpu(), y.cpu())  # accumulated in float64
+    return {"acc": correct / max(n, 1), "fit": fit_sum / max(n, 1), "h1_sq": h1_sq / max(n, 1)}
+
+
+def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[str, Any]:
+    """Evaluation record (the ``metrics.jsonl`` object without the epoch bookkeeping).
+
+    Keys: ``train_acc, test_acc, loss, fit, reg, reg_h1, reg_w`` (the full objective on the training set in
+    eval mode: ``fit`` its mean, ``reg_h1`` with the mean of ``‖h1‖²`` over the training set), ``test_fit``
+    and ``layers``: one dict per head feature (``layer, name, kind, key, dnc1, nc1_pinv, dnc2_cond, rank,
+    effective_rank, singular_values, gram, negative_fraction, warnings``), metrics from
+    :class:`deepcollapse.metrics.streaming.CollapseStatistics` (float64 accumulation).
+    """
+    from deepcollapse.metrics.streaming import CollapseStatistics
+
+    was_training = model.training
+    model.eval()
+    K = data.num_classes
+    layers = feature_layers(config.head_layers)
+    dims = {"H1": model.head.in_dim}
+    stats = {key: CollapseStatistics(K, dims.get(key, model.head.width)) for key, *_ in layers}
+    tr = _pass(config, model, data.train, stats)
+    te = (
+        _pass(config, model, data.test, None)
+        if len(data.test)
+        else {"acc": float("nan"), "fit": float("nan")}
+    )
+    with torch.no_grad():
+        h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
+        _, reg_w = regularisation(config, model, h1_dummy)
+    reg_h1 = 0.5 * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
+    reg = reg_h1 + float(reg_w)
+    model.train(was_training)
+    return {
+        "train_acc": tr["acc"],
+        "test_acc": _finite(te["acc"]),
+        "loss": tr["fit"] + reg,
+        "fit": tr["fit"],
+        "reg": reg,
+        "reg_h1": reg_h1,
+        "reg_w": float(reg_w),
+        "test_fit": _finite(te["fit"]),
+        "layers": [
+            _layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers
+        ],
+    }
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Run folder
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(text: str, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    with open(path, "a") as fh:
+        fh.write(json.dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _truncate_metrics(path: Path, last_epoch: int) -> None:
+    """Drop records of epochs after the checkpoint (written before an interruption hit the checkpoint)."""
+    if not path.is_file():
+        return
+    keep = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            if json.loads(line)["epoch"] <= last_epoch:
+                keep.append(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            break  # a half-written last line
+    _atomic_write_text("".join(s + "\n" for s in keep), path)
+
+
+def _summary(
+    config: NetConfig,
+    state: dict[str, Any],
+    last: dict[str, Any] | None,
+    device: torch.device,
+    n_params: int,
+    n_train: int,
+) -> dict[str, Any]:
+    times = [h["epoch_time"] for h in state["history"]]
+    out: dict[str, Any] = {
+        "dataset": config.dataset,
+        "classes": config.classes,
+        "num_classes": config.num_classes,
+        "n_train": n_train,
+        "epochs_done": state["epoch"],
+        "epochs": config.epochs,
+        "diverged": state["diverged"],
+        "device": str(device),
+        "num_parameters": n_params,
+        "epoch_time_mean_s": float(np.mean(times)) if times else None,
+        "elapsed_s": state["elapsed"],
+        "train_loss_per_epoch": [h["train_loss"] for h in state["history"]],
+    }
+    if last is not None:
+        out.update({k: last[k] for k in ("epoch", "train_acc", "test_acc", "loss", "fit", "reg")})
+        out["layers"] = {
+            r["name"]: {k: r[k] for k in ("layer", "kind", "dnc1", "dnc2_cond", "rank", "effective_rank")}
+            for r in last["layers"]
+        }
+        out["ranks"] = {r["name"]: r["rank"] for r in last["layers"]}
+        out["dnc1"] = {r["name"]: r["dnc1"] for r in last["layers"]}
+    return out
+
+
+def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallback | None) -> dict[str, Any]:
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
+    device = select_device(config.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
+    data = load_net_data(config)
+    data = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
+    model = build_network(config, data.in_channels).to(device)
+    optimizer = _make_optimizer(config, model)
+    ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.jsonl"
+    state: dict[str, Any] = {"epoch": 0, "history": [], "elapsed": 0.0, "diverged": False, "last": None}
+    if ckpt_path.is_file():
+        ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        state = ckpt["state"]
+        log.info("resuming %s from epoch %d", out, state["epoch"])
+    _truncate_metrics(metrics_path, state["epoch"])
+    n_params = sum(p.numel() for p in model.parameters())
+    N = len(data.train)
+
+    def record(epoch: int, extra: dict[str, Any]) -> dict[str, Any]:
+        rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
+        _append_jsonl(metrics_path, rec)
+        state["last"] = rec
+        return rec
+
+    if state["epoch"] == 0 and not metrics_path.is_file() and config.eval_every > 0:
+        record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch")
+    model.train()
+    while state["epoch"] < config.epochs and not state["diverged"]:
+        epoch = state["epoch"] + 1
+        lr = lr_at(config, epoch)
+        for g in optimizer.param_groups:
+            g["lr"] = lr
+        t0 = time.perf_counter()
+        order = _epoch_order(config, epoch, N).to(device)
+        total, seen = 0.0, 0
+        for start in range(0, N, config.batch_size):
+            idx = order[start : start + config.batch_size]
+            if idx.numel() < 2:
+                continue
+            x, y = data.train.batch(idx)
+            out_, feats = model(x)
+            fit = fit_loss(config, out_, y)
+            reg_h1, reg_w = regularisation(config, model, feats["H1"])
+            loss = fit + reg_h1 + reg_w
+            if not torch.isfinite(loss):
+                state["diverged"] = True
+                log.warning("loss became %s at epoch %d: stopping (diverged)", float(loss.detach()), epoch)
+                break
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * idx.numel()
+            seen += idx.numel()
+        epoch_time = time.perf_counter() - t0
+        if state["diverged"]:
+            break
+        train_loss = total / max(seen, 1)
+        state["epoch"] = epoch
+        state["elapsed"] += epoch_time
+        state["history"].append(
+            {"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr}
+        )
+        rec = None
+        due = config.eval_every > 0 and epoch % config.eval_every == 0
+        if due or epoch == config.epochs:
+            rec = record(epoch, {"lr": lr, "train_loss_epoch": train_loss, "epoch_time": epoch_time})
+            log.info("epoch %d: loss %.5f train acc %.4f", epoch, rec["loss"], rec["train_acc"])
+        _atomic_save(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "state": state,
+                "config": config.to_dict(),
+            },
+            ckpt_path,
+        )
+        bar.update(1)
+        bar.set_postfix(loss=f"{train_loss:.4g}")
+        if callback is not None:
+            callback(epoch, rec or {"epoch": epoch, "train_loss_epoch": train_loss})
+    bar.close()
+    summary = _summary(config, state, state["last"], device, n_params, N)
+    _atomic_write_text(json.dumps(summary, indent=2) + "\n", out / "summary.json")
+    return summary
+
+
+def train_net(
+    config: NetConfig,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    callback: EpochCallback | None = None,
+) -> dict[str, Any]:
+    """Train ``config`` into the run folder ``out_dir``; return the summary (also in ``summary.json``).
+
+    ``out_dir`` must not hold a run already unless ``force`` (which deletes that run's files only).
+    ``callback(epoch, record)`` is called after each epoch's checkpoint is on disk.
+    """
+    if not isinstance(config, NetConfig):
+        raise ConfigError(f"config == {type(config).__name__}, must be a NetConfig.")
+    out = Path(out_dir)
+    existing = [f for f in RUN_FILES if (out / f).exists()]
+    if existing and not force:
+        raise ConfigError(
+            f"out == {str(out)!r}, already holds a run ({', '.join(existing)}); "
+            "use force (--force) to overwrite "
+            "or `deepcollapse net resume` to continue it."
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for f in existing:
+        (out / f).unlink()
+    config.to_yaml(out / "config.yaml")
+    return _run(config, out, progress=progress, callback=callback)
+
+
+def resume_net(
+    out_dir: str | Path,
+    *,
+    epochs: int | None = None,
+    progress: bool = True,
+    callback: EpochCallback | None = None,
+) -> dict[str, Any]:
+    """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
+
+    ``epochs`` extends (or shortens) the run; note that ``multistep``/``cosine`` schedules are defined
+    relative to ``epochs``, so changing it changes later learning rates.
+    """
+    out = Path(out_dir)
+    if not (out / "config.yaml").is_file():
+        raise ConfigError(f"out_dir == {str(out)!r}, must be a net run folder holding config.yaml.")
+    config = NetConfig.from_yaml(out / "config.yaml")
+    if epochs is not None:
+        config = config.replace(epochs=epochs)
+        config.to_yaml(out / "config.yaml")
+    return _run(config, out, progress=progress, callback=callback)

@@ -1,0 +1,88 @@
+"""`deepcollapse dufm train / resume / analyze` through the real command-line entry point."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+import yaml
+
+from deepcollapse.cli import main
+
+torch.set_num_threads(1)
+
+SMALL = [
+    "--classes",
+    "3",
+    "--n",
+    "2",
+    "--layers",
+    "3",
+    "--width",
+    "5",
+    "--lam",
+    "0.01",
+    "--lr",
+    "0.3",
+    "--steps",
+    "60",
+    "--runs",
+    "2",
+    "--seed",
+    "4",
+    "--log-every",
+    "20",
+    "--checkpoint-every",
+    "20",
+    "--no-progress",
+]
+
+
+def test_train_analyze_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["dufm", "train", *SMALL, "--lam-w", "0.02", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "L_DNC" in text and "classifications" in text
+    cfg = yaml.safe_load((out / "config.yaml").read_text())
+    assert (
+        cfg["lam_h"] == 0.01 and cfg["lam_w"] == [0.02, 0.02, 0.02] and cfg["seed"] == 4 and cfg["runs"] == 2
+    )
+    assert main(["dufm", "analyze", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [r["seed"] for r in summary["runs"]] == [4, 5] and summary["step"] == 60
+    assert summary == json.loads((out / "summary.json").read_text())
+    # resume of a finished run re-analyses; --steps extends it
+    assert main(["dufm", "resume", str(out), "--steps", "80", "--no-progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["step"] == 80
+
+
+def test_config_file_and_overrides(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("classes: 3\nn: 2\nlayers: 2\nwidth: [4, 6]\nsteps: 10\nlam_h: 0.02\n")
+    out = tmp_path / "run"
+    assert (
+        main(["dufm", "train", "--config", str(cfg), "--steps", "12", "--no-progress", "--out", str(out)])
+        == 0
+    )
+    d = yaml.safe_load((out / "config.yaml").read_text())
+    assert d["width"] == [4, 6] and d["steps"] == 12 and d["lam_h"] == 0.02
+
+
+def test_errors_are_one_line_exit_2(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["dufm", "train", *SMALL, "--lam", "-1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("deepcollapse: error: lam_h == -1.0") and "\n" not in err
+    assert main(["dufm", "train", *SMALL, "--width", "0", "--out", str(out)]) == 2
+    assert "width == 0" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("classes: 3\nwidht: 4\n")
+    assert main(["dufm", "train", "--config", str(bad), "--out", str(out)]) == 2
+    assert "widht" in capsys.readouterr().err
+    # an existing non-empty folder is never overwritten without --force
+    assert main(["dufm", "train", *SMALL, "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["dufm", "train", *SMALL, "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["dufm", "train", *SMALL, "--steps", "20", "--out", str(out), "--force"]) == 0
+    assert main(["dufm", "analyze", str(tmp_path / "nothing")]) == 2

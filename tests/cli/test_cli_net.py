@@ -1,0 +1,130 @@
+"""`deepcollapse net train|resume`: a tiny digits run end to end; bad options rejected, option named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from deepcollapse.cli import main
+
+torch.set_num_threads(1)
+
+TINY = [
+    "net",
+    "train",
+    "--dataset",
+    "digits",
+    "--n-per-class",
+    "8",
+    "--n-test-per-class",
+    "2",
+    "--head-layers",
+    "2",
+    "--head-width",
+    "10",
+    "--reg",
+    "dufm",
+    "--lam",
+    "0.005",
+    "--lam-h",
+    "5e-6",
+    "--lr",
+    "0.05",
+    "--batch-size",
+    "20",
+    "--lr-schedule",
+    "constant",
+    "--device",
+    "cpu",
+    "--threads",
+    "1",
+    "--no-progress",
+]
+
+
+def test_train_then_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TINY, "--epochs", "1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "H~2: rank" in text and "train acc" in text
+    assert main(["net", "resume", str(out), "--epochs", "2", "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["epochs_done"] == 2 and set(summary["ranks"]) == {"H1", "H~2", "H2"}
+    assert "epochs: 2" in (out / "config.yaml").read_text()
+    # the same folder again without --force is refused, with --force accepted
+    assert main([*TINY, "--epochs", "1", "--out", str(out)]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert main([*TINY, "--epochs", "1", "--out", str(out), "--force"]) == 0
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--classes", "0,11"], "classes == [0, 11], has unknown labels [11]"),
+        (["--head-width", "4"], "head_width == 4, must be >= the number of classes K = 10"),
+        (["--batch-size", "500"], "batch_size == 500, must be <= the training set size"),
+        (["--dataset", "mnist"], "data_dir == None"),
+    ],
+)
+def test_bad_options(tmp_path, capsys, extra, message):
+    assert main([*TINY, "--epochs", "1", "--out", str(tmp_path / "r"), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_data_dir_message(tmp_path, capsys):
+    args = [
+        *TINY,
+        "--epochs",
+        "1",
+        "--out",
+        str(tmp_path / "r"),
+        "--dataset",
+        "cifar10",
+        "--data-dir",
+        str(tmp_path / "empty"),
+    ]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "cifar-10-batches-py" in err and "data_batch_1" in err and "download" in err
+
+
+def test_config_file_with_override(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "dataset: digits\nn_per_class: 8\nhead_layers: 2\nhead_width: 10\nbatch_size: 20\n"
+        "epochs: 3\ndevice: cpu\nthreads: 1\n"
+    )
+    assert (
+        main(
+            [
+                "net",
+                "train",
+                "--config",
+                str(cfg),
+                "--epochs",
+                "1",
+                "--out",
+                str(tmp_path / "r"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["epochs_done"] == 1
+    cfg.write_text("dataset: digits\nwidth: 3\n")
+    assert main(["net", "train", "--config", str(cfg), "--out", str(tmp_path / "r2")]) == 2
+    assert "unknown key config.width" in capsys.readouterr().err
+
+
+def test_presets_listing_and_smoke_preset_run(tmp_path, capsys):
+    assert main(["net", "presets"]) == 0
+    text = capsys.readouterr().out
+    assert "net-2024-fig2-bottom" in text and "net-2023-fig1" in text
+    out = tmp_path / "p"
+    args = ["net", "train", "--preset", "net-2024-fig2-bottom", "--smoke", "--epochs", "1", "--out", str(out)]
+    assert main([*args, "--no-progress"]) == 0
+    assert "reg: dufm" in (out / "config.yaml").read_text() and "head_layers: 4" in (out / "config.yaml").read_text()
+    assert main(["net", "train", "--smoke", "--out", str(tmp_path / "q")]) == 2
+    assert "must come with --preset" in capsys.readouterr().err

@@ -1,0 +1,92 @@
+"""`deepcollapse sweep`: a YAML sweep, command-line grids, relaunch skips finished runs, bad files exit 2."""
+
+import pandas as pd
+import pytest
+import torch
+
+from deepcollapse.cli import main
+
+torch.set_num_threads(1)
+
+YAML = """\
+name: cli-test
+base: {classes: 3, n: 4, layers: 3, width: 6, steps: 40, log_every: 20}
+grid: {lam: [0.004, 0.008]}
+seeds: [0, 1]
+"""
+
+
+def test_sweep_file_then_relaunch(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(YAML)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "2 tasks (2 run now, 0 already done)" in text and "report:" in text
+    assert len(pd.read_csv(out / "results.csv")) == 4
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "cli-test" in html
+    assert main(["sweep", str(f), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert "2 tasks (0 run now, 2 already done)" in capsys.readouterr().out
+    assert len(pd.read_csv(out / "results.csv")) == 4
+
+
+def test_sweep_from_command_line_only(tmp_path, capsys):
+    argv = [
+        "sweep",
+        "--base",
+        "classes=3",
+        "--base",
+        "n=3",
+        "--base",
+        "layers=2",
+        "--base",
+        "width=5",
+        "--base",
+        "steps=20",
+        "--base",
+        "log_every=10",
+        "--grid",
+        "lr=0.1,0.2",
+        "--n-seeds",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
+    assert main(argv) == 0
+    runs = pd.read_csv(tmp_path / "results.csv")
+    assert sorted(set(runs["lr"])) == [0.1, 0.2] and sorted(set(runs["seed"])) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("base: {classes: 3}\ngird: {lam: [1]}\n", "unknown key sweep.gird"),
+        ("base: {classes: 3, widht: 4}\n", "unknown key base.widht"),
+        ("base: {classes: 3}\ngrid: {}\n", "grid == {}"),
+        ("base: {classes: 3}\ngrid: {lam: []}\n", "grid.lam == []"),
+        ("- 1\n- 2\n", "must hold a mapping"),
+        ("base: {classes: [\n", "must be valid YAML"),
+    ],
+)
+def test_bad_sweep_files_exit_2(content, message, tmp_path, capsys):
+    f = tmp_path / "bad.yaml"
+    f.write_text(content)
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deepcollapse: error: ") and message in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_file_and_out_exit_2(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "nope.yaml"), "--out", str(tmp_path)]) == 2
+    assert "must be an existing sweep YAML file" in capsys.readouterr().err
+    assert main(["sweep"]) == 2
+    assert "file == None" in capsys.readouterr().err
+    f = tmp_path / "s.yaml"
+    f.write_text(YAML)
+    assert main(["sweep", str(f)]) == 2
+    assert "--out == None" in capsys.readouterr().err

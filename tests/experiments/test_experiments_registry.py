@@ -1,0 +1,77 @@
+"""Every registered experiment runs in --smoke mode and writes figures (PNG + PDF), tables and report.html."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.experiments.registry import get_experiment, list_experiments
+
+torch.set_num_threads(1)
+
+NAMES = [e.name for e in list_experiments()]
+
+
+def test_registry_covers_the_papers_figures():
+    expected = {
+        "fig1-srg-matrices",
+        "fig2-top",
+        "fig3-left",
+        "fig3-middle",
+        "fig3-right",
+        "fig5-small-k",
+        "fig6-deep",
+        "fig7-srg-k6",
+        "fig8-srg-k15",
+        "dnc2023-binary",
+    }
+    assert expected <= set(NAMES)
+    for e in list_experiments():
+        assert e.paper in ("2023", "2024") and e.figure and e.description and e.settings and e.runtime
+
+
+def test_unknown_experiment_lists_the_known_ones():
+    with pytest.raises(ConfigError) as err:
+        get_experiment("fig99")
+    assert "experiment == 'fig99'" in str(err.value)
+    assert "fig2-top" in str(err.value) and "fig3-middle" in str(err.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_experiment_runs_in_smoke_mode(name, tmp_path):
+    exp = get_experiment(name)
+    report = exp.run(tmp_path, smoke=True, workers=1)
+    assert report == tmp_path.resolve() / "report.html"
+    html = report.read_text()
+    pngs = sorted((tmp_path / "figures").glob("*.png"))
+    assert pngs, "no figure written"
+    for png in pngs:
+        assert png.with_suffix(".pdf").is_file()
+    assert html.count('src="data:image/png;base64,') == len(pngs)
+    assert "<table" in html and "Configuration" in html and "(smoke)" in html
+    assert list((tmp_path / "tables").glob("*.csv"))
+    if exp.kind == "dufm":
+        runs = pd.read_csv(tmp_path / "results.csv")
+        assert len(runs) > 0 and not runs.duplicated(["point", "seed"]).any()
+        assert np.isfinite(runs["loss_dnc"]).all()
+
+
+def test_fig1_matrices_have_the_theorys_ranks(tmp_path):
+    get_experiment("fig1-srg-matrices").run(tmp_path)
+    ranks = pd.read_csv(tmp_path / "tables" / "fig1_ranks.csv").set_index(["solution", "matrix"])["rank"]
+    # SRG (r = 5): intermediate class means of rank r, ReLU(M~_4) of full rank K = 10; DNC: rank K everywhere
+    assert ranks[("SRG", "M_3")] == 5 and ranks[("SRG", "M~_4")] == 5 and ranks[("SRG", "M_4")] == 10
+    assert ranks[("DNC", "M_3")] == 10 and ranks[("DNC", "M~_4")] == 10
+
+
+def test_fig3_left_ratio_is_srg_over_dnc(tmp_path):
+    from deepcollapse.theory import loss_dnc, loss_srg
+
+    get_experiment("fig3-left").run(tmp_path, smoke=True)
+    df = pd.read_csv(tmp_path / "tables" / "fig3_left.csv")
+    for row in df.itertuples():
+        dnc = loss_dnc(row.classes, row.layers, 1, 1e-3, 1e-3).loss
+        srg = loss_srg(row.classes, row.layers, 1, 1e-3, 1e-3).loss
+        assert row.ratio == pytest.approx(srg / dnc, rel=1e-12)
+    assert set(df["layers"]) == {3, 4, 5}

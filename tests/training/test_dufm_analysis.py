@@ -1,0 +1,107 @@
+"""analyze_dufm on run folders built from the theory's explicit constructions (DNC, SRG, zero) and on GD runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from deepcollapse.models.dufm import DUFMConfig
+from deepcollapse.theory.constructions import (
+    dnc_solution,
+    loss_dnc,
+    loss_srg,
+    srg_gram,
+    srg_solution,
+    zero_solution,
+)
+from deepcollapse.training.dufm_analysis import analyze_dufm, gram_match
+
+torch.set_num_threads(1)
+
+
+def _folder(tmp_path, name, solutions, config: DUFMConfig):
+    """A run folder holding explicit points (one per run) in the trainer's params.pt layout."""
+    out = tmp_path / name
+    out.mkdir()
+    config.to_yaml(out / "config.yaml")
+    H1 = torch.stack([torch.from_numpy(s.H1) for s in solutions])
+    weights = [torch.stack([torch.from_numpy(s.weights[i]) for s in solutions]) for i in range(config.layers)]
+    torch.save(
+        {"H1": H1, "weights": weights, "config": config.to_dict(), "step": config.steps, "diverged": {}},
+        out / "params.pt",
+    )
+    return out
+
+
+def test_gram_match_finds_permutations():
+    G = srg_gram(10)
+    perm = np.random.default_rng(1).permutation(10)
+    m = gram_match(G[np.ix_(perm, perm)], G)
+    assert m["distance"] < 1e-9 and m["lower"] < 1e-9
+    # the identity (DNC Gram) is not SRG-like: the invariant lower bound already says so
+    m = gram_match(np.eye(10), G)
+    assert m["lower"] > 0.3 and m["distance"] >= m["lower"]
+
+
+@pytest.mark.parametrize("K, L", [(4, 3), (10, 4)])
+def test_dnc_construction_is_classified_dnc(tmp_path, K, L):
+    lam, n, width = 0.004, 5, 12
+    cfg = DUFMConfig(
+        classes=K, n=n, layers=L, width=width, lam_h=lam, lam_w=lam, runs=1, steps=0, dtype="float64"
+    )
+    sol = dnc_solution(K, L, n, lam, lam, width=width)
+    s = analyze_dufm(_folder(tmp_path, "dnc", [sol], cfg))
+    r = s["runs"][0]
+    closed = loss_dnc(K, L, n, lam, lam).loss
+    assert r["final_loss"] == pytest.approx(closed, rel=1e-9)  # explicit matrices vs the closed form
+    assert r["classification"] == "dnc", r
+    assert r["ranks"][1:] == [K] * (L - 1)
+    assert r["polished_loss"] == pytest.approx(closed, rel=1e-6)
+    assert max(r["dnc1"]) < 1e-20
+    assert s["loss_dnc"] == pytest.approx(closed)
+
+
+def test_srg_and_zero_constructions(tmp_path):
+    K, L, n, lam, width = 10, 4, 5, 0.004, 12
+    cfg = DUFMConfig(
+        classes=K,
+        n=n,
+        layers=L,
+        width=width,
+        lam_h=lam,
+        lam_w=lam,
+        runs=2,
+        steps=0,
+        seeds=[7, 8],
+        dtype="float64",
+    )
+    srg = srg_solution(K, L, n, lam, lam, width=width)
+    zero = zero_solution(K, L, n, width=width)
+    s = analyze_dufm(_folder(tmp_path, "srg", [srg, zero], cfg), write=True)
+    r_srg, r_zero = s["runs"]
+    closed = loss_srg(K, L, n, lam, lam).loss
+    assert r_srg["final_loss"] == pytest.approx(closed, rel=1e-9)
+    assert r_srg["classification"] == "srg_like", r_srg
+    assert r_srg["srg_gram_distance"] < 1e-8
+    assert r_srg["ranks"][1:3] == [5, 5]  # rank r = 5 in the middle layers (K = C(5, 2))
+    assert r_srg["polished_loss"] == pytest.approx(closed, rel=1e-6)
+    assert r_zero["classification"] == "zero" and r_zero["final_loss"] == 0.5
+    assert [r["seed"] for r in s["runs"]] == [7, 8]
+    on_disk = json.loads((tmp_path / "srg" / "summary.json").read_text())
+    assert on_disk["runs"][0]["classification"] == "srg_like" and on_disk["loss_srg"] == pytest.approx(closed)
+
+
+def test_perturbed_point_is_not_converged(tmp_path):
+    K, L, n, lam, width = 4, 3, 3, 0.004, 6
+    cfg = DUFMConfig(
+        classes=K, n=n, layers=L, width=width, lam_h=lam, lam_w=lam, runs=1, steps=0, dtype="float64"
+    )
+    sol = dnc_solution(K, L, n, lam, lam, width=width)
+    sol.H1 = sol.H1 + 0.05 * np.random.default_rng(0).standard_normal(sol.H1.shape)
+    r = analyze_dufm(_folder(tmp_path, "p", [sol], cfg))["runs"][0]
+    assert r["classification"] == "not_converged" and r["grad_norm"] > 1e-3
+    # polish keeps the class-mean structure (DNC-like up to noise) and re-optimises: close to L_DNC, below GD's
+    assert r["polished_loss"] < r["final_loss"]
