@@ -1,9 +1,9 @@
 """Throughput of the L-DUFM trainer against the plain single-run autograd loop a researcher would write.
 
 Flagship size (K = 10, n = 50, L = 4, width 30, float32, lr 0.5, all λ = 0.004).  Prints one JSON object:
-runs·steps/s (median of repeats) for the baseline and the trainer's stepping engine at R = 1, 8, 32, 128 (in this
-process, one BLAS thread) and with ``workers = 2`` (one single-threaded process per core), the ratio to the
-baseline, FLOPs per step and the achieved GFLOP/s as a fraction of a large GEMM measured in the same run
+runs·steps/s (median of repeats) for the baseline and the trainer's stepping engine at R = 1, 8, 32, 128 (in
+this process, one BLAS thread) and with ``workers = 2`` (one single-threaded process per core), the ratio to
+the baseline, FLOPs per step and the achieved GFLOP/s as a fraction of a large GEMM measured in the same run
 (per core; the ``workers`` rows are compared with ``workers ×`` that).
 
     python benchmarks/dufm_throughput.py            # ~1-2 min
@@ -28,7 +28,7 @@ from deepcollapse.training.dufm_kernel import flops_per_step
 
 
 def baseline_loop(config: DUFMConfig, steps: int) -> float:
-    """The usual research script: one run, torch autograd of eq. (1), ``p -= lr * p.grad``; returns steps/s."""
+    """The usual research script: one run, autograd of eq. (1), ``p -= lr * p.grad``; returns steps/s."""
     torch.manual_seed(0)
     K, n, N = config.classes, config.n, config.N
     Y = torch.kron(torch.eye(K), torch.ones(1, n))

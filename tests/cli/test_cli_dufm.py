@@ -66,6 +66,12 @@ def test_config_file_and_overrides(tmp_path, capsys):
     )
     d = yaml.safe_load((out / "config.yaml").read_text())
     assert d["width"] == [4, 6] and d["steps"] == 12 and d["lam_h"] == 0.02
+    capsys.readouterr()
+    out2 = tmp_path / "run2"
+    argv = ["dufm", "train", "--config", str(cfg), "--seeds", "3,8", "--no-progress", "--json"]
+    argv += ["--out", str(out2)]
+    assert main(argv) == 0
+    assert [r["seed"] for r in json.loads(capsys.readouterr().out)["runs"]] == [3, 8]
 
 
 def test_errors_are_one_line_exit_2(tmp_path, capsys):

@@ -125,6 +125,7 @@ def test_presets_listing_and_smoke_preset_run(tmp_path, capsys):
     out = tmp_path / "p"
     args = ["net", "train", "--preset", "net-2024-fig2-bottom", "--smoke", "--epochs", "1", "--out", str(out)]
     assert main([*args, "--no-progress"]) == 0
-    assert "reg: dufm" in (out / "config.yaml").read_text() and "head_layers: 4" in (out / "config.yaml").read_text()
+    text = (out / "config.yaml").read_text()
+    assert "reg: dufm" in text and "head_layers: 4" in text and "dataset: digits" in text
     assert main(["net", "train", "--smoke", "--out", str(tmp_path / "q")]) == 2
     assert "must come with --preset" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Sweeps: validation of sweep files, batching of seeds, resume without duplicated rows, executors agree."""
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -167,3 +168,26 @@ def test_ray_executor_matches_local(tmp_path):
         local.summary.drop(columns=[c for c in local.summary if "run_dir" in c]),
         ray_res.summary.drop(columns=[c for c in ray_res.summary if "run_dir" in c]),
     )
+
+
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_example_configs_are_valid_and_documented(path):
+    spec = load_sweep(path)
+    assert spec.tasks(path.parent / "unused")
+    header = path.read_text().split("\nname:")[0]
+    for needed in ("deepcollapse sweep configs/", "Expected runtime", "Expected result"):
+        assert needed in header
+
+
+def test_force_retrains_folders_with_a_changed_config(tmp_path):
+    spec = SweepSpec.from_dict({"base": BASE, "seeds": [0]})
+    first = run_sweep(spec, tmp_path, workers=1)
+    changed = SweepSpec.from_dict({"base": {**BASE, "lam": 0.02}, "seeds": [0]})
+    res = run_sweep(changed, tmp_path, workers=1, force=True)
+    assert [s["status"] for s in res.statuses] == ["trained"]
+    fresh = run_sweep(changed, tmp_path / "fresh", workers=1)
+    pd.testing.assert_frame_equal(_table(res), _table(fresh))
+    assert res.runs["final_loss"].iloc[0] != first.runs["final_loss"].iloc[0]

@@ -1,4 +1,4 @@
-"""The batched L-DUFM: config validation, per-run initialisation, gradients against float64 autograd of eq. (1)."""
+"""The batched L-DUFM: config validation, per-run init, gradients against float64 autograd of eq. (1)."""
 
 from __future__ import annotations
 
@@ -150,8 +150,8 @@ def test_run_is_independent_of_batch_size():
 def test_default_init_scales():
     c = DUFMConfig(width=30, layers=4, runs=1, dtype="float64")
     p = init_run(c, 0)
-    assert c.init_scale[0] == 0.1
-    assert p[0].std().item() == pytest.approx(0.1, rel=0.05)
+    assert c.init_scale[0] == 1.0
+    assert p[0].std().item() == pytest.approx(1.0, rel=0.05)
     assert p[1].std().item() == pytest.approx(1 / math.sqrt(30), rel=0.1)
     u = init_run(DUFMConfig(width=30, layers=4, init="uniform", init_scale=0.5, dtype="float64"), 0)
     assert u[0].abs().max().item() <= 0.5 * math.sqrt(3) and u[0].std().item() == pytest.approx(0.5, rel=0.05)

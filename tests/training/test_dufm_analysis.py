@@ -1,4 +1,4 @@
-"""analyze_dufm on run folders built from the theory's explicit constructions (DNC, SRG, zero) and on GD runs."""
+"""analyze_dufm on run folders built from the theory's explicit constructions (DNC, SRG, zero)."""
 
 from __future__ import annotations
 
@@ -103,5 +103,5 @@ def test_perturbed_point_is_not_converged(tmp_path):
     sol.H1 = sol.H1 + 0.05 * np.random.default_rng(0).standard_normal(sol.H1.shape)
     r = analyze_dufm(_folder(tmp_path, "p", [sol], cfg))["runs"][0]
     assert r["classification"] == "not_converged" and r["grad_norm"] > 1e-3
-    # polish keeps the class-mean structure (DNC-like up to noise) and re-optimises: close to L_DNC, below GD's
+    # polish keeps the class-mean structure (DNC-like up to noise) and re-optimises the layers
     assert r["polished_loss"] < r["final_loss"]

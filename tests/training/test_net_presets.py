@@ -15,7 +15,7 @@ torch.set_num_threads(1)
 def test_paper_settings():
     fig2 = net_preset("net-2024-fig2-bottom")
     assert (fig2.dataset, fig2.head_layers, fig2.head_width, fig2.reg) == ("cifar10", 4, 64, "dufm")
-    assert (fig2.lam, fig2.lam_h, fig2.lr) == (0.005, 5e-6, 0.05)
+    assert (fig2.lam, fig2.lam_h, fig2.lr, fig2.lam_h_scale) == (0.005, 5e-6, 0.05, "dataset")
     c10, mn = net_preset("net-2024-fig4-cifar10"), net_preset("net-2024-fig4-mnist")
     assert (c10.head_layers, c10.reg, c10.lam, c10.lr) == (5, "standard", 0.08, 0.005)
     assert (mn.dataset, mn.lam, mn.lr) == ("mnist", 0.04, 0.01)

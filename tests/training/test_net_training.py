@@ -229,3 +229,47 @@ def test_divergence_is_reported_not_raised(tmp_path):
     summary = train_net(cfg, tmp_path / "run", progress=False)
     assert summary["diverged"] is True and summary["epochs_done"] < 3
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["diverged"] is True
+
+
+def test_lam_h_dataset_scale_multiplies_by_training_set_size():
+    cfg = NetConfig(**{**SMALL, "reg": "dufm", "lam": 0.0, "lam_h": 0.01, "lam_h_scale": "dataset"})
+    data = load_net_data(cfg)
+    model = build_network(cfg, 1).eval()
+    with torch.no_grad():
+        x, _ = data.train.batch(slice(0, 8))
+        _, feats = model(x)
+        h1 = feats["H1"].double().numpy()
+        reg_h1, _ = regularisation(cfg, model, feats["H1"], n_train=len(data.train))
+        ref = 0.5 * 0.01 * len(data.train) * np.mean(np.sum(h1**2, axis=1))
+        assert float(reg_h1) == pytest.approx(ref, rel=1e-5)
+        # over the whole training set this is the DUFM term (λ_H1/2)‖H1‖_F² of eq. (1)
+        x_all, _ = data.train.batch(slice(None))
+        H1 = model(x_all)[1]["H1"].double().numpy()
+    assert evaluate(cfg, model, data)["reg_h1"] == pytest.approx(0.5 * 0.01 * np.sum(H1**2), rel=1e-5)
+
+
+def test_cifar_files_train_end_to_end(tmp_path):
+    """Three-channel 32×32 path: tiny CIFAR-10 pickle batches written in the real format, one epoch."""
+    import pickle
+
+    folder = tmp_path / "data" / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        blob = {b"data": rng.integers(0, 256, size=(10, 3072), dtype=np.uint8), b"labels": list(range(10))}
+        with open(folder / name, "wb") as fh:
+            pickle.dump(blob, fh, protocol=2)
+    cfg = NetConfig(
+        dataset="cifar10",
+        data_dir=str(tmp_path / "data"),
+        classes=[2, 5, 7],
+        head_layers=2,
+        head_width=8,
+        batch_size=5,
+        epochs=1,
+        device="cpu",
+        threads=1,
+    )
+    summary = train_net(cfg, tmp_path / "run", progress=False)
+    assert summary["n_train"] == 15 and summary["num_classes"] == 3
+    assert set(summary["ranks"]) == {"H1", "H~2", "H2"}

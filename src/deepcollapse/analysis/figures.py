@@ -95,10 +95,13 @@ def plot_loss_curves(
     y: str = "loss",
     label: str = "GD (mean ± std)",
     logy: bool = True,
+    zoom: bool = True,
 ) -> tuple[Figure, Axes]:
     """Training loss over steps (mean ± std over runs) against the L_DNC and L_SRG levels (2024 Fig. 2 left).
 
-    ``curves``: columns ``step``, ``run`` and ``y``.
+    ``curves``: columns ``step``, ``run`` and ``y``.  ``zoom`` limits the y-axis to the region around the
+    theory levels (from 0.9 × the lowest of them and of the curve, up to max(0.6, 1.5 × L_DNC)), cutting the
+    first steps' large losses.
     """
     fig, ax = new_axes(ax)
     stats = _mean_std(curves.dropna(subset=[y]), "step", y)
@@ -109,6 +112,13 @@ def plot_loss_curves(
         ax.axhline(loss_srg, color="tab:green", linestyle=":", label=f"$L_{{SRG}}$ = {loss_srg:.4f}")
     if logy:
         ax.set_yscale("log")
+    levels = [v for v in (loss_dnc, loss_srg) if v is not None and np.isfinite(v)]
+    if (
+        levels and zoom
+    ):  # the papers' view: the converged region around the theory levels, not the first steps
+        finite = stats["mean"][np.isfinite(stats["mean"])]
+        low = min([*levels, float(finite.min())]) if len(finite) else min(levels)
+        ax.set_ylim(0.9 * low, max(0.6, 1.5 * max(levels)))
     ax.set_xlabel("gradient step")
     ax.set_ylabel("training loss")
     ax.legend(fontsize=8)

@@ -27,6 +27,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", type=int, help="processes (default: min(2, cores))")
     p.add_argument("--executor", default="local", help="local (default) or ray")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--force", action="store_true", help="re-train run folders made with a different config")
     p.set_defaults(func=run)
 
 
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         executor=args.executor,
         workers=args.workers,
         progress=not args.no_progress,
+        force=args.force,
     )
     print(f"demo finished in {time.perf_counter() - t0:.0f} s")
     print(f"report: {path}")

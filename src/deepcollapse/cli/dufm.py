@@ -1,12 +1,11 @@
-"""``deepcollapse dufm``: train the batched L-DUFM with full-batch GD, resume it, analyse it against the theory.
+"""``deepcollapse dufm``: train the batched L-DUFM with full-batch GD, resume it, analyse it vs the theory.
 
 Examples::
 
     deepcollapse dufm train --classes 10 --n 50 --layers 4 --width 30 --lam 0.004 --lr 0.5 --steps 100000 \\
         --runs 10 --seed 0 --workers 2 --out runs/flagship
     deepcollapse dufm train --config flagship.yaml --out runs/flagship      # any DUFMConfig field in YAML
-    deepcollapse dufm resume runs/flagship
-    deepcollapse dufm analyze runs/flagship --json
+    deepcollapse dufm resume runs/flagship deepcollapse dufm analyze runs/flagship --json
 """
 
 from __future__ import annotations
@@ -103,6 +102,8 @@ def build_config(args: argparse.Namespace) -> Any:
         v = getattr(args, field, None)
         if v is not None:
             data[field] = v
+    if args.seeds is not None and args.runs is None:  # --seeds 3,5,8 alone implies --runs 3
+        data["runs"] = len([s for s in str(args.seeds).split(",") if s.strip()])
     return DUFMConfig.from_dict(data)
 
 

@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from deepcollapse._checks import ConfigError
@@ -57,7 +58,12 @@ def register(subparsers: Any) -> None:
     t.add_argument(
         "--lam", type=float, help="λ_W of the head (dufm) or weight decay (standard) (default 0.005)"
     )
-    t.add_argument("--lam-h", type=float, help="λ_H1 on the batch-mean ‖h1‖² (dufm) (default 5e-6)")
+    t.add_argument("--lam-h", type=float, help="λ_H1 on the backbone features (dufm) (default 5e-6)")
+    t.add_argument(
+        "--lam-h-scale",
+        choices=["batch_mean", "dataset"],
+        help="λ_H1 times the batch mean of ‖h1‖²/2 (batch_mean, default) or N times that (dataset: eq. (1))",
+    )
     t.add_argument("--optimizer", choices=["sgd", "adam"], help="(default sgd)")
     t.add_argument("--momentum", type=float, help="(default 0.9)")
     t.add_argument("--lr", type=float, help="(default 0.05)")
@@ -91,39 +97,6 @@ def register(subparsers: Any) -> None:
     r.set_defaults(func=_resume)
 
 
-# NetConfig fields settable by an option of the same name (dashes for underscores).
-_FIELDS = (
-    "dataset",
-    "data_dir",
-    "classes",
-    "n_per_class",
-    "n_test_per_class",
-    "backbone",
-    "feature_dim",
-    "head_layers",
-    "head_width",
-    "loss",
-    "reg",
-    "lam",
-    "lam_h",
-    "optimizer",
-    "momentum",
-    "lr",
-    "lr_schedule",
-    "milestones",
-    "gamma",
-    "epochs",
-    "batch_size",
-    "eval_every",
-    "seed",
-    "device",
-    "threads",
-    "head_init",
-    "head_init_run",
-    "rank_rtol",
-)
-
-
 def config_from_args(args: argparse.Namespace) -> Any:
     """Build a NetConfig: defaults, then ``--config`` YAML, then explicit options (named as the fields)."""
     from deepcollapse.training.net_config import NetConfig
@@ -140,13 +113,18 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
         try:
             with open(args.config) as fh:
-                base.update(yaml.safe_load(fh) or {})
-        except OSError as exc:
+                loaded = yaml.safe_load(fh) or {}
+        except (OSError, yaml.YAMLError) as exc:
             raise ConfigError(f"config == {args.config!r}, must be a readable YAML file ({exc}).") from None
-    for field in _FIELDS:
-        v = getattr(args, field, None)
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config == {args.config!r}, must hold a mapping of NetConfig fields.")
+        base.update(loaded)
+    for field in dataclasses.fields(NetConfig):  # options are named as the fields (dashes for underscores)
+        if field.type == "bool" or field.name not in vars(args):
+            continue
+        v = getattr(args, field.name)
         if v is not None:
-            base[field] = v
+            base[field.name] = v
     if args.no_normalize:
         base["normalize"] = False
     if args.freeze_head:

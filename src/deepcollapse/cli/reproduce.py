@@ -17,11 +17,12 @@ from deepcollapse._checks import ConfigError
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress`` (shared with ``sweep``)."""
+    """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress``, ``--force`` (shared by sweep)."""
     p.add_argument("--executor", default="local", help="local (default: process pool) or ray")
     p.add_argument("--workers", type=int, help="parallel processes / Ray CPUs (default: min(tasks, cores))")
     p.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local instance)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--force", action="store_true", help="re-train run folders made with a different config")
 
 
 def register(subparsers: Any) -> None:
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         ray_address=args.ray_address,
         progress=not args.no_progress,
+        force=args.force,
     )
     print(f"report: {path}")
     return 0

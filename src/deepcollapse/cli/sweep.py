@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         ray_address=args.ray_address,
         progress=not args.no_progress,
+        force=args.force,
     )
     n_done = sum(s["status"] != "skipped" for s in result.statuses)
     print(f"{len(result.statuses)} tasks ({n_done} run now, {len(result.statuses) - n_done} already done)")

@@ -86,6 +86,7 @@ def run_demo(
     executor: str = "local",
     workers: int | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> Path:
     """Run the demo into ``out_dir`` (finished parts are skipped on re-runs); return the report's path."""
     steps = check_int("steps", steps, min=1)
@@ -102,4 +103,4 @@ def run_demo(
         _demo_body(steps, runs),  # type: ignore[arg-type]
         command=f"deepcollapse demo --steps {steps} --runs {runs}",
     )
-    return exp.run(out_dir, executor=executor, workers=workers, progress=progress)
+    return exp.run(out_dir, executor=executor, workers=workers, progress=progress, force=force)

@@ -13,9 +13,10 @@ Two executors run the same :func:`run_task` on the same task list:
   on a local Ray instance started for the sweep and shut down afterwards.  Run folders must be on a file
   system every Ray node sees.  Ray is an optional extra: ``pip install 'deepcollapse[ray]'``.
 
-Every task runs with one torch thread (set for the duration of the task and restored afterwards), so a task's
-floating-point result does not depend on where it ran: both executors produce bit-identical run folders and
-therefore identical result tables for the same sweep (the trainers are deterministic per seed).
+Every DUFM task runs with one torch thread (set for the duration of the task and restored afterwards; the
+numpy kernel uses one BLAS thread), so a task's floating-point result does not depend on where it ran: both
+executors produce bit-identical run folders and therefore identical result tables for the same sweep (the
+trainer is deterministic per seed).  Network tasks use the ``threads`` / ``device`` of their ``NetConfig``.
 """
 
 from __future__ import annotations
@@ -84,39 +85,34 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     """Run (or resume, or skip) one task; return ``{"label", "status": "skipped"|"resumed"|"trained",
     "seconds"}``.
 
-    Runs with one torch thread (see the module docstring).  The trainers are imported here so that a worker
-    process imports torch only when it has work.
+    DUFM tasks run with one torch thread (see the module docstring).  The trainers are imported here so that
+    a worker process imports torch only when it has work.
     """
     out = Path(task.out_dir)
     if task.done:
         return {"label": task.label, "status": "skipped", "seconds": 0.0}
     t0 = time.perf_counter()
     resume = (out / "checkpoint.pt").is_file()
-    with _torch_threads(1):
-        if task.kind == "dufm":
-            from deepcollapse.training.dufm import DUFMConfig, resume_dufm, train_dufm
+    if task.kind == "dufm":
+        from deepcollapse.training.dufm import DUFMConfig, resume_dufm, train_dufm
 
+        with _torch_threads(1):
             if resume:
                 resume_dufm(out, progress=progress)
             else:
                 train_dufm(DUFMConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
-        elif task.kind == "net":
-            from deepcollapse.training.supervised import NetConfig, resume_net, train_net
+    elif task.kind == "net":
+        # real networks: threads and device come from the NetConfig (``threads``, ``device``)
+        from deepcollapse.training.supervised import NetConfig, resume_net, train_net
 
-            if resume:
-                resume_net(out)
-            else:
-                train_net(_net_config(NetConfig, task.config), out, force=True, progress=progress)
+        if resume:
+            resume_net(out, progress=progress)
         else:
-            raise ConfigError(f"task.kind == {task.kind!r}, must be one of {', '.join(TASK_KINDS)}.")
+            train_net(NetConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
+    else:
+        raise ConfigError(f"task.kind == {task.kind!r}, must be one of {', '.join(TASK_KINDS)}.")
     status = "resumed" if resume else "trained"
     return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
-
-
-def _net_config(cls: Any, d: dict[str, Any]) -> Any:
-    if hasattr(cls, "from_dict"):
-        return cls.from_dict(dict(d))
-    return cls(**d)
 
 
 def _worker_init() -> None:  # pragma: no cover - runs in child processes
@@ -180,9 +176,10 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
         return out
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(pending)
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    bar = _bar(len(pending), progress)
+    try:
         futures = {pool.submit(run_task, t, False): i for i, t in enumerate(pending)}
-        bar = _bar(len(pending), progress)
         for fut in cf.as_completed(futures):
             i = futures[fut]
             try:
@@ -191,7 +188,13 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
                 log.error("task %s failed: %s", pending[i].label, exc)
                 results[i] = exc
             bar.update(1)
+    except KeyboardInterrupt:
+        # Ctrl-C reaches the workers too: the trainers checkpoint and stop; queued tasks are dropped.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
         bar.close()
+    pool.shutdown(wait=True)
     return results
 
 

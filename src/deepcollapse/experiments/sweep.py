@@ -299,8 +299,10 @@ def parse_assignments(items: Sequence[str], what: str) -> dict[str, Any]:
     return out
 
 
-def _check_existing(task: Task) -> None:
-    """A done run folder must have been made with the same config (else the tables would mix experiments)."""
+def _check_existing(task: Task, force: bool = False) -> None:
+    """A run folder that exists (finished or interrupted) must have been made with the same config, otherwise
+    the tables would mix experiments: refuse, or with ``force`` drop its summary and checkpoint so that the
+    task is trained again from scratch (the trainer overwrites its run files)."""
     path = Path(task.out_dir) / "config.yaml"
     if not path.is_file():
         return
@@ -308,12 +310,18 @@ def _check_existing(task: Task) -> None:
     if isinstance(old, Mapping) and "config" in old and isinstance(old["config"], Mapping):
         old = old["config"]
     diff = [k for k, v in task.config.items() if k in old and _norm(old[k]) != _norm(v)]
-    if diff:
-        k = diff[0]
-        raise ConfigError(
-            f"{task.out_dir} was run with {k} == {old[k]!r}, but this sweep asks for {task.config[k]!r}: "
-            f"must use a new --out folder (or delete that run folder)."
-        )
+    if not diff:
+        return
+    if force:
+        log.warning("%s: config changed (%s), training it again", task.out_dir, ", ".join(diff))
+        for name in ("summary.json", "checkpoint.pt"):
+            (Path(task.out_dir) / name).unlink(missing_ok=True)
+        return
+    k = diff[0]
+    raise ConfigError(
+        f"{task.out_dir} was run with {k} == {old[k]!r}, but this sweep asks for {task.config[k]!r}: "
+        f"must use a new --out folder (or --force to train it again)."
+    )
 
 
 def _norm(v: Any) -> Any:
@@ -339,14 +347,17 @@ def run_sweep(
     workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> SweepResult:
-    """Run every unfinished point of ``spec`` into ``out_dir`` and write ``results.csv`` / ``summary.csv``."""
+    """Run every unfinished point of ``spec`` into ``out_dir`` and write ``results.csv`` / ``summary.csv``.
+
+    Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
+    ``force`` trains them again)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = spec.tasks(out)
     for t in tasks:
-        if t.done:
-            _check_existing(t)
+        _check_existing(t, force)
     (out / "sweep.yaml").write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
     statuses = run_tasks(
         tasks, executor=executor, workers=workers, ray_address=ray_address, progress=progress
@@ -387,7 +398,7 @@ _REPORT_METRICS = ("final_loss", "mean_rank", "is_dnc", "below_dnc", "train_acc"
 def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> Path:
     """``report.html`` of a sweep: for each numeric swept field, the main metrics (mean ± std over seeds)
     against it; the per-point and per-run tables; the spec."""
-    from deepcollapse.analysis.figures import plot_sweep_curve, save_figure
+    from deepcollapse.analysis.figures import new_axes, plot_sweep_curve, save_figure
     from deepcollapse.analysis.report import Report
 
     spec, out = result.spec, result.out_dir
@@ -397,16 +408,25 @@ def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> P
         command=f"deepcollapse sweep {out / 'sweep.yaml'} --out {out}",
     )
     summary = result.summary
-    keys = [k for k in spec.varying_keys() if k in summary and pd.api.types.is_numeric_dtype(summary[k])]
+    varying = [k for k in spec.varying_keys() if k in summary]
+    keys = [k for k in varying if pd.api.types.is_numeric_dtype(summary[k])]
     if keys and len(summary) > 1:
         rep.section("Metrics against the swept fields (mean ± 1 std over seeds)")
         for key in keys:
+            others = [k for k in varying if k != key]
+            groups = list(summary.groupby(others, dropna=False)) if others else [((), summary)]
+            if all(len(g) < 2 for _, g in groups):
+                continue
+            values = summary[key].astype(float)
+            log2x = bool((values > 0).all() and values.max() / max(values.min(), 1e-300) >= 8)
             for metric in _REPORT_METRICS:
                 if f"{metric}_mean" not in summary or summary[f"{metric}_mean"].isna().all():
                     continue
-                values = summary[key].astype(float)
-                log2x = bool((values > 0).all() and values.max() / max(values.min(), 1e-300) >= 8)
-                fig, _ = plot_sweep_curve(summary, key, metric, log2x=log2x)
+                fig, ax = new_axes()
+                for gkey, sub in groups:
+                    gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+                    label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or None
+                    plot_sweep_curve(sub, key, metric, ax=ax, log2x=log2x, label=label)
                 png, _ = save_figure(fig, out / "figures", f"{metric}_vs_{key}")
                 rep.add_figure(png, f"{metric} against {'log2 ' if log2x else ''}{key}")
     rep.section("Per point (mean ± std over seeds)")

@@ -1,7 +1,8 @@
 """Full-batch gradient descent on the batched L-DUFM (2024 paper eq. (1)): train, checkpoint, resume, observe.
 
-``train_dufm(config, out_dir)`` advances ``config.runs`` independent runs (seeds ``seed + r``) for ``config.steps``
-steps of plain GD ``θ ← θ − lr_t ∇ eq.(1)`` -- no momentum, no clipping, nothing else -- and writes the run folder::
+``train_dufm(config, out_dir)`` advances ``config.runs`` independent runs (seeds ``seed + r``) for
+``config.steps`` steps of plain GD ``θ ← θ − lr_t ∇ eq.(1)`` -- no momentum, no clipping, nothing else --
+and writes the run folder::
 
     config.yaml      the DUFMConfig (DUFMConfig.from_yaml reads it back)
     metrics.jsonl    one JSON object per (logged step, run): step, run, seed, loss, fit, reg, diverged, layers
@@ -9,19 +10,20 @@ steps of plain GD ``θ ← θ − lr_t ∇ eq.(1)`` -- no momentum, no clipping,
                      (step 0 and the last step always); non-finite numbers are written as null
     checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config}; atomic (temp file +
                      os.replace) every checkpoint_every steps, at the end, and on SIGINT / SIGTERM
-    params.pt        {"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l) ...], "config": dict, "step", "diverged"}
+    params.pt        {"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l) ...], "config", "step", "diverged"}
     summary.json     analyze_dufm(out_dir): theory losses, per-run classification, polish (atomic)
 
 GD is deterministic and the initialisation is a function of the seeds, so a checkpoint needs no RNG state:
 ``resume_dufm`` continues from the last checkpoint and ends bit-identical (CPU) to an uninterrupted run.
 
-Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.training.dufm_kernel`, hand-written gradients with
-``out=`` buffers on OpenBLAS, one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1`` splits the runs over
-that many single-threaded processes (one per core is the fastest layout on CPU).  ``backend='torch'``: batched
-``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on ``cpu`` or ``cuda``.
+Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.training.dufm_kernel`, hand-written
+gradients with ``out=`` buffers on OpenBLAS, one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
+splits the runs over that many single-threaded processes (one per core is the fastest layout on CPU).
+``backend='torch'``: batched ``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on
+``cpu`` or ``cuda``.
 
-Divergence: a run whose forward pass (numpy) or gradient (torch) is not finite at step ``t`` is marked diverged at
-``t`` and frozen there; the other runs go on.
+Divergence: a run whose forward pass (numpy) or gradient (torch) is not finite at step ``t`` is marked
+diverged at ``t`` and frozen there; the other runs go on.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ log = logging.getLogger(__name__)
 
 RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "params.pt", "summary.json")
 CHECKPOINT_FORMAT = "deepcollapse.dufm.checkpoint/1"
-_CHUNK = 1000  # at most this many steps between progress-bar updates / interrupt checks
+_CHUNK = 1000  # at most this many steps between progress-bar updates / interrupt checks ...
+_CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5 s): Ctrl-C is honoured fast
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -140,11 +143,11 @@ def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: 
 
 
 def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig) -> dict[str, Any]:
-    """Loss parts and per-layer collapse metrics of one run (float64, features ``H_l^T`` of shape ``(N, d_l)``).
+    """Loss parts and per-layer collapse metrics of one run (float64, features ``H_l^T``, ``(N, d_l)``).
 
     Layers: ``1 post`` (``H_1`` itself), then ``l pre`` (``H~_l``) and ``l post`` (``H_l = ReLU(H~_l)``) for
-    ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l, K)``;
-    ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
+    ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l,
+    K)``; ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
     """
     loss, fit, reg = loss_parts(H1, weights, config)
     rec: dict[str, Any] = {
@@ -183,7 +186,7 @@ class _NumpyEngine:
         if config.workers > 1 and config.runs > 1:
             import multiprocessing as mp
 
-            # fork (Linux): workers only run the numpy kernel, and scripts need no ``if __name__ == "__main__"``
+            # fork (Linux): workers only run the numpy kernel; scripts need no ``if __name__ == "__main__"``
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             self._pool = ProcessPoolExecutor(
                 max_workers=min(config.workers, config.runs),
@@ -249,7 +252,7 @@ class _TorchEngine:
             ok = torch.stack([torch.isfinite(t.flatten(1).sum(1)) for t in steps]).all(0)  # (R,)
             new_bad = self.alive & ~ok
             if bool(new_bad.any()):
-                for r in torch.flatnonzero(new_bad).tolist():
+                for r in torch.nonzero(new_bad).flatten().tolist():
                     diverged[int(r)] = start + i
                 self.alive &= ok
             with torch.no_grad():
@@ -277,8 +280,7 @@ class _StopFlag:
     def __call__(self, signum: int, frame: Any) -> None:
         if self.signum is not None and signum == signal.SIGINT:  # second Ctrl-C: give up immediately
             raise KeyboardInterrupt
-        self.signum = signum
-        log.warning("signal %d received: finishing the current chunk and writing a checkpoint", signum)
+        self.signum = signum  # no logging here: a signal handler must not take the logging lock
 
 
 @contextlib.contextmanager
@@ -393,6 +395,8 @@ def _run_loop(
         total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
     )
     t0, step0 = time.perf_counter(), step
+    per_process = math.ceil(config.runs / (config.workers if config.resolved_backend == "numpy" else 1))
+    chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // per_process))
     try:
         with _signals(flag):
             if fresh:
@@ -401,7 +405,7 @@ def _run_loop(
             while step < stop_at:
                 nxt = min(
                     stop_at,
-                    step + _CHUNK,
+                    step + chunk,
                     (step // config.log_every + 1) * config.log_every,
                     (step // config.checkpoint_every + 1) * config.checkpoint_every,
                 )
@@ -420,6 +424,7 @@ def _run_loop(
                 if step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None:
                     _write_checkpoint(out, step, P, diverged, config)
                 if flag.signum is not None:
+                    log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
                     raise KeyboardInterrupt(
                         f"stopped by signal {flag.signum} at step {step}; checkpoint written"
                     )
@@ -479,12 +484,12 @@ def train_dufm(
     progress: bool = True,
     max_steps: int | None = None,
 ) -> dict[str, Any]:
-    """Train ``config.runs`` runs from scratch into ``out_dir``; return the summary (see :func:`analyze_dufm`).
+    """Train ``config.runs`` runs from scratch into ``out_dir``; return the summary (:func:`analyze_dufm`).
 
     ``force``: overwrite the run files of an existing non-empty folder (otherwise ``ConfigError``).
-    ``max_steps``: stop after this many steps with a checkpoint, as if interrupted (``resume_dufm`` continues);
-    the return value is then ``{"step": ..., "finished": False}``.  SIGINT/SIGTERM: a checkpoint is written after
-    the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
+    ``max_steps``: stop after this many steps with a checkpoint, as if interrupted (``resume_dufm``
+    continues); the return value is then ``{"step": ..., "finished": False}``.  SIGINT/SIGTERM: a checkpoint
+    is written after the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
@@ -521,8 +526,8 @@ def resume_dufm(
 ) -> dict[str, Any]:
     """Continue a run folder from its ``checkpoint.pt`` (bit-identical to an uninterrupted run on CPU).
 
-    ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count (the
-    trajectory does not depend on it).  A finished folder is re-analysed and its summary returned.
+    ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count
+    (the trajectory does not depend on it).  A finished folder is re-analysed and its summary returned.
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():

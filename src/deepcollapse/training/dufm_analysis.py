@@ -1,36 +1,44 @@
 """Analyse a finished L-DUFM run folder against the theory engine: ``analyze_dufm(out_dir) -> dict``.
 
-For the folder: ``loss_dnc``, ``loss_srg`` (``None`` where the SRG construction is undefined, ``K < 6``) and the
-whole :func:`deepcollapse.theory.compare.compare` dict under ``theory``.  For each run (all in float64, from
-``params.pt``): ``seed, final_loss, fit, reg, grad_norm, ranks`` (numerical rank of the post-ReLU class means
-``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``), ``ranks_pre`` (``M~_2 .. M~_L``),
-``dnc1`` (``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``), ``dnc2_cond`` (``σ_1/σ_K`` of ``M_1 .. M_L``),
-``srg_gram_distance``, ``classification``, ``diverged``, ``diverged_step``, ``polished_loss``, ``below_dnc``.
+For the folder: ``loss_dnc``, ``loss_srg`` (``None`` where the SRG construction is undefined, ``K < 6``) and
+the whole :func:`deepcollapse.theory.compare.compare` dict under ``theory``.  For each run (all in float64,
+from ``params.pt``): ``seed, final_loss, fit, reg, grad_norm, ranks`` (numerical rank of the post-ReLU class
+means ``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``), ``ranks_pre``
+(``M~_2 .. M~_L``), ``dnc1`` (``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``), ``dnc2_cond`` (``σ_1/σ_K`` of ``M_1 ..
+M_L``), ``srg_gram_distance``, ``classification``, ``diverged``, ``diverged_step``, ``polished_loss``,
+``below_dnc``.
 
 Classification (first rule that applies):
 
 1. ``diverged`` -- the trainer marked the run diverged (NaN/inf), or its final parameters are not finite.
-2. ``zero`` -- the all-zero solution: ``fit >= 1/2 − ZERO_TOL`` and ``reg <= ZERO_TOL`` (loss ≈ 1/2, no output).
+2. ``zero`` -- the all-zero solution: ``fit >= 1/2 − ZERO_TOL`` and ``reg <= ZERO_TOL`` (loss ≈ 1/2,
+   no output).
 3. ``srg_like`` -- ``K >= 6`` and the cosine-normalised Gram matrix of the post-ReLU last-layer class means
-   ``M_L^T M_L`` equals :func:`~deepcollapse.theory.constructions.srg_gram` up to a permutation of the classes and
-   scale: ``min_P max_ij |G − P G_SRG P^T| <= GRAM_TOL``.  The permutation is searched by quadratic assignment
-   (``scipy.optimize.quadratic_assignment``: FAQ from up to 32 starts, each refined by 2-opt; an upper bound of
-   the minimum), after a permutation-invariant lower bound (sorted entries and sorted eigenvalues) has not already
-   ruled it out.  This is a statement about structure and is checked before convergence: the SRG construction
-   is *not* a stationary point of eq. (1) (its gradient norm is ~1e-2 at the flagship setting), so GD near it
-   keeps moving.
-4. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters).
-5. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal frame up
-   to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).
+   ``M_L^T M_L`` equals :func:`~deepcollapse.theory.constructions.srg_gram` up to a permutation of the
+   classes and scale: ``min_P max_ij |G − P G_SRG P^T| <= GRAM_TOL``.  The permutation is searched by
+   quadratic assignment (``scipy.optimize.quadratic_assignment``: FAQ from up to 32 starts, each refined by
+   2-opt; an upper bound of the minimum), after a permutation-invariant lower bound (sorted entries and
+   sorted eigenvalues) has not already ruled it out.  This is a statement about structure and is checked
+   before convergence: the SRG construction is *not* a stationary point of eq. (1) (its gradient norm is
+   ~1e-2 at the flagship setting), so GD near it keeps moving.
+4. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters) *and* the loss
+   still fell by more than ``PLATEAU_TOL`` (relative) over the last 10 % of the steps (``metrics.jsonl``; the
+   last record at a step ``<= 0.9 T``).  Both are needed: at lr 0.5 GD typically ends in a small oscillation
+   (edge of stability) with ``‖∇‖ ~ 1e-2`` while the loss has stopped decreasing.
+5. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal
+   frame up to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).
 6. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
 7. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
 
-Polish: keep the learned pre-ReLU class means ``M~_2 .. M~_L``, rescale each by ``c_l > 0`` (ReLU is positively
-homogeneous, so the structure is kept) and re-optimise the layers with the conditionally optimal ones
-(:func:`~deepcollapse.theory.layers.solution_from_class_means`): the scales minimise the closed-form conditional loss
-(:func:`~deepcollapse.theory.layers.conditional_loss`, Nelder–Mead on ``log c``), the reported ``polished_loss`` is the
-explicit eq. (1) value of the resulting point (the lower of scaled / unscaled).  It is an upper bound on the best
-loss with this class-mean structure; ``polished_loss < final_loss`` means GD had not finished optimising the scales.
+Polish: keep the class-mean structure ``M~_2 .. M~_L`` and re-optimise the layers with the conditionally
+optimal ones (:func:`~deepcollapse.theory.layers.solution_from_class_means`: balanced first layer, min-norm
+middle layers, ridge last layer) and the scales (each ``M~_l`` times ``c_l > 0``, Nelder–Mead on ``log c``
+of the explicit eq. (1) value; ReLU is positively homogeneous, so the structure is kept).  Two sources of
+``M~``: the learned pre-ReLU class means, and those of the *collapsed* network (:func:`collapsed_pre_means`:
+``H_1`` replaced by its class means and pushed through the learned weights), which the middle layers can
+always interpolate.  ``polished_loss`` is the lowest explicit loss found: an upper bound on the best loss
+with this structure; ``polished_loss < final_loss`` means GD had not finished optimising within the
+structure.
 """
 
 from __future__ import annotations
@@ -48,12 +56,22 @@ from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical
 from deepcollapse.models.dufm import DUFMConfig
 from deepcollapse.training.dufm_kernel import numpy_gradients
 
-__all__ = ["DNC2_TOL", "GRAD_TOL", "GRAM_TOL", "ZERO_TOL", "analyze_dufm", "gram_match", "polish"]
+__all__ = [
+    "DNC2_TOL",
+    "GRAD_TOL",
+    "GRAM_TOL",
+    "PLATEAU_TOL",
+    "ZERO_TOL",
+    "analyze_dufm",
+    "gram_match",
+    "polish",
+]
 
 log = logging.getLogger(__name__)
 
 ZERO_TOL = 1e-4
 GRAD_TOL = 1e-4
+PLATEAU_TOL = 1e-3
 GRAM_TOL = 0.05
 DNC2_TOL = 0.05
 
@@ -67,10 +85,10 @@ def _cosine_gram(M: np.ndarray) -> np.ndarray:
 def gram_match(G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int = 0) -> dict[str, Any]:
     """How close ``G`` is to ``P G_ref P^T`` over permutations ``P`` (both cosine-normalised ``(K, K)``).
 
-    Returns ``{"lower": ..., "distance": ..., "perm": [...]}``: ``lower`` is a permutation-invariant lower bound of
-    ``min_P max|G − P G_ref P^T|`` (sorted entries; sorted eigenvalues / K), ``distance`` the max-entry error of the
-    best permutation found by quadratic assignment (maximising ``⟨G, P G_ref P^T⟩``, i.e. minimising the Frobenius
-    error), ``perm[i]`` the reference class matched to class ``i``.
+    Returns ``{"lower": ..., "distance": ..., "perm": [...]}``: ``lower`` is a permutation-invariant lower
+    bound of ``min_P max|G − P G_ref P^T|`` (sorted entries; sorted eigenvalues / K), ``distance`` the
+    max-entry error of the best permutation found by quadratic assignment (maximising ``⟨G, P G_ref P^T⟩``,
+    i.e. minimising the Frobenius error), ``perm[i]`` the reference class matched to class ``i``.
     """
     from scipy.optimize import quadratic_assignment
 
@@ -103,7 +121,7 @@ def gram_match(G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int 
 def _pre_means(
     H1: np.ndarray, weights: list[np.ndarray], K: int
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """``(post class means M_1..M_L, pre class means M~_2..M~_L, post features H_1..H_L)``, each ``(d, K)``."""
+    """``(post class means M_1..M_L, pre class means M~_2..M~_L, features H_1..H_L)``, means ``(d, K)``."""
     n = H1.shape[1] // K
     H = H1
     posts, pres, feats = [H.reshape(H.shape[0], K, n).mean(axis=2)], [], [H]
@@ -116,39 +134,67 @@ def _pre_means(
     return posts, pres, feats
 
 
-def polish(pre_means: list[np.ndarray], config: DUFMConfig) -> dict[str, Any] | None:
-    """Re-optimise weights and scales for the class-mean structure ``M~_2 .. M~_L`` (module docstring)."""
+def collapsed_pre_means(H1: np.ndarray, weights: list[np.ndarray], K: int) -> list[np.ndarray]:
+    """``M~_2 .. M~_L`` of the *collapsed* network: the class means ``M_1`` of ``H_1`` pushed through the
+    learned weights, ``M~_{l+1} = W_l ReLU(M~_l)`` (``M~_2 = W_1 M_1``).
+
+    They equal the learned pre-ReLU class means when DNC1 holds, and always satisfy
+    ``M~_{l+1} = W_l ReLU(M~_l)`` exactly, so the conditionally optimal middle layers interpolate them with
+    ``‖W_l‖ <=`` the learned norm (no pseudo-inverse blow-up on noise directions).
+    """
+    n = H1.shape[1] // K
+    M = H1.reshape(H1.shape[0], K, n).mean(axis=2)  # (d1, K)
+    out = []
+    for W in weights[:-1]:
+        Mt = W @ M
+        out.append(Mt)
+        M = np.maximum(Mt, 0.0)
+    return out
+
+
+def polish(
+    pre_means: list[np.ndarray], config: DUFMConfig, collapsed: list[np.ndarray] | None = None
+) -> dict[str, Any] | None:
+    """Re-optimise weights and scales for the class-mean structure ``M~_2 .. M~_L`` (module docstring).
+
+    Candidates: the learned pre-ReLU class means ``pre_means`` and (if given) the ``collapsed`` ones of
+    :func:`collapsed_pre_means`.  For each, Nelder–Mead over ``log c_l`` minimises the explicit eq. (1)
+    value of :func:`~deepcollapse.theory.layers.solution_from_class_means` of ``(c_2 M~_2, .., c_L M~_L)``;
+    the lowest wins.
+    """
     from scipy.optimize import minimize
 
-    from deepcollapse.theory.layers import conditional_loss, solution_from_class_means
+    from deepcollapse.theory.layers import solution_from_class_means
 
     if config.layers < 2 or not pre_means or not all(np.isfinite(M).all() for M in pre_means):
         return None
     if max(float(np.abs(M).max()) for M in pre_means) == 0.0:
-        return {"polished_loss": 0.5, "scales": [0.0] * len(pre_means)}
+        return {"polished_loss": 0.5, "scales": [0.0] * len(pre_means), "source": "zero"}
     d1 = config.width[0]
     args = (config.n, config.lam_h, config.lam_w)
 
-    def f(logc: np.ndarray) -> float:
-        v = conditional_loss(
-            [M * math.exp(c) for M, c in zip(pre_means, logc)], *args, classes=config.classes
-        )
-        return v if math.isfinite(v) else 1e300
-
-    x0 = np.zeros(len(pre_means))
-    res = minimize(f, x0, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-12, "maxiter": 4000})
-    candidates = []
-    for logc in (x0, res.x):
+    def explicit(means: list[np.ndarray], logc: np.ndarray) -> float:
         try:
-            sol = solution_from_class_means([M * math.exp(c) for M, c in zip(pre_means, logc)], *args, d1=d1)
-        except ConfigError as exc:  # width below rank(M~_2): cannot happen for trained means, but be safe
-            log.warning("polish failed: %s", exc)
-            continue
-        candidates.append((sol.loss, [float(math.exp(c)) for c in logc], sol.interpolation_residual))
-    if not candidates:
-        return None
-    loss, scales, resid = min(candidates)
-    return {"polished_loss": float(loss), "scales": scales, "interpolation_residual": float(resid)}
+            sol = solution_from_class_means([M * math.exp(c) for M, c in zip(means, logc)], *args, d1=d1)
+        except (ConfigError, np.linalg.LinAlgError):
+            return math.inf
+        return float(sol.loss)
+
+    best: dict[str, Any] | None = None
+    sources = [("learned", pre_means)] + ([("collapsed", collapsed)] if collapsed is not None else [])
+    for name, means in sources:
+        x0 = np.zeros(len(means))
+        f0 = explicit(means, x0)
+        res = minimize(
+            lambda x, m=means: min(explicit(m, x), 1e300),
+            x0,
+            method="Nelder-Mead",
+            options={"xatol": 1e-6, "fatol": 1e-12, "maxiter": 300 * len(means)},
+        )
+        for x, v in ((x0, f0), (res.x, float(res.fun))):
+            if math.isfinite(v) and (best is None or v < best["polished_loss"]):
+                best = {"polished_loss": v, "scales": [float(math.exp(c)) for c in x], "source": name}
+    return best
 
 
 def _num(x: float) -> float | None:
@@ -162,6 +208,7 @@ def _analyze_run(
     diverged_step: int | None,
     theory: dict[str, Any],
     G_srg: np.ndarray | None,
+    history: list[tuple[int, float | None]] | None = None,
 ) -> dict[str, Any]:
     from deepcollapse.training.dufm import loss_parts
 
@@ -188,6 +235,12 @@ def _analyze_run(
         )
         return rec
     loss, fit, reg = loss_parts(H1, weights, config)
+    plateau = None  # relative loss decrease over the last 10 % of the steps
+    if history:
+        T = max(s for s, _ in history)
+        earlier = [(s, v) for s, v in history if s <= 0.9 * T and v is not None]
+        if earlier and T > 0:
+            plateau = (max(earlier)[1] - loss) / max(abs(loss), 1e-300)
     grads = numpy_gradients([H1[None], *[W[None] for W in weights]], K, config.n, config.lam_h, config.lam_w)
     grad_norm = math.sqrt(sum(float(np.sum(g**2)) for g in grads))
     posts, pres, feats = _pre_means(H1, weights, K)
@@ -204,7 +257,7 @@ def _analyze_run(
         cls = "zero"
     elif srg_dist is not None and srg_dist <= GRAM_TOL:
         cls = "srg_like"
-    elif grad_norm > GRAD_TOL:
+    elif grad_norm > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL):
         cls = "not_converged"
     elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + DNC2_TOL:
         cls = "dnc"
@@ -212,13 +265,14 @@ def _analyze_run(
         cls = "low_rank"
     else:
         cls = "not_converged"
-    pol = polish(pres, config)
+    pol = polish(pres, config, collapsed_pre_means(H1, weights, K))
     rec.update(
         {
             "final_loss": loss,
             "fit": fit,
             "reg": reg,
             "grad_norm": grad_norm,
+            "loss_decrease_last_10pct": plateau,
             "ranks": ranks,
             "ranks_pre": ranks_pre,
             "dnc1": dnc1,
@@ -227,6 +281,7 @@ def _analyze_run(
             "classification": cls,
             "polished_loss": None if pol is None else pol["polished_loss"],
             "polish_scales": None if pol is None else pol["scales"],
+            "polish_source": None if pol is None else pol["source"],
             "below_dnc": bool(loss < theory["loss_dnc"]),
         }
     )
@@ -256,17 +311,33 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
     diverged = {int(k): int(v) for k, v in data.get("diverged", {}).items()}
     theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
+    histories: dict[int, list[tuple[int, float | None]]] = {}
+    if (out / "metrics.jsonl").is_file():
+        for line in (out / "metrics.jsonl").read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:  # a torn last line of a killed writer
+                continue
+            histories.setdefault(int(rec["run"]), []).append((int(rec["step"]), rec.get("loss")))
     runs = []
     for r, seed in enumerate(config.run_seeds):
         rec = {"run": r, "seed": seed}
         rec.update(
-            _analyze_run(params[0][r], [W[r] for W in params[1:]], config, diverged.get(r), theory, G_srg)
+            _analyze_run(
+                params[0][r],
+                [W[r] for W in params[1:]],
+                config,
+                diverged.get(r),
+                theory,
+                G_srg,
+                histories.get(r),
+            )
         )
         runs.append(rec)
     losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
     counts: dict[str, int] = {}
-    for r in runs:
-        counts[r["classification"]] = counts.get(r["classification"], 0) + 1
+    for run in runs:
+        counts[run["classification"]] = counts.get(run["classification"], 0) + 1
     summary: dict[str, Any] = {
         "loss_dnc": theory["loss_dnc"],
         "loss_srg": theory["loss_srg"],
@@ -279,6 +350,7 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
         "criteria": {
             "zero_tol": ZERO_TOL,
             "grad_tol": GRAD_TOL,
+            "plateau_tol": PLATEAU_TOL,
             "gram_tol": GRAM_TOL,
             "dnc2_tol": DNC2_TOL,
             "rank_rtol": config.rank_rtol,

@@ -1,21 +1,23 @@
 """The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients in numpy.
 
-numpy only (no torch import), so worker processes start quickly.  numpy's stacked ``matmul`` calls one OpenBLAS
-GEMM per run, and every elementwise operation acts on each run's own entries, so **a run's trajectory does not
-depend on which runs it is batched with** (nor on ``sub_batch`` or the number of worker processes): bit for bit.
+numpy only (no torch import), so worker processes start quickly.  numpy's stacked ``matmul`` calls one
+OpenBLAS GEMM per run, and every elementwise operation acts on each run's own entries, so **a run's
+trajectory does not depend on which runs it is batched with** (nor on ``sub_batch`` or the number of worker
+processes): bit for bit.
 
-One GD step on a sub-batch of runs (``ε`` scaled by ``lr/N`` so that every back-propagated quantity is already the
-learning-rate-scaled gradient; ``D_l = sign(H_l) = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l) >= 0``)::
+One GD step on a sub-batch of runs (``ε`` scaled by ``lr/N``, so every back-propagated quantity is already
+the learning-rate-scaled gradient; ``D_l = 1[H_l > 0] = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l)``)::
 
-    forward   H~_{l+1} = W_l H_l, H_{l+1} = max(H~_{l+1}, 0);  E = W_L H_L − Y
+    forward   H~_{l+1} = W_l H_l,  H_{l+1} = max(H~_{l+1}, 0);  E = W_L H_L − Y
     check     runs whose Σ E is not finite are *diverged at this step*: removed, frozen at these parameters
     backward  E ← (lr/N) E;  G = E
-              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ sign(H_l)  (l > 1)   [ΔH_1 = W_1^T G_2]
+              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ D_l  (l > 1)        [ΔH_1 = W_1^T G_2]
     update    W_l ← (1 − lr λ_{W_l}) W_l − ΔW_l,   H_1 ← (1 − lr λ_{H_1}) H_1 − ΔH_1
 
 which is exactly ``θ ← θ − lr ∇ eq.(1)`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
-Working-set blocking: :func:`advance` moves ``sub_batch`` runs at a time through all the steps of a chunk, so the
-buffers of a sub-batch stay in cache (measured best at 2–8 runs for the flagship size, docs in the benchmark).
+Working-set blocking: :func:`advance` moves ``sub_batch`` runs at a time through all the steps of a chunk,
+so the buffers of a sub-batch stay in cache (flagship size, one core, runs·steps/s by sub-batch size:
+1: 8 400, 2: 9 600, 4: 9 900, 8: 9 800, 16: 8 900; default 4).
 """
 
 from __future__ import annotations
@@ -47,13 +49,19 @@ class NumpyDUFM:
         R, dt, N = H1.shape[0], H1.dtype, self.N
         self.dtype = dt
         self.Y = np.kron(np.eye(self.K), np.ones((1, self.n))).astype(dt)  # (K, N)
-        # H[l] for l = 1..L (index l), H[1] is the parameter itself; Ht[l] pre-activations, l = 2..L
-        # W_l is (R, d_{l+1}, d_l): shape[1] is the output width, shape[2] the input width
+        # H[l] for l = 1..L (index l), H[1] is the parameter itself; the ReLU is applied in place (the
+        # pre-activations are not needed: D_l = 1[H_l > 0]).  W_l is (R, d_{l+1}, d_l).
         self.H: list[Any] = [None, H1] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
-        self.Ht: list[Any] = [None, None] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
         self.E = np.empty((R, self.K, N), dt)  # (R, K, N)
-        self.dH: list[Any] = [None] + [np.empty((R, W.shape[2], N), dt) for W in Ws]  # grads wrt H_l
-        self.mask: list[Any] = [None, None] + [np.empty((R, W.shape[1], N), dt) for W in Ws[:-1]]
+        # gradients w.r.t. H_l, l = L..1, alternate between two flat buffers (G_{l+1} is dead once G_l is
+        # computed):
+        # a smaller working set keeps a sub-batch in L2 cache (measured +5-9 % at 2-8 runs)
+        widths = [W.shape[2] for W in Ws]  # d_1 .. d_L
+        size = R * max(widths) * N
+        flat = [np.empty(size, dt), np.empty(size, dt)]
+        self.dH: list[Any] = [None]
+        self.dH += [flat[l % 2][: R * d * N].reshape(R, d, N) for l, d in enumerate(widths, 1)]
+        self.mask = np.empty(R * max(widths) * N, bool)
         self.dW = [np.empty_like(W) for W in Ws]
 
     @property
@@ -66,10 +74,10 @@ class NumpyDUFM:
         self._alloc()
 
     def _forward(self) -> np.ndarray:
-        W, H, Ht, L = self.params[1:], self.H, self.Ht, self.L
+        W, H, L = self.params[1:], self.H, self.L
         for l in range(1, L):
-            np.matmul(W[l - 1], H[l], out=Ht[l + 1])
-            np.maximum(Ht[l + 1], 0, out=H[l + 1])
+            np.matmul(W[l - 1], H[l], out=H[l + 1])  # H~_{l+1}
+            np.maximum(H[l + 1], 0, out=H[l + 1])  # H_{l+1} = ReLU(H~_{l+1}), in place
         np.matmul(W[L - 1], H[L], out=self.E)
         np.subtract(self.E, self.Y, out=self.E)
         return self.E.sum(axis=(1, 2))  # (R,): only used to detect non-finite runs
@@ -82,12 +90,13 @@ class NumpyDUFM:
             np.matmul(G, H[l].transpose(0, 2, 1), out=self.dW[l - 1])
             np.matmul(W[l - 1].transpose(0, 2, 1), G, out=dH[l])
             if l > 1:
-                np.sign(H[l], out=self.mask[l])
-                np.multiply(dH[l], self.mask[l], out=dH[l])
+                D = self.mask[: H[l].size].reshape(H[l].shape)
+                np.greater(H[l], 0, out=D)  # D_l = 1[H_l > 0] (bool: ~10 % faster than sign)
+                np.multiply(dH[l], D, out=dH[l])
             G = dH[l]
 
     def step(self, lr: float) -> np.ndarray | None:
-        """One GD step with learning rate ``lr``; returns ``None``, or (nothing updated) the boolean mask of the runs
+        """One GD step with rate ``lr``; returns ``None`` or (nothing updated) the boolean mask: runs
         whose forward pass was not finite."""
         s = self._forward()
         finite = np.isfinite(s)
@@ -107,7 +116,7 @@ class NumpyDUFM:
         self._forward()
         self._backward(1.0)
         gW = [dW + lam * W for dW, W, lam in zip(self.dW, self.params[1:], self.lam_w)]
-        return [self.dH[1] + self.lam_h * self.params[0], *gW]
+        return [self.dH[1] + self.lam_h * self.params[0], *gW]  # (copies: the buffers are reused)
 
 
 def numpy_gradients(
@@ -129,8 +138,9 @@ def advance(
 ) -> tuple[list[np.ndarray], dict[int, int]]:
     """Run ``len(lrs)`` GD steps (step ``start_step + i`` uses ``lrs[i]``) on all runs of ``params``.
 
-    Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged (their
-    parameters are frozen at the first step whose forward pass was not finite; they are not advanced further).
+    Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged
+    (their parameters are frozen at the first step whose forward pass was not finite; they are not advanced
+    further).
     """
     with np.errstate(
         over="ignore", invalid="ignore"
@@ -151,12 +161,12 @@ def _advance(
     R = params[0].shape[0]
     out = [np.empty_like(p) for p in params]
     diverged: dict[int, int] = {}
-    lrs = [float(x) for x in lrs]
+    rates = [float(x) for x in lrs]
     for a in range(0, R, sub_batch):
         ids = np.arange(a, min(a + sub_batch, R))
         k = NumpyDUFM([p[ids] for p in params], classes, n, lam_h, lam_w)
         alive = ids.copy()
-        for i, lr in enumerate(lrs):
+        for i, lr in enumerate(rates):
             bad = k.step(lr)
             while bad is not None:
                 for j in np.flatnonzero(~bad):  # freeze: copy out the parameters at which it diverged

@@ -9,10 +9,15 @@ the head:
 
 - ``"standard"``: ``(lam/2) Σ_θ ‖θ‖²`` over **every** parameter (backbone convolutions, BatchNorm scales and
   shifts, projection, head) -- plain coupled weight decay ``lam``.
-- ``"dufm"`` ("DUFM-like", 2024 §6.2): ``(lam_h/2) · (1/|B|) Σ_{i∈B} ‖h1_i‖²  +  Σ_l (lam/2) ‖W_l‖_F²``;
-  nothing on the backbone.  The feature term is a **mean over the batch**, so over the whole training set it
-  estimates ``(lam_h/2)(1/N)‖H1‖_F²``: the DUFM objective's ``λ_{H1}`` equals ``lam_h / N`` (with the fit term
-  ``1/(2N)‖W_L H_L − Y‖²`` of both objectives matching, see ``loss``).
+- ``"dufm"`` ("DUFM-like", 2024 §6.2): ``c · (lam_h/2) · (1/|B|) Σ_{i∈B} ‖h1_i‖²  +  Σ_l (lam/2) ‖W_l‖_F²``;
+  nothing on the backbone.  ``lam_h_scale`` fixes ``c``:
+
+  * ``"batch_mean"`` (default), ``c = 1``: the feature term is a mean over the batch, so over the whole
+    training set it estimates ``(lam_h/2)(1/N)‖H1‖_F²``; in DUFM terms (eq. (1), fit ``1/(2N)‖W_L H_L − Y‖²``,
+    which the ``mse`` loss matches) ``λ_{H1} = lam_h / N``, i.e. ``n λ_{H1} = lam_h / K``.
+  * ``"dataset"``, ``c = N`` (training-set size): the minibatch estimate is unbiased for the DUFM term
+    ``(lam_h/2)‖H1‖_F²`` itself, so ``λ_{H1} = lam_h`` exactly as in eq. (1) and its strength grows with ``n``
+    (the reading of the 2024 paper's "λ_H1 = 5e-6 to compensate for n = 5000").
 - ``"none"``: no regularisation.
 
 Loss ``"mse"``: ``(1/(2|B|)) Σ_{i∈B} ‖f(x_i) − e_{y_i}‖²`` (one-hot targets; the DUFM's ``1/(2N)`` convention,
@@ -38,6 +43,7 @@ LOSSES = ("mse", "ce")
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "multistep", "cosine")
 BACKBONES = ("resnet20",)
+LAM_H_SCALES = ("batch_mean", "dataset")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -62,7 +68,8 @@ class NetConfig:
     loss: str = "mse"  # mse | ce
     reg: str = "dufm"  # dufm | standard | none
     lam: float = 0.005  # λ_W of every head layer (dufm) or the weight decay of every parameter (standard)
-    lam_h: float = 5e-6  # λ_H1 on the batch-mean squared norm of the backbone output (dufm only)
+    lam_h: float = 5e-6  # λ_H1 on the squared norm of the backbone output (dufm only)
+    lam_h_scale: str = "batch_mean"  # batch_mean: λ_H1 · mean_batch ‖h1‖²/2; dataset: N × that (DUFM eq. (1))
     optimizer: str = "sgd"  # sgd | adam
     momentum: float = 0.9  # SGD momentum (ignored by adam)
     lr: float = 0.05  # base learning rate
@@ -112,6 +119,7 @@ class NetConfig:
         check_choice("reg", self.reg, REGULARISATIONS)
         self.lam = check_float("lam", self.lam, ge=0.0)
         self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
+        check_choice("lam_h_scale", self.lam_h_scale, LAM_H_SCALES)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         self.momentum = check_float("momentum", self.momentum, ge=0.0, lt=1.0)
         self.lr = check_float("lr", self.lr, gt=0.0)

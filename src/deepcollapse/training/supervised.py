@@ -158,16 +158,18 @@ def fit_loss(config: NetConfig, out: torch.Tensor, y: torch.Tensor) -> torch.Ten
 
 
 def regularisation(
-    config: NetConfig, model: HeadNetwork, h1: torch.Tensor
+    config: NetConfig, model: HeadNetwork, h1: torch.Tensor, n_train: int = 1
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(reg_h1, reg_w)`` of the scheme in ``config.reg`` (see :mod:`deepcollapse.training.net_config`).
 
-    ``dufm``: ``reg_h1 = (lam_h/2) · mean_i ‖h1_i‖²`` and ``reg_w = Σ_l (lam/2) ‖W_l‖_F²``;
+    ``dufm``: ``reg_h1 = c · (lam_h/2) · mean_i ‖h1_i‖²`` with ``c = 1`` (``lam_h_scale="batch_mean"``) or
+    ``c = n_train`` (``"dataset"``), and ``reg_w = Σ_l (lam/2) ‖W_l‖_F²``;
     ``standard``: ``reg_h1 = 0``, ``reg_w = (lam/2) Σ_θ ‖θ‖²`` over every parameter; ``none``: both 0.
     """
     zero = h1.new_zeros(())
     if config.reg == "dufm":
-        reg_h1 = 0.5 * config.lam_h * h1.pow(2).sum(dim=1).mean()
+        c = float(n_train) if config.lam_h_scale == "dataset" else 1.0
+        reg_h1 = 0.5 * c * config.lam_h * h1.pow(2).sum(dim=1).mean()
         reg_w = 0.5 * config.lam * sum((W.pow(2).sum() for W in model.head_weights()), zero)
         return reg_h1, reg_w
     if config.reg == "standard":
@@ -269,7 +271,8 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     with torch.no_grad():
         h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
         _, reg_w = regularisation(config, model, h1_dummy)
-    reg_h1 = 0.5 * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
+    c = float(len(data.train)) if config.lam_h_scale == "dataset" else 1.0
+    reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
     reg = reg_h1 + float(reg_w)
     model.train(was_training)
     return {
@@ -403,7 +406,8 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
             g["lr"] = lr
         t0 = time.perf_counter()
         order = _epoch_order(config, epoch, N).to(device)
-        total, seen = 0.0, 0
+        total = torch.zeros((), dtype=torch.float64, device=device)  # on the device: no sync per step
+        seen = 0
         for start in range(0, N, config.batch_size):
             idx = order[start : start + config.batch_size]
             if idx.numel() < 2:
@@ -411,21 +415,21 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
             x, y = data.train.batch(idx)
             out_, feats = model(x)
             fit = fit_loss(config, out_, y)
-            reg_h1, reg_w = regularisation(config, model, feats["H1"])
+            reg_h1, reg_w = regularisation(config, model, feats["H1"], N)
             loss = fit + reg_h1 + reg_w
-            if not torch.isfinite(loss):
-                state["diverged"] = True
-                log.warning("loss became %s at epoch %d: stopping (diverged)", float(loss.detach()), epoch)
-                break
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += float(loss.detach()) * idx.numel()
+            total += loss.detach().double() * idx.numel()
             seen += idx.numel()
+        train_loss = float(total) / max(seen, 1)
         epoch_time = time.perf_counter() - t0
-        if state["diverged"]:
+        if not math.isfinite(train_loss):
+            # checked once per epoch (a per-step check would synchronise GPUs); the checkpoint on disk is
+            # the last finite epoch's
+            state["diverged"] = True
+            log.warning("training loss became %s in epoch %d: stopping (diverged)", train_loss, epoch)
             break
-        train_loss = total / max(seen, 1)
         state["epoch"] = epoch
         state["elapsed"] += epoch_time
         state["history"].append(
