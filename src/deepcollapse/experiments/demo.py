@@ -98,7 +98,7 @@ def run_demo(
         "Theory comparison, the flagship DUFM experiment at reduced steps, and 2024 Fig. 3 left, "
         "in one report.",
         f"Flagship DUFM: {runs} seeds, {steps} steps; theory: K = 10, L = 4, n = 50, λ = 0.004.",
-        "≈ 3–5 min",
+        "≈ 1.5–3 min (measured 90–175 s on a shared 2-core machine)",
         "dufm",
         _demo_body(steps, runs),  # type: ignore[arg-type]
         command=f"deepcollapse demo --steps {steps} --runs {runs}",
