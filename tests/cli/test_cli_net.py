@@ -55,7 +55,7 @@ def test_train_then_resume(tmp_path, capsys):
     assert "epochs: 2" in (out / "config.yaml").read_text()
     # the same folder again without --force is refused, with --force accepted
     assert main([*TINY, "--epochs", "1", "--out", str(out)]) == 2
-    assert "already holds a run" in capsys.readouterr().err
+    assert "must be a new or empty folder" in capsys.readouterr().err
     assert main([*TINY, "--epochs", "1", "--out", str(out), "--force"]) == 0
 
 

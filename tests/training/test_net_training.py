@@ -214,7 +214,7 @@ def test_frozen_dufm_head_trains_backbone_only(tmp_path):
 def test_bad_runs_rejected(tmp_path):
     cfg = NetConfig(**{**SMALL, "epochs": 1})
     train_net(cfg, tmp_path / "run", progress=False)
-    with pytest.raises(ConfigError, match="already holds a run"):
+    with pytest.raises(ConfigError, match="must be a new or empty folder .*deepcollapse net resume"):
         train_net(cfg, tmp_path / "run", progress=False)
     train_net(cfg, tmp_path / "run", progress=False, force=True)
     big = NetConfig(dataset="digits", classes=[0, 1], batch_size=1000, device="cpu")

@@ -796,7 +796,7 @@ for _exp in (
         "singular values of M_3, loss.",
         "K = 6, n = 50, L = 4, width 30, lr 0.5, 100 000 steps, 5 seeds, λ ∈ {0.004, 0.006, 0.008, 0.010}; "
         "panels from the run with the lowest final loss / L_DNC (all assumed).",
-        "≈ 3–8 min (measured 47 s for λ = 0.004 alone; 2e6 run·steps × 5 MFLOP)",
+        "≈ 3–8 min (measured 273 s; 2e6 run·steps × 5 MFLOP)",
         "dufm",
         _srg_like(6, "fig7-srg-k6"),
     ),

@@ -25,24 +25,21 @@ Gradients (``ε = (W_L H_L − Y)/N``, ``D_l = 1[H~_l > 0]``, ``⊙`` elementwis
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
-import yaml
 
 from deepcollapse._checks import (
     ConfigError,
     check_choice,
     check_float,
     check_int,
-    check_keys,
     check_per_layer,
 )
+from deepcollapse._config import ConfigMixin
 
 __all__ = [
     "DUFMConfig",
@@ -94,7 +91,7 @@ def _int_list(name: str, value: Any, layers: int, *, min: int) -> list[int]:
 
 
 @dataclass
-class DUFMConfig:
+class DUFMConfig(ConfigMixin):
     """One L-DUFM training problem and ``runs`` seeds of plain full-batch gradient descent on it.
 
     Validated at construction (``ConfigError`` naming the field).  ``width``/``lam_w``/``init_scale`` are
@@ -102,6 +99,9 @@ class DUFMConfig:
     ``to_dict``/``from_dict`` and ``to_yaml``/``from_yaml`` round-trip; unknown keys are rejected with the
     key named.
     """
+
+    # The CLI / sweep alias: one λ for λ_H1 and every λ_W unless those are given explicitly.
+    _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"lam": ("lam_h", "lam_w")}
 
     classes: int = 10  # K
     n: int = 50  # samples per class; N = K n
@@ -215,42 +215,6 @@ class DUFMConfig:
                 1.0 + math.cos(math.pi * step / max(self.steps, 1))
             )
         return self.lr
-
-    # --- serialisation -----------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            f.name: (list(v) if isinstance(v := getattr(self, f.name), list) else v)
-            for f in dataclasses.fields(self)
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DUFMConfig:
-        if not isinstance(data, dict):
-            raise ConfigError(f"config == {data!r}, must be a mapping of DUFMConfig fields.")
-        d = dict(data)
-        if "lam" in d:  # the CLI / sweep alias: one λ for everything unless given explicitly
-            lam = d.pop("lam")
-            d.setdefault("lam_h", lam)
-            d.setdefault("lam_w", lam)
-        check_keys("config", d.keys(), [f.name for f in dataclasses.fields(cls)])
-        return cls(**d)
-
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
-    @classmethod
-    def from_yaml(cls, path_or_text: str | Path) -> DUFMConfig:
-        p = Path(path_or_text) if not (isinstance(path_or_text, str) and "\n" in path_or_text) else None
-        text = p.read_text() if p is not None else str(path_or_text)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file == {str(p)!r}, must be valid YAML ({exc}).") from None
-        return cls.from_dict(data or {})
-
 
 @dataclass
 class DUFMParams:

@@ -29,10 +29,8 @@ diverged at ``t`` and frozen there; the other runs go on.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
-import os
 import signal
 import threading
 import time
@@ -45,6 +43,13 @@ import numpy as np
 import torch
 
 from deepcollapse._checks import ConfigError
+from deepcollapse._io import (
+    append_jsonl,
+    atomic_torch_save,
+    finite_or_none,
+    prepare_run_folder,
+    truncate_jsonl,
+)
 from deepcollapse.metrics.functional import (
     class_means,
     nc1_trace_ratio,
@@ -68,38 +73,6 @@ _CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5
 # ------------------------------------------------------------------------------------------------------------
 # small helpers
 # ------------------------------------------------------------------------------------------------------------
-def _finite_or_none(x: Any) -> Any:
-    if isinstance(x, (list, tuple)):
-        return [_finite_or_none(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(float(x)) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_torch_save(obj: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode())
-
-
 # ------------------------------------------------------------------------------------------------------------
 # observation
 # ------------------------------------------------------------------------------------------------------------
@@ -135,10 +108,10 @@ def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: 
     return {
         "layer": layer,
         "kind": kind,
-        "dnc1": _finite_or_none(nc1_trace_ratio(feats, y, config.classes)),
-        "dnc2_cond": _finite_or_none(nc2_cond(means)),
+        "dnc1": finite_or_none(nc1_trace_ratio(feats, y, config.classes)),
+        "dnc2_cond": finite_or_none(nc2_cond(means)),
         "rank": int(numerical_rank(means.T, rtol=config.rank_rtol)),
-        "singular_values": _finite_or_none([float(s) for s in singular_values(means.T)]),
+        "singular_values": finite_or_none([float(s) for s in singular_values(means.T)]),
     }
 
 
@@ -151,9 +124,9 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
     """
     loss, fit, reg = loss_parts(H1, weights, config)
     rec: dict[str, Any] = {
-        "loss": _finite_or_none(loss),
-        "fit": _finite_or_none(fit),
-        "reg": _finite_or_none(reg),
+        "loss": finite_or_none(loss),
+        "fit": finite_or_none(fit),
+        "reg": finite_or_none(reg),
     }
     pre, post, _ = _forward64(H1, weights)
     if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
@@ -323,7 +296,7 @@ def _append_records(
     """Observe every run at ``step``; append to metrics.jsonl; return the best (lowest) finite loss."""
     seeds = config.run_seeds
     best = math.inf
-    lines = []
+    records = []
     for r in range(config.runs):
         rec: dict[str, Any] = {"step": int(step), "run": r, "seed": seeds[r]}
         if r in diverged:
@@ -350,10 +323,8 @@ def _append_records(
             )
             if obs["loss"] is not None:
                 best = min(best, obs["loss"])
-        lines.append(json.dumps(rec, allow_nan=False))
-    with open(out / "metrics.jsonl", "a") as f:
-        f.write("\n".join(lines) + "\n")
-        f.flush()
+        records.append(rec)
+    append_jsonl(out / "metrics.jsonl", records)
     return best
 
 
@@ -460,22 +431,6 @@ def _run_loop(
     return summary
 
 
-def _prepare_out(out_dir: str | Path, force: bool) -> Path:
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"out == {str(out)!r}, must be a folder (it is a file).")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise ConfigError(
-                f"out == {str(out)!r}, must be a new or empty folder (pass force=True / --force to "
-                "overwrite it)."
-            )
-        for name in RUN_FILES:
-            (out / name).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def train_dufm(
     config: DUFMConfig,
     out_dir: str | Path,
@@ -493,27 +448,12 @@ def train_dufm(
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
-    out = _prepare_out(out_dir, force)
+    out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse dufm resume`")
     config.to_yaml(out / "config.yaml")
     (out / "metrics.jsonl").write_text("")
     p = init_params(config)
     params = [t.numpy().copy() for t in p.tensors()]
     return _run_loop(out, config, params, 0, {}, progress=progress, fresh=True, max_steps=max_steps)
-
-
-def _truncate_metrics(path: Path, step: int) -> None:
-    """Keep the records of steps <= ``step`` (written before the checkpoint); drop a torn last line."""
-    if not path.is_file():
-        return
-    keep = []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if int(rec.get("step", -1)) <= step:
-            keep.append(line)
-    atomic_write_bytes(path, ("\n".join(keep) + "\n" if keep else "").encode())
 
 
 def resume_dufm(
@@ -554,7 +494,7 @@ def resume_dufm(
         config.to_yaml(out / "config.yaml")
     params = [t.numpy().copy() for t in ck["params"]]
     diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
-    _truncate_metrics(out / "metrics.jsonl", step)
+    truncate_jsonl(out / "metrics.jsonl", "step", step)
     if step == config.steps and step > 0 and (out / "params.pt").is_file():
         from deepcollapse.training.dufm_analysis import analyze_dufm
 

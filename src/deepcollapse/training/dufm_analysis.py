@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._checks import ConfigError
+from deepcollapse._io import atomic_write_json, finite_or_none
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
 from deepcollapse.models.dufm import DUFMConfig
 from deepcollapse.training.dufm_kernel import numpy_gradients
@@ -361,10 +362,8 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
     }
     summary = json.loads(json.dumps(summary, default=_json_default))
     if write:
-        from deepcollapse.training.dufm import atomic_write_json
-
-        atomic_write_json(out / "summary.json", _nan_to_none(summary))
-    return _nan_to_none(summary)
+        atomic_write_json(out / "summary.json", finite_or_none(summary))
+    return finite_or_none(summary)
 
 
 def _json_default(x: Any) -> Any:
@@ -375,13 +374,3 @@ def _json_default(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return x.tolist()
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
-
-
-def _nan_to_none(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_nan_to_none(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x

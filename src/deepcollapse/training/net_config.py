@@ -26,14 +26,11 @@ summed over the K outputs); ``"ce"``: mean cross-entropy.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from deepcollapse._checks import ConfigError, check_choice, check_float, check_int, check_keys
+from deepcollapse._checks import ConfigError, check_choice, check_float, check_int
+from deepcollapse._config import ConfigMixin
 from deepcollapse.data.datasets import DATASETS, dataset_num_classes, parse_classes
 
 __all__ = ["NetConfig", "REGULARISATIONS", "LOSSES", "OPTIMIZERS", "SCHEDULES", "BACKBONES"]
@@ -48,7 +45,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 @dataclass
-class NetConfig:
+class NetConfig(ConfigMixin):
     """One end-to-end run; units in the comments, ``reg``/``loss`` in the module docstring."""
 
     dataset: str = "digits"  # digits | mnist | cifar10
@@ -151,32 +148,6 @@ class NetConfig:
     def num_classes(self) -> int:
         """K: the number of selected classes."""
         return len(self.classes) if self.classes else dataset_num_classes(self.dataset)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NetConfig:
-        if not isinstance(data, dict):
-            raise ConfigError(f"config == {data!r}, must be a mapping of NetConfig fields.")
-        check_keys("config", data.keys(), [f.name for f in dataclasses.fields(cls)])
-        return cls(**data)
-
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
-    @classmethod
-    def from_yaml(cls, path_or_text: str | Path) -> NetConfig:
-        p = Path(path_or_text) if not (isinstance(path_or_text, str) and "\n" in path_or_text) else None
-        text = p.read_text() if p is not None else str(path_or_text)
-        return cls.from_dict(yaml.safe_load(text) or {})
-
-    def replace(self, **changes: Any) -> NetConfig:
-        """A validated copy with ``changes`` applied."""
-        return NetConfig.from_dict({**self.to_dict(), **changes})
 
 
 def _check_bool(name: str, value: Any) -> bool:

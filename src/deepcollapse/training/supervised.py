@@ -23,10 +23,8 @@ Run folder (docs/architecture.md): ``config.yaml``, ``metrics.jsonl`` (one JSON 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +35,14 @@ import torch
 from torch.nn import functional as F
 
 from deepcollapse._checks import ConfigError
+from deepcollapse._io import (
+    append_jsonl,
+    atomic_torch_save,
+    atomic_write_json,
+    finite_or_none,
+    prepare_run_folder,
+    truncate_jsonl,
+)
 from deepcollapse.data.datasets import DataSplits, ImageData, load_dataset
 from deepcollapse.models.head import HeadNetwork, MLPHead, feature_layers, load_dufm_head_weights
 from deepcollapse.models.resnet import ResNet20
@@ -295,41 +301,6 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _atomic_save(obj: Any, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _atomic_write_text(text: str, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    with open(path, "a") as fh:
-        fh.write(json.dumps(record) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _truncate_metrics(path: Path, last_epoch: int) -> None:
-    """Drop records of epochs after the checkpoint (written before an interruption hit the checkpoint)."""
-    if not path.is_file():
-        return
-    keep = []
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        try:
-            if json.loads(line)["epoch"] <= last_epoch:
-                keep.append(line)
-        except (json.JSONDecodeError, KeyError, TypeError):
-            break  # a half-written last line
-    _atomic_write_text("".join(s + "\n" for s in keep), path)
-
-
 def _summary(
     config: NetConfig,
     state: dict[str, Any],
@@ -382,13 +353,13 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
         optimizer.load_state_dict(ckpt["optimizer"])
         state = ckpt["state"]
         log.info("resuming %s from epoch %d", out, state["epoch"])
-    _truncate_metrics(metrics_path, state["epoch"])
+    truncate_jsonl(metrics_path, "epoch", state["epoch"])
     n_params = sum(p.numel() for p in model.parameters())
     N = len(data.train)
 
     def record(epoch: int, extra: dict[str, Any]) -> dict[str, Any]:
         rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
-        _append_jsonl(metrics_path, rec)
+        append_jsonl(metrics_path, [finite_or_none(rec)])
         state["last"] = rec
         return rec
 
@@ -440,7 +411,7 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
         if due or epoch == config.epochs:
             rec = record(epoch, {"lr": lr, "train_loss_epoch": train_loss, "epoch_time": epoch_time})
             log.info("epoch %d: loss %.5f train acc %.4f", epoch, rec["loss"], rec["train_acc"])
-        _atomic_save(
+        atomic_torch_save(
             {
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
@@ -455,7 +426,7 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
             callback(epoch, rec or {"epoch": epoch, "train_loss_epoch": train_loss})
     bar.close()
     summary = _summary(config, state, state["last"], device, n_params, N)
-    _atomic_write_text(json.dumps(summary, indent=2) + "\n", out / "summary.json")
+    atomic_write_json(out / "summary.json", finite_or_none(summary))
     return summary
 
 
@@ -474,17 +445,7 @@ def train_net(
     """
     if not isinstance(config, NetConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a NetConfig.")
-    out = Path(out_dir)
-    existing = [f for f in RUN_FILES if (out / f).exists()]
-    if existing and not force:
-        raise ConfigError(
-            f"out == {str(out)!r}, already holds a run ({', '.join(existing)}); "
-            "use force (--force) to overwrite "
-            "or `deepcollapse net resume` to continue it."
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    for f in existing:
-        (out / f).unlink()
+    out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse net resume`")
     config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
 
