@@ -63,3 +63,22 @@ def test_layer_metric_singular_values_matrix_and_save(tmp_path):
         pd.DataFrame({"step": [0, 1], "loss": [1.0, 0.5], "fit": [0.8, 0.3], "reg": [0.2, 0.2]})
     )
     assert [ln.get_label() for ln in ax.get_lines()] == ["loss", "fit", "reg"]
+
+
+def test_plotting_never_touches_pyplot(tmp_path):
+    """No pyplot (hence no GUI backend, no plt.show) anywhere in the figure pipeline: checked in a fresh
+    interpreter after drawing and saving every kind of panel."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, numpy as np, pandas as pd
+from deepcollapse.analysis import figures as F
+fig, ax = F.plot_matrix(np.eye(3))
+F.plot_singular_values({{1: np.array([[2.0, 1.0]])}}, ax=ax)
+F.save_figure(fig, {str(tmp_path)!r}, "x")
+assert "matplotlib.pyplot" not in sys.modules, "pyplot imported"
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "x.png").is_file() and (tmp_path / "x.pdf").is_file()

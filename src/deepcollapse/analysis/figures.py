@@ -1,28 +1,26 @@
 """Matplotlib figures matching the panels of the papers.
 
-Every ``plot_*`` function takes data (arrays / pandas frames built by :mod:`deepcollapse.analysis.tables`)
-and an optional ``ax``; it draws into ``ax`` (or a new figure) and returns ``(fig, ax)``.  Figures are created
-with ``matplotlib.figure.Figure`` (no pyplot state, no GUI backend, never ``plt.show()``); ``save_figure``
-writes PNG and PDF.  Confidence bands are ± one standard deviation over runs (seeds), as in the papers; on
-logarithmic axes (DNC1, singular values: quantities spanning many decades) the band is ± one standard
-deviation of the log10 values, i.e. a geometric band around the geometric mean.
+Every ``plot_*`` function takes data (arrays / pandas frames built by :mod:`deepcollapse.analysis.tables`) and
+an optional ``ax``; it draws into ``ax`` (or a new figure) and returns ``(fig, ax)``.  Figures are created
+with ``matplotlib.figure.Figure`` (no pyplot state, so the global backend is never touched: saving renders
+with the Agg canvas; never ``plt.show()``); ``save_figure`` writes PNG and PDF.  Confidence bands are ± one
+standard deviation over runs (seeds), as in the papers; on logarithmic axes (DNC1, singular values: quantities
+spanning many decades) the band is ± one standard deviation of the log10 values, i.e. a geometric band around
+the geometric mean.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)  # a no-op if a backend is already in use; never a GUI here
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+from numpy.typing import ArrayLike
 
 __all__ = [
     "new_axes",
@@ -56,9 +54,9 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str, dpi: int = 130) -> 
 
 
 def plot_band(
-    x: Sequence[float],
-    mean: Sequence[float],
-    std: Sequence[float] | None = None,
+    x: ArrayLike,
+    mean: ArrayLike,
+    std: ArrayLike | None = None,
     *,
     ax: Axes | None = None,
     label: str | None = None,
@@ -67,11 +65,11 @@ def plot_band(
 ) -> tuple[Figure, Axes]:
     """A mean curve with a ± ``std`` band."""
     fig, ax = new_axes(ax)
-    x, m = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
-    (line,) = ax.plot(x, m, label=label, color=color, **kwargs)
+    xs, m = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
+    (line,) = ax.plot(xs, m, label=label, color=color, **kwargs)
     if std is not None:
         s = np.nan_to_num(np.asarray(std, dtype=float))
-        ax.fill_between(x, m - s, m + s, color=line.get_color(), alpha=0.25, linewidth=0)
+        ax.fill_between(xs, m - s, m + s, color=line.get_color(), alpha=0.25, linewidth=0)
     return fig, ax
 
 

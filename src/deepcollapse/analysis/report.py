@@ -44,19 +44,17 @@ text-align:right}th{background:#eef}pre{background:#f6f6f8;padding:.6em;overflow
 
 
 def git_hash(path: str | Path | None = None) -> str:
-    """The commit of the source tree (``+dirty`` if it has uncommitted changes), or ``'unknown'``."""
+    """The commit of the source tree (``+dirty`` if tracked files differ from it), or ``'unknown'``.
+
+    Read-only plumbing (``git rev-parse``, ``git diff-index``): never writes the index or any git state."""
     cwd = Path(path) if path else Path(__file__).resolve().parent
     try:
         rev = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
+            ["git", "diff-index", "--quiet", "HEAD", "--"], cwd=cwd, capture_output=True, timeout=10
+        ).returncode
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return rev + ("+dirty" if dirty else "")

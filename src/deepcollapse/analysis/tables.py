@@ -45,7 +45,7 @@ def read_summary(folder: str | Path) -> dict[str, Any]:
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """All JSON objects of a ``metrics.jsonl`` file; a truncated last line (a killed writer) is ignored."""
-    out = []
+    out: list[dict[str, Any]] = []
     p = Path(path)
     if not p.is_file():
         return out

@@ -499,6 +499,8 @@ def _fig3_right(ctx: Context) -> None:
     fig, ax = plot_sweep_curve(result.summary, "width", "is_dnc", ylabel="P(DNC)", band=False)
     ax.set_ylim(-0.05, 1.05)
     ctx.figure(fig, "fig3_right_pdnc", "Fraction of seeds whose solution the trainer classifies as DNC.")
+    fig, _ = plot_sweep_curve(result.summary, "width", "mean_rank", ylabel="average rank of M_2 … M_3")
+    ctx.figure(fig, "fig3_right_rank", "Average intermediate rank against the width (rank K = 10 for DNC).")
     _summary_table(ctx, result, "fig3_right", "Mean ± std over seeds.", ["is_dnc", "mean_rank", "final_loss"])
     _runs_table(ctx, result, "fig3_right", "Per run.")
 
@@ -750,7 +752,7 @@ for _exp in (
         "K = 15, n = 50, L = 4, width 30, lr 0.5, λ ∈ 2^{-11, -10, -9, -8, -7.5} for all parameters, "
         "100 000 steps, "
         "5 seeds (grid and steps assumed; 2^-7.5 is just below the all-zero threshold λ ≈ 0.0062).",
-        "≈ 8–28 min (2.5e6 run·steps × 14 MFLOP)",
+        "≈ 15–30 min (measured 893 s; the large-λ points run slower: denormal numbers in dead units)",
         "dufm",
         _fig3_middle,
     ),
@@ -773,7 +775,7 @@ for _exp in (
         "Low-rank solutions found by GD for K = 3, 4, 5 (L = 4): loss decomposition, M_3, M~_4, M_3^T M_3.",
         "K ∈ {3, 4, 5}, n = 50, L = 4, width 30, lr 0.5, 100 000 steps, 5 seeds, λ (all parameters) scanned "
         "per K (STRUCTURE_LAMS); the panels show the run with the lowest final loss / L_DNC (all assumed).",
-        "≈ 3–10 min (measured 89 s for the λ = 0.004 points alone; 4.5e6 cheap run·steps)",
+        "≈ 5–10 min (measured 457 s; 5e6 cheap run·steps)",
         "dufm",
         _fig5,
     ),
@@ -784,7 +786,7 @@ for _exp in (
         "Deep DUFM (L = 7, K = 15): singular values and heat maps of M~_2, M~_6, M_6 "
         "(rank 3 in early layers).",
         "K = 15, n = 50, L = 7, width 30, λ = 0.0025, lr 0.5, 200 000 steps (paper), 5 seeds.",
-        "≈ 6–21 min (1e6 run·steps × 26 MFLOP)",
+        "≈ 15–20 min (measured 1031 s; 1e6 run·steps × 26 MFLOP)",
         "dufm",
         _fig6,
     ),
@@ -818,7 +820,7 @@ for _exp in (
         "Binary DUFM (K = 2): GD reaches the provably optimal DNC loss L_DNC for L = 3, 4, 5 (Theorem 3).",
         "K = 2, n = 50, L ∈ {3, 4, 5}, width 30, λ = 0.004, lr 0.5, 50 000 steps, 5 seeds (assumed: the 2023 "
         "paper's §4.2 did not survive extraction).",
-        "≈ 1–2 min (7.5e5 run·steps × 1–2 MFLOP)",
+        "≈ 1 min (measured 38 s)",
         "dufm",
         _binary,
     ),
