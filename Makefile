@@ -23,7 +23,7 @@ $(BIN)/.installed: pyproject.toml Makefile
 setup: $(BIN)/.installed
 
 demo: setup
-	$(BIN)/deepcollapse demo --out $(DEMO_OUT)
+	$(BIN)/deepcollapse demo --out $(DEMO_OUT) --force
 
 test: setup
 	$(BIN)/python -m pytest -q

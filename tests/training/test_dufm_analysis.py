@@ -105,3 +105,17 @@ def test_perturbed_point_is_not_converged(tmp_path):
     assert r["classification"] == "not_converged" and r["grad_norm"] > 1e-3
     # polish keeps the class-mean structure (DNC-like up to noise) and re-optimises the layers
     assert r["polished_loss"] < r["final_loss"]
+
+
+def test_k6_dnc_and_srg_are_told_apart(tmp_path):
+    """For K = 6 (r = 4) the SRG's last-layer Gram matrix is diagonal like DNC's: the middle ranks decide."""
+    K, L, n, lam, width = 6, 4, 3, 0.004, 8
+    cfg = DUFMConfig(
+        classes=K, n=n, layers=L, width=width, lam_h=lam, lam_w=lam, runs=2, steps=0, dtype="float64"
+    )
+    dnc = dnc_solution(K, L, n, lam, lam, width=width)
+    srg = srg_solution(K, L, n, lam, lam, width=width, construction="def9")
+    r_dnc, r_srg = analyze_dufm(_folder(tmp_path, "k6", [dnc, srg], cfg))["runs"]
+    assert r_dnc["classification"] == "dnc", r_dnc
+    assert r_srg["classification"] == "srg_like", r_srg
+    assert r_srg["ranks"][1:3] == [4, 4]

@@ -13,20 +13,23 @@ Classification (first rule that applies):
 1. ``diverged`` -- the trainer marked the run diverged (NaN/inf), or its final parameters are not finite.
 2. ``zero`` -- the all-zero solution: ``fit >= 1/2 − ZERO_TOL`` and ``reg <= ZERO_TOL`` (loss ≈ 1/2,
    no output).
-3. ``srg_like`` -- ``K >= 6`` and the cosine-normalised Gram matrix of the post-ReLU last-layer class means
-   ``M_L^T M_L`` equals :func:`~deepcollapse.theory.constructions.srg_gram` up to a permutation of the
-   classes and scale: ``min_P max_ij |G − P G_SRG P^T| <= GRAM_TOL``.  The permutation is searched by
-   quadratic assignment (``scipy.optimize.quadratic_assignment``: FAQ from up to 32 starts, each refined by
+3. ``srg_like`` -- ``K >= 6``, ``L >= 3``, some intermediate post-ReLU class-mean matrix ``M_2 .. M_{L-1}``
+   has rank ``< K`` (the SRG's low-rank middle layers), and the cosine-normalised Gram matrix of the post-ReLU
+   last-layer class means ``M_L^T M_L`` equals :func:`~deepcollapse.theory.constructions.srg_gram` up to a
+   permutation of the classes and scale: ``min_P max_ij |G − P G_SRG P^T| <= GRAM_TOL``.  (The rank condition
+   matters for ``K = 6``: there the SRG's ``M_L^T M_L`` is diagonal, like DNC's.)  The permutation is searched
+   by quadratic assignment (``scipy.optimize.quadratic_assignment``: FAQ from up to 32 starts, each refined by
    2-opt; an upper bound of the minimum), after a permutation-invariant lower bound (sorted entries and
    sorted eigenvalues) has not already ruled it out.  This is a statement about structure and is checked
    before convergence: the SRG construction is *not* a stationary point of eq. (1) (its gradient norm is
    ~1e-2 at the flagship setting), so GD near it keeps moving.
-4. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters) *and* the loss
+4. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal
+   frame up to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).  Also
+   structural, so checked before convergence: GD approaches DNC slowly along flat directions.
+5. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters) *and* the loss
    still fell by more than ``PLATEAU_TOL`` (relative) over the last 10 % of the steps (``metrics.jsonl``; the
    last record at a step ``<= 0.9 T``).  Both are needed: at lr 0.5 GD typically ends in a small oscillation
    (edge of stability) with ``‖∇‖ ~ 1e-2`` while the loss has stopped decreasing.
-5. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal
-   frame up to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).
 6. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
 7. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
 
@@ -256,12 +259,12 @@ def _analyze_run(
         srg_dist = m["distance"] if m["lower"] <= GRAM_TOL else m["lower"]
     if fit >= 0.5 - ZERO_TOL and reg <= ZERO_TOL:
         cls = "zero"
-    elif srg_dist is not None and srg_dist <= GRAM_TOL:
+    elif srg_dist is not None and srg_dist <= GRAM_TOL and L >= 3 and min(ranks[1:-1]) < K:
         cls = "srg_like"
-    elif grad_norm > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL):
-        cls = "not_converged"
     elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + DNC2_TOL:
         cls = "dnc"
+    elif grad_norm > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL):
+        cls = "not_converged"
     elif L >= 2 and min(ranks[1:]) < K:
         cls = "low_rank"
     else:
