@@ -102,7 +102,7 @@ def check_keys(name: str, keys: Iterable[str], allowed: Iterable[str]) -> None:
 
 
 def check_per_layer(name: str, value: Any, layers: int, *, gt: float | None = 0.0) -> list[float]:
-    """Expand one number, a sequence of ``layers`` numbers, or a comma-separated string, into a list of floats.
+    """Expand one number, a sequence of ``layers`` numbers, or a comma-separated string, into a float list.
 
     Used for per-layer weight decays (``--lam-w 0.004`` or ``--lam-w 0.004,0.004,0.002``).
     """
@@ -115,7 +115,8 @@ def check_per_layer(name: str, value: Any, layers: int, *, gt: float | None = 0.
         vals = list(value)
         if len(vals) != layers:
             raise ConfigError(
-                f"{name} has {len(vals)} values ({', '.join(map(str, vals))}), must have 1 or layers = {layers}."
+                f"{name} has {len(vals)} values ({', '.join(map(str, vals))}), "
+                f"must have 1 or layers = {layers}."
             )
         return [check_float(f"{name}[{i}]", v, gt=gt) for i, v in enumerate(vals)]
     return [check_float(name, value, gt=gt)] * layers
@@ -129,12 +130,15 @@ def check_finite_array(name: str, array: Any) -> None:
         raise ConfigError(f"{name} has {int(bad.sum())} non-finite entries (NaN or inf), must be all finite.")
 
 
-def rank_tolerance(s_max: float, shape: tuple[int, int], dtype: Any = np.float64, rtol: float | None = None) -> float:
+def rank_tolerance(
+    s_max: float, shape: tuple[int, int], dtype: Any = np.float64, rtol: float | None = None
+) -> float:
     """The absolute threshold below which a singular value counts as zero.
 
-    Default (numpy ``matrix_rank`` convention): ``max(shape) * eps(dtype) * s_max``, with ``eps`` the machine
-    epsilon of the dtype the matrix was *computed* in (2.2e-16 for float64, 1.2e-7 for float32).  Pass ``rtol`` to
-    use ``rtol * s_max`` instead (e.g. ``rtol=1e-3`` for "numerically low rank" after finite training).
+    Default (numpy ``matrix_rank`` convention): ``max(shape) * eps(dtype) * s_max``, with ``eps`` the
+    machine epsilon of the dtype the matrix was *computed* in (2.2e-16 for float64, 1.2e-7 for float32).
+    Pass ``rtol`` to use ``rtol * s_max`` instead (e.g. ``rtol=1e-3`` for "numerically low rank" after
+    finite training).
     """
     if rtol is not None:
         return float(rtol) * float(s_max)

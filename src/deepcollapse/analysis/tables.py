@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from deepcollapse._io import read_jsonl
+
 __all__ = [
     "aggregate_runs",
     "final_singular_values",
@@ -41,23 +43,6 @@ __all__ = [
 def read_summary(folder: str | Path) -> dict[str, Any]:
     """The ``summary.json`` of a run folder."""
     return json.loads((Path(folder) / "summary.json").read_text())
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """All JSON objects of a ``metrics.jsonl`` file; a truncated last line (a killed writer) is ignored."""
-    out: list[dict[str, Any]] = []
-    p = Path(path)
-    if not p.is_file():
-        return out
-    for line in p.read_text().splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
 
 
 def _num(v: Any) -> float:

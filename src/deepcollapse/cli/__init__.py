@@ -1,8 +1,9 @@
 """The ``deepcollapse`` command line.
 
-Each command group lives in its own module exposing ``register(subparsers)``; a registered sub-command sets
-``func`` (``args -> int | None``) as its parser default.  Every :class:`~deepcollapse.ConfigError` raised below is
-printed as a one-line ``deepcollapse: error: ...`` with exit code 2 (argparse's own convention), never a traceback.
+Each command group lives in its own module exposing ``register(subparsers)``; a registered sub-command
+sets ``func`` (``args -> int | None``) as its parser default.  Every :class:`~deepcollapse.ConfigError`
+raised below is printed as a one-line ``deepcollapse: error: ...`` with exit code 2 (argparse's own
+convention), never a traceback.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="deepcollapse",
-        description="Deep neural collapse and the low-rank bias: theory, DUFM training, metrics, experiments.",
+        description=(
+            "Deep neural collapse and the low-rank bias: theory, DUFM training, metrics, experiments."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"deepcollapse {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
@@ -44,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

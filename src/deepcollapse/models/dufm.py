@@ -216,6 +216,7 @@ class DUFMConfig(ConfigMixin):
             )
         return self.lr
 
+
 @dataclass
 class DUFMParams:
     """Batched parameters: ``H1 (R, d_1, N)``, ``weights = [W_1 (R, d_2, d_1), ..., W_L (R, K, d_L)]``."""

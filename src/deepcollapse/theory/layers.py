@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._checks import ConfigError, check_float, check_int, rank_tolerance
-from deepcollapse.theory.objective import ObjectiveParts, dufm_objective, per_layer_lam_w
+from deepcollapse.theory.objective import ObjectiveParts, default_labels, dufm_objective, per_layer_lam_w
 
 __all__ = [
     "Solution",
@@ -145,11 +145,7 @@ def class_means_of(
     H1 = np.asarray(H1, dtype=np.float64)
     K = int(np.shape(weights[-1])[0])
     N = H1.shape[1]
-    if labels is None:
-        if N % K:
-            raise ConfigError(f"H1 has N == {N} columns, must be a multiple of K == {K} when labels is None.")
-        labels = np.repeat(np.arange(K), N // K)
-    labels = np.asarray(labels)
+    labels = default_labels(N, K) if labels is None else np.asarray(labels)
     counts = np.bincount(labels, minlength=K)
     if labels.shape != (N,) or np.any(counts == 0):
         raise ConfigError(

@@ -39,6 +39,13 @@ class ObjectiveParts:
         return {"total": self.total, "fit": self.fit, "reg": self.reg}
 
 
+def default_labels(N: int, K: int) -> np.ndarray:
+    """Labels of samples ordered by class, ``Y = I_K ⊗ 1_n^T``: ``arange(K).repeat(N // K)``."""
+    if N % K:
+        raise ConfigError(f"H1 has N == {N} columns, must be a multiple of K == {K} when labels is None.")
+    return np.repeat(np.arange(K), N // K)
+
+
 def per_layer_lam_w(lam_w: float | Sequence[float] | str, layers: int, name: str = "lam_w") -> list[float]:
     """Expand ``lam_w`` (one value, a list of ``layers`` values, or a comma-separated string) to a list."""
     return check_per_layer(name, lam_w, layers, gt=0.0)
@@ -109,11 +116,7 @@ def dufm_objective(
         d_prev = np.shape(W)[0]
     K = int(np.shape(weights[-1])[0])
     N = H1.shape[1]
-    if labels is None:
-        if N % K:
-            raise ConfigError(f"H1 has N == {N} columns, must be a multiple of K == {K} when labels is None.")
-        labels = np.repeat(np.arange(K), N // K)
-    labels = np.asarray(labels)
+    labels = default_labels(N, K) if labels is None else np.asarray(labels)
     if labels.shape != (N,):
         raise ConfigError(f"labels.shape == {labels.shape}, must be ({N},).")
     _, _, out = forward(H1, weights)

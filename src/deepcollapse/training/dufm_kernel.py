@@ -191,10 +191,11 @@ def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[i
 
     One thread: the flagship GEMMs are too small to gain from threads (used in-process and in each worker
     process).  Flush-to-zero: in long runs at large weight decay, weights feeding dead ReLUs decay
-    geometrically into the float32 denormal range (|x| < 1.2e-38), where x86 arithmetic is ~10x slower (measured 540 vs
-    6 100 run-steps/s at K = 15, λ = 2^-7.5 after 45k steps).  The flag (``torch.set_flush_denormal``, the
-    CPU's FTZ/DAZ bits, which numpy's kernels in this thread obey too) is set for the call only; it changes
-    values only below the smallest normal number, and identically on every run, so resumes stay bit-identical.
+    geometrically into the float32 denormal range (|x| < 1.2e-38), where x86 arithmetic is ~10x slower
+    (measured 540 vs 6 100 run-steps/s at K = 15, λ = 2^-7.5 after 45k steps).  The flag
+    (``torch.set_flush_denormal``, the CPU's FTZ/DAZ bits, which numpy's kernels in this thread obey too) is
+    set for the call only; it changes values only below the smallest normal number, and identically on every
+    run, so resumes stay bit-identical.
     """
     import torch
 
