@@ -5,7 +5,9 @@ the end."""
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from deepcollapse._checks import ConfigError
@@ -46,6 +48,25 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         force=args.force,
     )
+    _print_results(Path(args.out))
     print(f"demo finished in {time.perf_counter() - t0:.0f} s")
     print(f"report: {path}")
     return 0
+
+
+def _print_results(out: Path) -> None:
+    """The flagship theory comparison, then each flagship run folder's analysis next to the theory values."""
+    from deepcollapse.cli.dufm import print_summary
+    from deepcollapse.cli.theory import print_compare
+    from deepcollapse.experiments.registry import FLAGSHIP
+    from deepcollapse.theory import compare
+
+    K, L, n, lam = FLAGSHIP["classes"], FLAGSHIP["layers"], FLAGSHIP["n"], FLAGSHIP["lam"]
+    print("== Theory: the flagship L-DUFM ==")
+    print_compare(compare(K, L, n, lam, lam), K, L, n, lam, [lam] * L)
+    print("\n== Gradient descent on the same problem (analysis of each run folder) ==")
+    for summary_file in sorted((out / "flagship").rglob("summary.json")):
+        print(f"-- {summary_file.parent.relative_to(out)}")
+        print_summary(json.loads(summary_file.read_text()))
+    figures = sorted(str(p.relative_to(out)) for p in (out / "figures").glob("*.png"))
+    print(f"\nfigures: {', '.join(figures)}")

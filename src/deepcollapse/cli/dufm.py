@@ -107,7 +107,8 @@ def build_config(args: argparse.Namespace) -> Any:
     return DUFMConfig.from_dict(data)
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
+def print_summary(summary: dict[str, Any]) -> None:
+    """The readable per-run analysis of a DUFM run folder (``dufm train/resume/analyze`` and ``demo``)."""
     if "runs" not in summary:
         print(f"stopped at step {summary.get('step')}; continue with `deepcollapse dufm resume`")
         return
@@ -141,7 +142,7 @@ def _train(args: argparse.Namespace) -> int:
     summary = train_dufm(
         config, args.out, force=args.force, progress=not args.no_progress, max_steps=args.max_steps
     )
-    print(json.dumps(summary, indent=2)) if args.json else _print_summary(summary)
+    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
     return 0
 
 
@@ -155,7 +156,7 @@ def _resume(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         max_steps=args.max_steps,
     )
-    print(json.dumps(summary, indent=2)) if args.json else _print_summary(summary)
+    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
     return 0
 
 
@@ -163,5 +164,5 @@ def _analyze(args: argparse.Namespace) -> int:
     from deepcollapse.training.dufm_analysis import analyze_dufm
 
     summary = analyze_dufm(args.dir, write=not args.no_write)
-    print(json.dumps(summary, indent=2)) if args.json else _print_summary(summary)
+    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
     return 0

@@ -94,6 +94,12 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
+    print_compare(result, K, L, n, lam_h, lams)
+    return 0
+
+
+def print_compare(result: dict[str, Any], K: int, L: int, n: int, lam_h: float, lams: list[float]) -> None:
+    """The readable table of :func:`deepcollapse.theory.compare` (used by ``theory compare`` and ``demo``)."""
     print(
         f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {lam_h:g}, λ_W = {_fmt(lams)}  "
         f"(Λ = {result['Lambda']:.6g})"
@@ -118,7 +124,6 @@ def _compare(args: argparse.Namespace) -> int:
         f"Theorem 5 conditions (K >= 6, L >= 4 or K >= 10, L = 3) {t5}; "
         f"DNC optimum is zero: {result['dnc_is_zero']} (zero threshold Λ* = {result['zero_threshold']:.6g})"
     )
-    return 0
 
 
 GRID_COLUMNS = (

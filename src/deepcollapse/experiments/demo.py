@@ -7,6 +7,7 @@
    two cores: loss against L_DNC and L_SRG, DNC1 per layer, singular values at the end, and each run's
    analysis (final loss, ranks, classification) next to the theory values.
 3. 2024 Fig. 3 left: L_SRG / L_DNC against r for L = 3, 4, 5.
+4. 2024 Fig. 1: class means and Gram matrices of the SRG solution beside the DNC one (K = 10, L = 4).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from deepcollapse.experiments.registry import (
     FLAGSHIP,
     Context,
     Experiment,
+    _fig1,
     _fig3_left,
     fig2_panels,
     fig2_spec,
@@ -73,6 +75,8 @@ def _demo_body(steps: int, runs: int) -> object:
         fig2_panels(ctx, result, prefix="flagship")
         ctx.report.section("3. 2024 Fig. 3 left (theory)")
         _fig3_left(ctx)
+        ctx.report.section("4. 2024 Fig. 1 (theory)")
+        _fig1(ctx)
 
     return body
 
