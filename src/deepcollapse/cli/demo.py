@@ -14,6 +14,7 @@ from deepcollapse._checks import ConfigError
 
 
 def register(subparsers: Any) -> None:
+    from deepcollapse.cli.reproduce import add_executor_options
     from deepcollapse.experiments.demo import DEMO_RUNS, DEMO_STEPS
 
     p = subparsers.add_parser(
@@ -26,10 +27,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--runs", type=int, default=DEMO_RUNS, help=f"seeds of the flagship run (default {DEMO_RUNS})"
     )
-    p.add_argument("--workers", type=int, help="processes (default: min(2, cores))")
-    p.add_argument("--executor", default="local", help="local (default) or ray")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--force", action="store_true", help="re-train run folders made with a different config")
+    add_executor_options(p)
     p.set_defaults(func=run)
 
 
@@ -45,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         runs=args.runs,
         executor=args.executor,
         workers=args.workers,
+        ray_address=args.ray_address,
         progress=not args.no_progress,
         force=args.force,
     )

@@ -88,6 +88,7 @@ def run_demo(
     runs: int = DEMO_RUNS,
     executor: str = "local",
     workers: int | None = None,
+    ray_address: str | None = None,
     progress: bool = True,
     force: bool = False,
 ) -> Path:
@@ -106,4 +107,6 @@ def run_demo(
         _demo_body(steps, runs),  # type: ignore[arg-type]
         command=f"deepcollapse demo --steps {steps} --runs {runs}",
     )
-    return exp.run(out_dir, executor=executor, workers=workers, progress=progress, force=force)
+    return exp.run(
+        out_dir, executor=executor, workers=workers, ray_address=ray_address, progress=progress, force=force
+    )
