@@ -1,0 +1,559 @@
+"""Global search for the lowest loss of the L-DUFM (2024 paper, eq. (1)): ``search_dufm(config, out_dir)``.
+
+Why the search runs on the reduced problem: given the weights, eq. (1) separates over the columns of ``H_1``
+and every column of a class solves the same problem, so the minimum of eq. (1) equals the minimum of the
+``n = 1`` problem with ``λ_{H_1}`` replaced by ``nλ_{H_1}`` (:class:`~deepcollapse.training.dufm_piecewise.
+Problem.reduced`), and every reduced point ``M_1`` gives the ``n``-sample point ``H_1 = M_1 ⊗ 1_n^T`` with the
+same loss.  GD on the reduced problem costs ``1/n`` of a full step.
+
+One *round* (deterministic given ``(seed, round)``, so an interrupted search resumes exactly):
+
+1. ``runs`` diverse starts (reduced problem, float32): random Gaussian points at three scales; the DNC and SRG
+   constructions (:func:`~deepcollapse.theory.constructions.dnc_solution`, ``srg_solution`` for every SRG
+   variant defined at this ``K``) with multiplicative and additive noise; perturbations of the best points
+   found so far (from round 1 on).
+2. ``steps`` full-batch GD steps at rate ``lr`` for all starts at once through the trainer's batched numpy
+   kernel (:func:`~deepcollapse.training.dufm_kernel.advance_limited`), in chunks so the budget and Ctrl-C are
+   honoured within about a second.
+3. The ``polish_top`` lowest (float64) distinct results are polished in float64: a σ_ε continuation
+   (L-BFGS on eq. (1) with ReLU replaced by the C¹ function σ_ε of the paper's Definition 7, ε = 1e-3, 1e-5,
+   1e-7, so that L-BFGS sees no kinks) followed by :func:`~deepcollapse.training.dufm_piecewise.polish`
+   (L-BFGS on the true objective, then trust-region Newton on the smooth piece of the activation pattern,
+   re-checked after each solve); every candidate is scored by the true eq. (1) in float64 and the best
+   visited point is kept.  Round 0 also polishes the unperturbed constructions, so the result is never worse
+   than ``min(L_DNC, L_SRG)``.
+4. The pool of the best ``2 · keep`` distinct points (losses closer than ``1e-10`` count as one) is written to
+   disk; the best ``keep`` as ``n``-sample solution files (``solutions/rank01.npz`` …) with their float64
+   loss, per-layer ranks, class-mean Gram matrices and the structure label of
+   :mod:`deepcollapse.training.dufm_analysis` (``dnc`` / ``srg_like`` / ``low_rank`` / …, with the rank
+   profile).
+
+Folder: ``search.json`` (config, round, elapsed time, history of the best loss, the pool's metadata),
+``pool.npz`` (the pool's reduced points), ``solutions/*.npz`` (:mod:`deepcollapse.theory.solution_file`
+format plus extras), ``summary.json``.  Running the same search into the same folder resumes it; a different
+problem in an existing folder is refused unless ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError, check_float, check_int, check_per_layer
+from deepcollapse._io import atomic_write_json, finite_or_none
+from deepcollapse.training.dufm_piecewise import (
+    Problem,
+    collapse,
+    expand,
+    flatten,
+    polish,
+    unflatten,
+    value,
+)
+
+__all__ = ["SearchConfig", "SearchInterrupted", "describe_solution", "search_dufm", "sigma_eps_polish"]
+
+log = logging.getLogger(__name__)
+
+STATE_FORMAT = "deepcollapse.dufm.search/1"
+_CHUNK = 2000  # GD steps between budget / interrupt checks
+_SAME_LOSS = 1e-10  # two points whose losses differ by less are treated as the same solution
+_EPS_SCHEDULE = (1e-3, 1e-5, 1e-7)
+
+
+class SearchInterrupted(Exception):
+    """Raised after an interrupted search wrote its state; ``command`` resumes it."""
+
+    def __init__(self, out_dir: Path, command: str) -> None:
+        super().__init__(f"search interrupted; state saved in {out_dir}; resume with: {command}")
+        self.command = command
+
+
+@dataclass
+class SearchConfig:
+    """What to search: eq. (1) with ``classes, layers, n, lam_h, lam_w, width`` (``d_1 = .. = d_L``); how:
+    ``runs`` GD starts per round, ``steps`` GD steps at rate ``lr``, ``polish_top`` polished per round,
+    ``keep`` solutions written, ``seed``; ``budget`` minutes per call (``rounds`` caps the rounds)."""
+
+    classes: int = 10
+    layers: int = 4
+    n: int = 50
+    lam_h: float = 0.004
+    lam_w: list[float] = field(default_factory=lambda: [0.004] * 4)
+    width: int = 30
+    runs: int = 32
+    steps: int = 10_000
+    lr: float = 0.5
+    polish_top: int = 3
+    keep: int = 5
+    seed: int = 0
+    budget: float = 30.0
+    rounds: int | None = None
+
+    def __post_init__(self) -> None:
+        self.classes = check_int("classes", self.classes, min=2)
+        self.layers = check_int("layers", self.layers, min=2)
+        self.n = check_int("n", self.n, min=1)
+        self.lam_h = check_float("lam_h", self.lam_h, gt=0.0)
+        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=0.0)
+        self.width = check_int("width", self.width, min=self.classes)
+        self.runs = check_int("runs", self.runs, min=1)
+        self.steps = check_int("steps", self.steps, min=0)
+        self.lr = check_float("lr", self.lr, gt=0.0)
+        self.polish_top = check_int("polish_top", self.polish_top, min=1)
+        self.keep = check_int("keep", self.keep, min=1)
+        self.seed = check_int("seed", self.seed, min=0)
+        self.budget = check_float("budget", self.budget, gt=0.0)
+        if self.rounds is not None:
+            self.rounds = check_int("rounds", self.rounds, min=1)
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(self.classes, self.n, self.lam_h, tuple(self.lam_w))
+
+    def problem_key(self) -> dict[str, Any]:
+        """The fields that define the optimisation problem (a resumed search must match them)."""
+        return {k: getattr(self, k) for k in ("classes", "layers", "n", "lam_h", "lam_w", "width")}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# GD through the trainer's kernel
+# ------------------------------------------------------------------------------------------------------------
+def _gd(params: list[np.ndarray], lrs: np.ndarray, problem: Problem) -> tuple[list[np.ndarray], dict[int, int]]:
+    """Batched GD on ``params`` (leading run dimension) via the trainer's kernel (the one place calling it)."""
+    from deepcollapse.training.dufm_kernel import advance_limited
+
+    R = params[0].shape[0]
+    return advance_limited(
+        params, lrs, 0, problem.classes, problem.n, problem.lam_h, list(problem.lam_w), min(R, 64)
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# σ_ε continuation
+# ------------------------------------------------------------------------------------------------------------
+def _sigma(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """σ_ε(x) (Definition 7: 0 for x <= 0, x²(2ε − x)/ε² on (0, ε), x for x >= ε) and σ_ε'(x)."""
+    inside = x * x * (2 * eps - x) / eps**2
+    d_inside = (4 * eps * x - 3 * x * x) / eps**2
+    s = np.where(x <= 0, 0.0, np.where(x >= eps, x, inside))
+    ds = np.where(x <= 0, 0.0, np.where(x >= eps, 1.0, d_inside))
+    return s, ds
+
+
+def _value_grad_eps(params: Sequence[np.ndarray], problem: Problem, eps: float) -> tuple[float, list[np.ndarray]]:
+    """Eq. (1) with σ_ε between layers and its gradient (same backward pass as for ReLU, ``D_l = σ_ε'``)."""
+    H1, Ws = params[0], list(params[1:])
+    Hs, Ds = [H1], []
+    for W in Ws[:-1]:
+        s, ds = _sigma(W @ Hs[-1], eps)  # (d_{l+1}, N)
+        Hs.append(s)
+        Ds.append(ds)
+    N = H1.shape[1]
+    E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
+    f = float(np.sum(E**2)) / (2 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
+    f += sum(0.5 * lam * float(np.sum(W**2)) for lam, W in zip(problem.lam_w, Ws))
+    G = E / N
+    gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
+    for l in range(len(Ws) - 1, -1, -1):
+        gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
+        G = Ws[l].T @ G
+        if l > 0:
+            G = G * Ds[l - 1]
+    return f, [G + problem.lam_h * H1, *gWs]
+
+
+def sigma_eps_polish(
+    params: Sequence[np.ndarray], problem: Problem, *, eps: Sequence[float] = _EPS_SCHEDULE, max_iter: int = 800
+) -> tuple[list[np.ndarray], float]:
+    """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
+    visited point by the true eq. (1) (float64) and its loss."""
+    from scipy.optimize import minimize
+
+    shapes = [np.shape(p) for p in params]
+    x = flatten(params)
+    best_x, best_f = x, value(params, problem)
+    for e in eps:
+
+        def fg(z: np.ndarray, e: float = e) -> tuple[float, np.ndarray]:
+            f, g = _value_grad_eps(unflatten(z, shapes), problem, e)
+            return f, flatten(g)
+
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = minimize(
+                fg, x, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "ftol": 1e-16, "gtol": 1e-12}
+            )
+        if not np.all(np.isfinite(res.x)):
+            break
+        x = res.x
+        f_true = value(unflatten(x, shapes), problem)
+        if f_true < best_f:
+            best_x, best_f = x, f_true
+    result = polish(unflatten(best_x, shapes), problem, lbfgs_iter=2000)
+    if result.loss <= best_f:
+        return result.params, result.loss
+    return unflatten(best_x.copy(), shapes), best_f
+
+
+# ------------------------------------------------------------------------------------------------------------
+# starts
+# ------------------------------------------------------------------------------------------------------------
+def _constructions(config: SearchConfig) -> list[tuple[str, list[np.ndarray]]]:
+    """The DNC and every defined SRG construction as reduced points ``[M_1, W_1..W_L]``."""
+    from deepcollapse.theory.constructions import SRG_CONSTRUCTIONS, dnc_solution, srg_defined, srg_solution
+
+    K, L, n = config.classes, config.layers, config.n
+    args = (K, L, n, config.lam_h, config.lam_w)
+    out = []
+    sols = [("dnc", lambda: dnc_solution(*args, width=config.width))]
+    for c in SRG_CONSTRUCTIONS:
+        if srg_defined(K, L, c):
+            sols.append((f"srg-{c}", lambda c=c: srg_solution(*args, construction=c, width=config.width)))
+    for name, make in sols:
+        try:
+            sol = make()
+        except ConfigError as exc:  # e.g. the width is too small for this construction
+            log.info("construction %s skipped: %s", name, exc)
+            continue
+        if sol.H1.shape[0] != config.width or any(W.shape[0] not in (config.width, K) for W in sol.weights):
+            continue
+        out.append((name, [collapse(sol.H1, K), *[np.asarray(W, dtype=np.float64) for W in sol.weights]]))
+    return out
+
+
+def _random_point(config: SearchConfig, rng: np.random.Generator, scale: float) -> list[np.ndarray]:
+    d, K = config.width, config.classes
+    shapes = [(d, K)] + [(d, d)] * (config.layers - 1) + [(K, d)]
+    stds = [1.0] + [1.0 / math.sqrt(d)] * config.layers
+    return [scale * s * rng.standard_normal(sh) for sh, s in zip(shapes, stds)]
+
+
+def _perturb(point: Sequence[np.ndarray], rng: np.random.Generator, sigma: float) -> list[np.ndarray]:
+    out = []
+    for A in point:
+        rms = math.sqrt(float(np.mean(A**2))) or 1.0
+        out.append(A * (1 + sigma * rng.standard_normal(A.shape)) + 0.3 * sigma * rms * rng.standard_normal(A.shape))
+    return out
+
+
+def _starts(
+    config: SearchConfig,
+    rng: np.random.Generator,
+    first: bool,
+    constructions: list[tuple[str, list[np.ndarray]]],
+    pool: list[dict[str, Any]],
+) -> tuple[list[list[np.ndarray]], list[str]]:
+    R = config.runs
+    starts: list[list[np.ndarray]] = []
+    labels: list[str] = []
+    if first or not pool:
+        plan = {"random": R // 2, "construction": R - R // 2, "best": 0}
+    else:
+        n_best = (R * 3) // 8
+        n_cons = R // 4
+        plan = {"random": R - n_best - n_cons, "construction": n_cons, "best": n_best}
+    for i in range(plan["random"]):
+        scale = (0.3, 1.0, 2.0)[i % 3]
+        starts.append(_random_point(config, rng, scale))
+        labels.append(f"random(scale {scale})")
+    for i in range(plan["construction"]):
+        name, point = constructions[i % len(constructions)]
+        sigma = (0.02, 0.1, 0.3)[(i // len(constructions)) % 3]
+        starts.append(_perturb(point, rng, sigma))
+        labels.append(f"{name}+noise {sigma}")
+    for i in range(plan["best"]):
+        entry = pool[i % min(len(pool), config.keep)]
+        sigma = (0.01, 0.05, 0.2)[(i // max(1, min(len(pool), config.keep))) % 3]
+        starts.append(_perturb(entry["params"], rng, sigma))
+        labels.append(f"best#{entry['id']}+noise {sigma}")
+    return starts, labels
+
+
+# ------------------------------------------------------------------------------------------------------------
+# describing a solution
+# ------------------------------------------------------------------------------------------------------------
+def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Problem) -> dict[str, Any]:
+    """Float64 loss (eq. (1)), ranks of the post-ReLU class means ``M_1..M_L`` (``ranks``) and pre-ReLU ones
+    (``ranks_pre``), cosine Gram matrices of ``M_l`` and the structure label of
+    :mod:`deepcollapse.training.dufm_analysis` (``classification``), with its criteria."""
+    from deepcollapse.models.dufm import DUFMConfig
+    from deepcollapse.theory.compare import compare
+    from deepcollapse.theory.constructions import srg_gram
+    from deepcollapse.training.dufm_analysis import _analyze_run
+
+    K, L = problem.classes, problem.layers
+    config = DUFMConfig(
+        classes=K,
+        n=problem.n,
+        layers=L,
+        width=[int(H1.shape[0])] + [int(W.shape[0]) for W in weights[:-1]],
+        lam_h=problem.lam_h,
+        lam_w=list(problem.lam_w),
+        runs=1,
+        steps=1,
+    )
+    theory = compare(K, L, problem.n, problem.lam_h, list(problem.lam_w))
+    G_srg = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
+    rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, None)
+    M = collapse(np.asarray(H1), K)
+    grams, H = [M.T @ M], M
+    for W in weights[:-1]:
+        H = np.maximum(W @ H, 0.0)
+        grams.append(H.T @ H)  # (K, K) Gram of the post-ReLU class means M_l
+    rec["grams"] = grams
+    rec["loss_dnc"] = theory["loss_dnc"]
+    rec["loss_srg"] = theory["loss_srg"]
+    return rec
+
+
+def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> dict[str, Any]:
+    from deepcollapse.theory.objective import dufm_objective
+    from deepcollapse.theory.solution_file import save_solution
+
+    problem = config.problem
+    H1 = expand(entry["params"][0], config.n)  # (d1, K n)
+    weights = [np.asarray(W) for W in entry["params"][1:]]
+    parts = dufm_objective(H1, weights, config.lam_h, config.lam_w)
+    desc = entry.get("description") or describe_solution(H1, weights, problem)
+    entry["description"] = desc
+    extra: dict[str, Any] = {
+        "loss": parts.total,
+        "fit": parts.fit,
+        "reg": parts.reg,
+        "ranks": np.asarray(desc["ranks"]),
+        "ranks_pre": np.asarray(desc["ranks_pre"]),
+        "structure": np.asarray(desc["classification"]),
+        "rank_profile": np.asarray("-".join(map(str, desc["ranks"]))),
+        "source": np.asarray(entry["source"]),
+    }
+    for l, G in enumerate(desc["grams"], 1):
+        extra[f"gram_{l}"] = G
+    save_solution(path, H1, weights, n=config.n, lam_h=config.lam_h, lam_w=config.lam_w, extra=extra)
+    return {
+        "file": str(path.name),
+        "loss": parts.total,
+        "structure": desc["classification"],
+        "ranks": desc["ranks"],
+        "ranks_pre": desc["ranks_pre"],
+        "source": entry["source"],
+        "round": entry["round"],
+    }
+
+
+# ------------------------------------------------------------------------------------------------------------
+# state
+# ------------------------------------------------------------------------------------------------------------
+def _save_state(out: Path, config: SearchConfig, state: dict[str, Any], pool: list[dict[str, Any]]) -> None:
+    arrays = {f"p{e['id']}_{j}": A for e in pool for j, A in enumerate(e["params"])}
+    tmp = out / ".pool.tmp.npz"
+    np.savez(tmp, **arrays)
+    tmp.replace(out / "pool.npz")
+    meta = [{k: e[k] for k in ("id", "loss", "source", "round")} for e in pool]
+    atomic_write_json(
+        out / "search.json",
+        finite_or_none({"format": STATE_FORMAT, "config": config.to_dict(), **state, "pool": meta}),
+    )
+
+
+def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    fresh: dict[str, Any] = {"round": 0, "elapsed_s": 0.0, "next_id": 0, "history": [], "evaluated": 0}
+    path = out / "search.json"
+    if not path.is_file() or force:
+        return fresh, []
+    saved = json.loads(path.read_text())
+    old = SearchConfig(**saved["config"]).problem_key()
+    if old != config.problem_key():
+        diff = ", ".join(f"{k} {old[k]} -> {v}" for k, v in config.problem_key().items() if old[k] != v)
+        raise ConfigError(
+            f"out == {str(out)!r} holds a search of another problem ({diff}), must be a new folder "
+            "(or pass --force to start over)."
+        )
+    pool = []
+    with np.load(out / "pool.npz") as z:
+        for meta in saved["pool"]:
+            n_arrays = config.layers + 1
+            params = [z[f"p{meta['id']}_{j}"] for j in range(n_arrays)]
+            pool.append({**meta, "params": params})
+    state = {k: saved[k] for k in fresh}
+    return state, pool
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _add(pool: list[dict[str, Any]], entry: dict[str, Any], size: int) -> bool:
+    """Insert ``entry`` unless a point with the same loss is there; keep the ``size`` lowest; True if kept."""
+    if not math.isfinite(entry["loss"]):
+        return False
+    for e in pool:
+        if abs(e["loss"] - entry["loss"]) < _SAME_LOSS:
+            return False
+    pool.append(entry)
+    pool.sort(key=lambda e: e["loss"])
+    del pool[size:]
+    return entry in pool
+
+
+def resume_command(out: Path, config: SearchConfig) -> str:
+    lam_w = ",".join(f"{x:g}" for x in config.lam_w)
+    return (
+        f"deepcollapse dufm search --classes {config.classes} --layers {config.layers} --n {config.n} "
+        f"--lam-h {config.lam_h:g} --lam-w {lam_w} --width {config.width} --seed {config.seed} "
+        f"--budget {config.budget:g} --out {out}"
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the search
+# ------------------------------------------------------------------------------------------------------------
+def search_dufm(
+    config: SearchConfig, out_dir: str | Path, *, force: bool = False, progress: bool = True
+) -> dict[str, Any]:
+    """Run (or resume) the search of the module docstring for ``config.budget`` minutes (or
+    ``config.rounds`` rounds); returns the summary (also written to ``summary.json``)."""
+    from tqdm.auto import tqdm
+
+    from deepcollapse.theory.compare import compare
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    state, pool = _load_state(out, config, force)
+    problem = config.problem
+    reduced = problem.reduced()
+    theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+    constructions = _constructions(config)
+    budget_s = 60.0 * config.budget
+    t0 = time.monotonic()
+    elapsed0 = float(state["elapsed_s"])
+    first_round = int(state["round"])
+    bar = tqdm(total=round(budget_s), unit="s", disable=not progress, desc="search", leave=False)
+
+    def tick() -> None:
+        bar.n = min(round(time.monotonic() - t0), bar.total)
+        best = pool[0]["loss"] if pool else math.inf
+        bar.set_postfix_str(f"round {state['round']} best {best:.10f}")
+
+    def out_of_time() -> bool:
+        return time.monotonic() - t0 >= budget_s
+
+    def save() -> None:
+        state["elapsed_s"] = elapsed0 + time.monotonic() - t0
+        _save_state(out, config, state, pool)
+
+    def new_entry(params: list[np.ndarray], loss: float, source: str) -> dict[str, Any]:
+        entry = {"id": state["next_id"], "loss": float(loss), "source": source, "round": state["round"]}
+        entry["params"] = [np.asarray(p, dtype=np.float64) for p in params]
+        state["next_id"] += 1
+        return entry
+
+    from threadpoolctl import threadpool_limits
+
+    try:
+        # one BLAS thread: L-BFGS-B's Fortran core and the small GEMMs lose badly to threads (measured 4.5 ms
+        # per L-BFGS-B iteration with the default threads on a loaded 2-core machine)
+        with _sigterm_as_interrupt(), threadpool_limits(limits=1, user_api="blas"):
+            if state["round"] == 0 and not pool:
+                for name, point in constructions:  # the constructions themselves, polished
+                    params, loss = sigma_eps_polish(point, reduced)
+                    _add(pool, new_entry(params, loss, f"{name} (polished)"), 2 * config.keep)
+                    tick()
+            while not out_of_time() and (config.rounds is None or state["round"] - first_round < config.rounds):
+                r = int(state["round"])
+                rng = np.random.default_rng([config.seed, r])
+                starts, labels = _starts(config, rng, r == 0, constructions, pool)
+                params = [np.stack([s[j] for s in starts]).astype(np.float32) for j in range(config.layers + 1)]
+                done = 0
+                while done < config.steps:
+                    k = min(_CHUNK, config.steps - done)
+                    params, _ = _gd(params, np.full(k, config.lr), reduced)
+                    done += k
+                    tick()
+                    if out_of_time():
+                        break
+                if out_of_time() and done < config.steps:
+                    break  # an unfinished round is redone (deterministically) by the next call
+                losses = []
+                for i in range(len(starts)):
+                    point = [np.asarray(p[i], dtype=np.float64) for p in params]
+                    ok = all(np.isfinite(p).all() for p in point)
+                    losses.append(value(point, reduced) if ok else math.inf)
+                order = np.argsort(losses)
+                picked: list[int] = []
+                for i in order:
+                    if not math.isfinite(losses[i]) or len(picked) >= config.polish_top:
+                        break
+                    if all(abs(losses[i] - losses[j]) > _SAME_LOSS for j in picked):
+                        picked.append(int(i))
+                for i in picked:
+                    point = [np.asarray(p[i], dtype=np.float64) for p in params]
+                    pol, loss = sigma_eps_polish(point, reduced)
+                    _add(pool, new_entry(pol, loss, f"GD from {labels[i]}"), 2 * config.keep)
+                    tick()
+                state["evaluated"] += len(starts)
+                state["round"] = r + 1
+                state["history"].append(
+                    {"round": r, "best": pool[0]["loss"], "elapsed_s": elapsed0 + time.monotonic() - t0}
+                )
+                save()
+                log.info("round %d: best %.10f", r, pool[0]["loss"])
+    except KeyboardInterrupt:
+        save()
+        bar.close()
+        raise SearchInterrupted(out, resume_command(out, config)) from None
+    bar.close()
+    save()
+    return _finish(out, config, pool, state, theory)
+
+
+def _finish(
+    out: Path, config: SearchConfig, pool: list[dict[str, Any]], state: dict[str, Any], theory: dict[str, Any]
+) -> dict[str, Any]:
+    sol_dir = out / "solutions"
+    sol_dir.mkdir(exist_ok=True)
+    rows = []
+    for i, entry in enumerate(pool[: config.keep], 1):
+        rows.append(_write_solution(sol_dir / f"rank{i:02d}.npz", entry, config))
+    for stale in sorted(sol_dir.glob("rank*.npz"))[len(rows) :]:
+        stale.unlink()
+    best = rows[0]["loss"] if rows else None
+    summary = {
+        "problem": config.problem_key(),
+        "loss_dnc": theory["loss_dnc"],
+        "loss_srg": theory["loss_srg"],
+        "best_loss": best,
+        "best_over_dnc": None if best is None else best / theory["loss_dnc"],
+        "best_over_srg": None if best is None or theory["loss_srg"] is None else best / theory["loss_srg"],
+        "rounds": state["round"],
+        "starts_evaluated": state["evaluated"],
+        "elapsed_s": state["elapsed_s"],
+        "history": state["history"],
+        "solutions": rows,
+    }
+    atomic_write_json(out / "summary.json", finite_or_none(summary))
+    return summary
