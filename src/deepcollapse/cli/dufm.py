@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from deepcollapse._checks import ConfigError
@@ -87,6 +88,141 @@ def register(subparsers: Any) -> None:
     a.add_argument("--json", action="store_true", help="print the full analysis as JSON")
     a.add_argument("--no-write", action="store_true", help="do not (re)write summary.json")
     a.set_defaults(func=_analyze)
+    _register_search(sub)
+
+
+def _add_problem(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--classes", type=int, default=10, help="K (default 10)")
+    p.add_argument("--layers", type=int, default=4, help="L, number of weight matrices (default 4)")
+    p.add_argument("--n", type=int, default=50, help="samples per class (default 50)")
+    p.add_argument("--lam", type=float, default=0.004, help="every λ (default 0.004)")
+    p.add_argument("--lam-h", type=float, help="λ_H1 (overrides --lam)")
+    p.add_argument("--lam-w", type=str, help="λ_W: one float or comma-separated L floats (overrides --lam)")
+    p.add_argument("--width", type=int, default=30, help="d_1 = .. = d_L (default 30)")
+
+
+def _register_search(sub: Any) -> None:
+    s = sub.add_parser("search", help="global search for the lowest loss of eq. (1) (resumable)")
+    _add_problem(s)
+    s.add_argument("--budget", type=float, default=30.0, help="minutes for this call (default 30)")
+    s.add_argument("--runs", type=int, default=32, help="GD starts per round (default 32)")
+    s.add_argument("--steps", type=int, default=10_000, help="GD steps per round (default 10000)")
+    s.add_argument("--lr", type=float, default=0.5, help="GD learning rate (default 0.5)")
+    s.add_argument("--keep", type=int, default=5, help="solutions written (default 5)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the starts (default 0)")
+    s.add_argument("--rounds", type=int, help="stop after this many rounds (default: only the budget)")
+    s.add_argument("--out", required=True, help="search folder (re-run the same command to resume)")
+    s.add_argument("--force", action="store_true", help="start over in an existing search folder")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    s.set_defaults(func=_search)
+
+    from deepcollapse.training.dufm_landscape import TARGET_HELP
+
+    g = sub.add_parser("landscape", help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point")
+    g.add_argument("target", nargs="?", help=TARGET_HELP)
+    g.add_argument("--construction", help="dnc | srg: build the point with the problem options below")
+    _add_problem(g)
+    g.add_argument("--run", type=int, help="run index of a run folder (default: lowest loss)")
+    g.add_argument("--k", type=int, default=6, help="eigenvalues computed (default 6)")
+    g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
+    g.add_argument("--eig-tol", type=float, default=1e-6, help="negative if λ < −this (default 1e-6)")
+    g.add_argument("--out", help="folder for landscape.json and the slice figure (PNG + PDF)")
+    g.add_argument("--json", action="store_true", help="print the result as JSON")
+    g.set_defaults(func=_landscape)
+
+
+def _lams(args: argparse.Namespace) -> tuple[float, Any]:
+    lam_h = args.lam if args.lam_h is None else args.lam_h
+    lam_w = args.lam if args.lam_w is None else args.lam_w
+    return lam_h, lam_w
+
+
+def _search(args: argparse.Namespace) -> int:
+    from deepcollapse._checks import check_per_layer
+    from deepcollapse.training.dufm_search import SearchConfig, SearchInterrupted, search_dufm
+
+    lam_h, lam_w = _lams(args)
+    config = SearchConfig(
+        classes=args.classes,
+        layers=args.layers,
+        n=args.n,
+        lam_h=lam_h,
+        lam_w=check_per_layer("--lam-w", lam_w, max(int(args.layers), 1)),
+        width=args.width,
+        runs=args.runs,
+        steps=args.steps,
+        lr=args.lr,
+        keep=args.keep,
+        seed=args.seed,
+        budget=args.budget,
+        rounds=args.rounds,
+    )
+    try:
+        summary = search_dufm(config, args.out, force=args.force, progress=not args.no_progress)
+    except SearchInterrupted as exc:
+        print(f"deepcollapse: {exc}", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    srg = summary["loss_srg"]
+    print(f"L_DNC = {summary['loss_dnc']:.10f}   L_SRG = {'-' if srg is None else f'{srg:.10f}'}")
+    print(f"rounds {summary['rounds']}, {summary['starts_evaluated']} GD starts, {summary['elapsed_s']:.0f} s")
+    print(f"{'file':<12} {'loss':>14} {'/L_SRG':>9} {'structure':>12}  ranks M_1..M_L  source")
+    for r in summary["solutions"]:
+        ratio = "-" if srg is None else f"{r['loss'] / srg:.6f}"
+        print(f"{r['file']:<12} {r['loss']:>14.10f} {ratio:>9} {r['structure']:>12}  {str(r['ranks']):14} {r['source']}")
+    return 0
+
+
+def _landscape(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from deepcollapse._io import atomic_write_json, finite_or_none
+    from deepcollapse.training.dufm_landscape import landscape, load_point, loss_slices
+
+    lam_h, lam_w = _lams(args)
+    params, problem, what = load_point(
+        args.target,
+        construction=args.construction,
+        classes=args.classes,
+        layers=args.layers,
+        n=args.n,
+        lam_h=lam_h,
+        lam_w=lam_w,
+        width=args.width,
+        run=args.run,
+    )
+    result = landscape(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    directions = result.pop("directions")
+    result["target"] = what
+    if args.out:
+        from deepcollapse.analysis.figures import save_figure
+        from deepcollapse.analysis.landscape_plots import plot_slices
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        slices = loss_slices(params, problem, directions)
+        fig, _ = plot_slices(slices, result, title=what)
+        png, _ = save_figure(fig, out, "landscape_slices")
+        result["figure"] = str(png)
+        atomic_write_json(out / "landscape.json", finite_or_none(result))
+    if args.json:
+        print(json.dumps(finite_or_none(result), indent=2))
+        return 0
+    print(what)
+    print(f"loss {result['loss']:.12f}   ‖∇f‖ {result['grad_norm']:.3e}   Clarke residual {result['clarke_residual']:.3e}")
+    print(f"zero pre-activations per layer (kinks): {result['zero_preactivations']}")
+    print(f"parameters {result['parameters']}, symmetry directions {result['symmetry_dim']}, λ_max {result['lambda_max']:.4g}")
+    print("lowest eigenvalues:               ", " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues"]))
+    print("lowest eigenvalues off symmetries:", " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues_off_symmetry"]))
+    note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
+    tol = result["tolerances"]
+    print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")
+    if "figure" in result:
+        print(f"figure: {result['figure']}")
+    return 0
 
 
 def build_config(args: argparse.Namespace) -> Any:

@@ -4,6 +4,7 @@ deepcollapse theory compare --classes 10 --layers 4 --n 50 --lam-h 0.004 --lam-w
 deepcollapse theory grid --classes 2:100 --layers 2:8 [--format csv|markdown|json] [--out FILE]
 deepcollapse theory plot ratio --out ratio.png
 deepcollapse theory plot srg --classes 10 --layers 4 --out srg.png
+deepcollapse theory check FILE.npz
 """
 
 from __future__ import annotations
@@ -225,6 +226,23 @@ def _help(parser: argparse.ArgumentParser) -> Any:
     return show
 
 
+def _check(args: argparse.Namespace) -> int:
+    from deepcollapse.theory.solution_file import check_solution
+
+    r = check_solution(args.file)
+    if args.json:
+        print(json.dumps(r))
+        return 0
+    print(
+        f"L-DUFM  K = {r['classes']}, L = {r['layers']}, n = {r['n']}, widths {r['widths']}, "
+        f"λ_H1 = {r['lam_h']:g}, λ_W = {_fmt(r['lam_w'])}"
+    )
+    print(f"eq. (1) in float64: loss {r['loss']:.12f}  (fit {r['fit']:.12f}, reg {r['reg']:.12f})")
+    if r["claimed_loss"] is not None:
+        print(f"claimed in the file: {r['claimed_loss']:.12f}  (difference {r['difference']:.3e})")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     """Add ``theory compare | grid | plot ratio | plot srg`` to the ``deepcollapse`` parser."""
     theory = subparsers.add_parser(
@@ -249,6 +267,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--format", default="csv", help="csv, markdown or json (default csv)")
     p.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
     p.set_defaults(func=_grid)
+
+    p = sub.add_parser("check", help="evaluate eq. (1) in float64 from the matrices of a solution .npz")
+    p.add_argument("file", metavar="FILE.npz", help="solution file (arrays H1, W_1 .. W_L, n, lam_h, lam_w)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_check)
 
     plot = sub.add_parser("plot", help="figures: ratio (Fig. 3 left), srg (Fig. 1)")
     plot.set_defaults(func=_help(plot))

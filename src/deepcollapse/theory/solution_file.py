@@ -70,9 +70,9 @@ def load_solution(path: str | Path) -> dict[str, Any]:
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError):
         raise ConfigError(
-            f"FILE == {str(path)!r}, must be an .npz file with arrays {EXPECTED_ARRAYS} ({exc})."
+            f"FILE == {str(path)!r} is not a readable .npz, must be an .npz file with arrays {EXPECTED_ARRAYS}."
         ) from None
     layers = sorted(int(m.group(1)) for k in arrays if (m := re.fullmatch(r"W_(\d+)", k)))
     missing = [k for k in ("H1", "n", "lam_h", "lam_w") if k not in arrays]

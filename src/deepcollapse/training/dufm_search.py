@@ -22,7 +22,7 @@ One *round* (deterministic given ``(seed, round)``, so an interrupted search res
    re-checked after each solve); every candidate is scored by the true eq. (1) in float64 and the best
    visited point is kept.  Round 0 also polishes the unperturbed constructions, so the result is never worse
    than ``min(L_DNC, L_SRG)``.
-4. The pool of the best ``2 · keep`` distinct points (losses closer than ``1e-10`` count as one) is written to
+4. The pool of the best ``2 · keep`` distinct points (losses closer than ``1e-7`` relative count as one) is written to
    disk; the best ``keep`` as ``n``-sample solution files (``solutions/rank01.npz`` …) with their float64
    loss, per-layer ranks, class-mean Gram matrices and the structure label of
    :mod:`deepcollapse.training.dufm_analysis` (``dnc`` / ``srg_like`` / ``low_rank`` / …, with the rank
@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 
 STATE_FORMAT = "deepcollapse.dufm.search/1"
 _CHUNK = 2000  # GD steps between budget / interrupt checks
-_SAME_LOSS = 1e-10  # two points whose losses differ by less are treated as the same solution
+_SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
 _EPS_SCHEDULE = (1e-3, 1e-5, 1e-7)
 
 
@@ -292,6 +292,7 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     from deepcollapse.models.dufm import DUFMConfig
     from deepcollapse.theory.compare import compare
     from deepcollapse.theory.constructions import srg_gram
+    from deepcollapse.theory.objective import dufm_objective
     from deepcollapse.training.dufm_analysis import _analyze_run
 
     K, L = problem.classes, problem.layers
@@ -307,7 +308,12 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     )
     theory = compare(K, L, problem.n, problem.lam_h, list(problem.lam_w))
     G_srg = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
-    rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, None)
+    # the point is the end of a converged polish: tell the classifier its loss has stopped decreasing (a
+    # flat history), so that a minimum at a ReLU kink, where the one-sided gradient need not vanish, is
+    # labelled by its structure rather than "not_converged"
+    loss = dufm_objective(np.asarray(H1), list(weights), problem.lam_h, list(problem.lam_w)).total
+    history = [(0, loss), (1, loss)]
+    rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
     M = collapse(np.asarray(H1), K)
     grams, H = [M.T @ M], M
     for W in weights[:-1]:
@@ -369,7 +375,14 @@ def _save_state(out: Path, config: SearchConfig, state: dict[str, Any], pool: li
 
 
 def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    fresh: dict[str, Any] = {"round": 0, "elapsed_s": 0.0, "next_id": 0, "history": [], "evaluated": 0}
+    fresh: dict[str, Any] = {
+        "round": 0,
+        "elapsed_s": 0.0,
+        "cpu_s": 0.0,
+        "next_id": 0,
+        "history": [],
+        "evaluated": 0,
+    }
     path = out / "search.json"
     if not path.is_file() or force:
         return fresh, []
@@ -387,7 +400,7 @@ def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str,
             n_arrays = config.layers + 1
             params = [z[f"p{meta['id']}_{j}"] for j in range(n_arrays)]
             pool.append({**meta, "params": params})
-    state = {k: saved[k] for k in fresh}
+    state = {k: saved.get(k, v) for k, v in fresh.items()}
     return state, pool
 
 
@@ -412,7 +425,7 @@ def _add(pool: list[dict[str, Any]], entry: dict[str, Any], size: int) -> bool:
     if not math.isfinite(entry["loss"]):
         return False
     for e in pool:
-        if abs(e["loss"] - entry["loss"]) < _SAME_LOSS:
+        if abs(e["loss"] - entry["loss"]) < _SAME_LOSS * abs(entry["loss"]):
             return False
     pool.append(entry)
     pool.sort(key=lambda e: e["loss"])
@@ -449,8 +462,8 @@ def search_dufm(
     theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
     constructions = _constructions(config)
     budget_s = 60.0 * config.budget
-    t0 = time.monotonic()
-    elapsed0 = float(state["elapsed_s"])
+    t0, c0 = time.monotonic(), time.process_time()
+    elapsed0, cpu0 = float(state["elapsed_s"]), float(state.get("cpu_s", 0.0))
     first_round = int(state["round"])
     bar = tqdm(total=round(budget_s), unit="s", disable=not progress, desc="search", leave=False)
 
@@ -464,6 +477,7 @@ def search_dufm(
 
     def save() -> None:
         state["elapsed_s"] = elapsed0 + time.monotonic() - t0
+        state["cpu_s"] = cpu0 + time.process_time() - c0  # this process's CPU time (the machine may be shared)
         _save_state(out, config, state, pool)
 
     def new_entry(params: list[np.ndarray], loss: float, source: str) -> dict[str, Any]:
@@ -508,7 +522,7 @@ def search_dufm(
                 for i in order:
                     if not math.isfinite(losses[i]) or len(picked) >= config.polish_top:
                         break
-                    if all(abs(losses[i] - losses[j]) > _SAME_LOSS for j in picked):
+                    if all(abs(losses[i] - losses[j]) > _SAME_LOSS * abs(losses[i]) for j in picked):
                         picked.append(int(i))
                 for i in picked:
                     point = [np.asarray(p[i], dtype=np.float64) for p in params]
@@ -518,7 +532,12 @@ def search_dufm(
                 state["evaluated"] += len(starts)
                 state["round"] = r + 1
                 state["history"].append(
-                    {"round": r, "best": pool[0]["loss"], "elapsed_s": elapsed0 + time.monotonic() - t0}
+                    {
+                        "round": r,
+                        "best": pool[0]["loss"],
+                        "elapsed_s": elapsed0 + time.monotonic() - t0,
+                        "cpu_s": cpu0 + time.process_time() - c0,
+                    }
                 )
                 save()
                 log.info("round %d: best %.10f", r, pool[0]["loss"])
@@ -552,6 +571,7 @@ def _finish(
         "rounds": state["round"],
         "starts_evaluated": state["evaluated"],
         "elapsed_s": state["elapsed_s"],
+        "cpu_s": state["cpu_s"],
         "history": state["history"],
         "solutions": rows,
     }

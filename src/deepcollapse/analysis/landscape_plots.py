@@ -1,0 +1,78 @@
+"""Figures of the L-DUFM loss landscape and of the best-known solutions (matplotlib, Agg canvas).
+
+* :func:`plot_slices`: the loss along the lowest-curvature direction ``v_1`` of the Hessian (off the
+  symmetry directions) and over the plane ``(v_1, v_2)`` around a point (``deepcollapse dufm landscape``).
+* :func:`plot_best_known`: best-known loss / L_DNC against K, one curve per L, with L_SRG / L_DNC dashed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_best_known", "plot_slices"]
+
+
+def _figure(ncols: int, size: tuple[float, float]) -> tuple[Any, Any]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+
+
+def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "") -> Any:
+    """Two panels: ``f(θ + t v_1) − f(θ)`` against ``t`` (with the quadratic model ``½ λ_1 t²``) and the
+    contours of ``f(θ + s v_1 + t v_2) − f(θ)``; ``slices`` from
+    :func:`~deepcollapse.training.dufm_landscape.loss_slices`, ``result`` from ``landscape``."""
+    fig, (ax1, ax2) = _figure(2, (10.0, 4.2))
+    f0 = slices["loss"]
+    t = np.asarray(slices["t"])
+    lam1 = result["lowest_eigenvalues_off_symmetry"][0]
+    lam2 = result["lowest_eigenvalues_off_symmetry"][min(1, len(result["lowest_eigenvalues_off_symmetry"]) - 1)]
+    ax1.plot(t, np.asarray(slices["f1"]) - f0, lw=2, label=r"$f(\theta + t v_1) - f(\theta)$")
+    ax1.plot(t, 0.5 * lam1 * t**2, ls="--", lw=1.5, label=rf"$\frac{{1}}{{2}}\lambda_1 t^2$, $\lambda_1$ = {lam1:.3g}")
+    ax1.axhline(0.0, color="0.6", lw=0.8)
+    ax1.set_xlabel(r"step $t$ along $v_1$ (lowest curvature)")
+    ax1.set_ylabel(r"loss change $f - f(\theta)$")
+    ax1.legend(fontsize=9)
+    ax1.set_title("1-D slice")
+    s = np.asarray(slices["s"])
+    F = np.asarray(slices["f2"]) - f0
+    lim = float(np.max(np.abs(F))) or 1.0
+    cs = ax2.contourf(s, s, F, levels=21, cmap="RdBu_r", vmin=-lim, vmax=lim)
+    ax2.contour(s, s, F, levels=[0.0], colors="k", linewidths=1.0)
+    fig.colorbar(cs, ax=ax2, label=r"loss change $f - f(\theta)$")
+    ax2.plot([0], [0], "k+", ms=10)
+    ax2.set_xlabel(rf"$s$ along $v_1$ ($\lambda_1$ = {lam1:.3g})")
+    ax2.set_ylabel(rf"$t$ along $v_2$ ($\lambda_2$ = {lam2:.3g})")
+    ax2.set_title("2-D slice")
+    verdict = result["verdict"] + (f" ({result['verdict_note']})" if result.get("verdict_note") else "")
+    fig.suptitle(f"{title}\nverdict: {verdict}; ‖∇f‖ = {result['grad_norm']:.2e}, f(θ) = {f0:.10f}", fontsize=10)
+    return fig, (ax1, ax2)
+
+
+def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, Any]:
+    """Best-known loss / L_DNC against K, one solid curve per L, and L_SRG / L_DNC dashed in the same colour.
+    ``rows``: dicts with ``classes, layers, best_loss, loss_dnc, loss_srg``."""
+    if ax is None:
+        fig, (ax,) = _figure(1, (6.4, 4.4))
+    else:
+        fig = ax.figure
+    layers = sorted({int(r["layers"]) for r in rows})
+    for i, L in enumerate(layers):
+        color = f"C{i}"
+        sel = sorted((r for r in rows if int(r["layers"]) == L), key=lambda r: r["classes"])
+        K = [r["classes"] for r in sel]
+        ax.plot(K, [r["best_loss"] / r["loss_dnc"] for r in sel], "o-", color=color, label=f"best known, L = {L}")
+        srg = [(r["classes"], r["loss_srg"] / r["loss_dnc"]) for r in sel if r.get("loss_srg") is not None]
+        if srg:
+            ax.plot(*zip(*srg), "s--", color=color, mfc="none", label=f"SRG construction, L = {L}")
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    ax.set_xlabel("number of classes K")
+    ax.set_ylabel(r"loss / $\mathcal{L}_{DNC}$")
+    ax.legend(fontsize=8, ncol=2)
+    ax.set_title("Best-known L-DUFM loss relative to DNC")
+    return fig, ax

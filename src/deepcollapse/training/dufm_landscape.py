@@ -1,0 +1,311 @@
+"""Is this point of the L-DUFM a local minimum, a saddle, or not critical?  ``landscape(params, problem)``.
+
+At a point ``θ = (H_1, W_1..W_L)`` of eq. (1) (2024 paper), in float64:
+
+* ``grad_norm``: ‖∇f‖ of the smooth piece ``f_D`` of the current activation pattern ``D_l = 1[H~_l > 0]``
+  (:mod:`deepcollapse.training.dufm_piecewise`; the true gradient wherever no pre-activation is 0).
+* ``zero_preactivations``: per layer, the pre-activations with ``|H~_l| <= max(shape) · eps · max|H~_l|``
+  (kinks of the ReLU).  Where there are some, the Hessian is that of the smooth piece ``f_D`` (zeros off), and
+  ``clarke_residual = min_{D_Z ∈ [0,1]} ‖∇f_D‖`` over the derivative values at the zero entries (every such
+  ``∇f_D`` is an element of the Clarke subdifferential's chain-rule hull): ``≈ 0`` means *critical at the
+  kink* even when the piece's own gradient is not 0.
+* the lowest Hessian eigenvalues: Lanczos (``scipy.sparse.linalg.eigsh``, ``which='SA'``) on exact float64
+  Hessian-vector products (torch double back-propagation); and the same with the model's **symmetry
+  directions deflated**: the orbit of ``H_1 → Q H_1``, ``W_1 → W_1 Q^T`` (``Q`` orthogonal on ``R^{d_1}``),
+  whose tangent vectors ``(A H_1, −W_1 A)`` for antisymmetric ``A`` are exact zero modes at any critical point.
+  ``symmetry_dim`` is the dimension of that tangent space at ``θ``.
+
+Verdict (tolerances ``grad_tol`` on gradient norms, ``eig_tol`` on eigenvalues, both absolute):
+
+* ``not critical``: ``grad_norm > grad_tol`` and (no kinks, or ``clarke_residual > grad_tol``);
+* ``saddle``: the piece is critical and the lowest eigenvalue off the symmetry directions is ``< −eig_tol``
+  (its eigenvector is a descent direction of second order);
+* ``local minimum``: the piece is critical and every eigenvalue off the symmetry directions is ``>= −eig_tol``
+  (second-order necessary condition; ``near_zero_modes`` counts eigenvalues in ``[−eig_tol, eig_tol]`` off
+  the symmetries: 0 means strict);
+* ``critical at a kink``: only the Clarke residual vanishes; the second-order test of one smooth piece does
+  not decide, so no min/saddle verdict is claimed (the numbers are still reported).
+
+With kinks present the min/saddle verdicts are statements about the smooth piece with the zero
+pre-activations off, and say so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from deepcollapse.training.dufm_piecewise import (
+    Problem,
+    _Piece,
+    activation_pattern,
+    flatten,
+    grad_norm,
+    preactivations,
+    unflatten,
+    value,
+    zero_preactivations,
+    zero_tolerance,
+)
+
+__all__ = ["VERDICTS", "clarke_residual", "landscape", "loss_slices", "symmetry_basis"]
+
+VERDICTS = ("local minimum", "saddle", "not critical", "critical at a kink")
+
+
+def symmetry_basis(params: Sequence[np.ndarray]) -> np.ndarray:
+    """Orthonormal basis ``(P, s)`` of the tangent space of ``{(Q H_1, W_1 Q^T, W_2, ..)}`` at ``params``:
+    spanned by ``(A H_1, −W_1 A, 0, ..)`` over antisymmetric ``A``; ``s`` is its dimension."""
+    H1, W1 = params[0], params[1]
+    d1 = H1.shape[0]
+    sizes = [int(np.prod(np.shape(p))) for p in params]
+    P = sum(sizes)
+    cols = []
+    for i in range(d1):
+        for j in range(i + 1, d1):
+            A = np.zeros((d1, d1))
+            A[i, j], A[j, i] = 1.0, -1.0
+            v = np.zeros(P)
+            v[: sizes[0]] = (A @ H1).ravel()
+            v[sizes[0] : sizes[0] + sizes[1]] = (-W1 @ A).ravel()
+            cols.append(v)
+    if not cols:
+        return np.zeros((P, 0))
+    T = np.stack(cols, axis=1)  # (P, d1(d1-1)/2)
+    U, S, _ = np.linalg.svd(T, full_matrices=False)
+    tol = max(T.shape) * np.finfo(np.float64).eps * (S[0] if S.size else 0.0)
+    return U[:, S > tol]
+
+
+def clarke_residual(params: Sequence[np.ndarray], problem: Problem, max_iter: int = 300) -> float:
+    """``min ‖∇f_D‖`` over ``D ∈ [0, 1]`` at the zero pre-activations (``D`` fixed elsewhere); L-BFGS-B with
+    torch gradients of ``‖∇f_D‖²`` in the free ``D`` entries.  Equals ``grad_norm`` when there is no kink."""
+    import torch
+    from scipy.optimize import minimize
+
+    pre = preactivations(params)
+    zeros = [np.abs(Ht) <= zero_tolerance(Ht) for Ht in pre]
+    count = int(sum(z.sum() for z in zeros))
+    if count == 0:
+        return grad_norm(params, problem)
+    ts = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in params]
+    base = [torch.tensor((Ht > 0) & ~z, dtype=torch.float64) for Ht, z in zip(pre, zeros)]
+    where = [torch.tensor(z) for z in zeros]
+    Y = torch.tensor(problem.targets())
+
+    def objective(d: np.ndarray) -> tuple[float, np.ndarray]:
+        dt = torch.tensor(d, requires_grad=True)
+        masks, i = [], 0
+        for b, w in zip(base, where):
+            m = b.clone()
+            k = int(w.sum())
+            m[w] = dt[i : i + k]
+            masks.append(m)
+            i += k
+        H = ts[0]
+        for W, D in zip(ts[1:-1], masks):
+            H = (W @ H) * D  # (d_{l+1}, N)
+        E = ts[-1] @ H - Y
+        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
+        for lam, W in zip(problem.lam_w, ts[1:]):
+            f = f + 0.5 * lam * (W**2).sum()
+        g = torch.autograd.grad(f, ts, create_graph=True)
+        r = sum((x**2).sum() for x in g)
+        (gd,) = torch.autograd.grad(r, dt)
+        return float(r.detach()), gd.detach().numpy().astype(np.float64)
+
+    d0 = np.full(count, 0.5)
+    res = minimize(objective, d0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * count,
+                   options={"maxiter": max_iter, "ftol": 1e-30, "gtol": 1e-30})
+    return math.sqrt(max(float(res.fun), 0.0))
+
+
+def _lowest(op: Any, k: int, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` lowest eigenpairs by Lanczos; if ARPACK stops before convergence, the converged ones."""
+    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+    k = min(k, op.shape[0] - 1)
+    ncv = min(op.shape[0], max(4 * k + 1, 40))
+    try:
+        vals, vecs = eigsh(op, k=k, which="SA", tol=tol, ncv=ncv, maxiter=20_000)
+    except ArpackNoConvergence as exc:  # pragma: no cover - keep what converged
+        if len(exc.eigenvalues) == 0:
+            raise
+        vals, vecs = exc.eigenvalues, exc.eigenvectors
+    order = np.argsort(vals)
+    return vals[order], vecs[:, order]
+
+
+def landscape(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    *,
+    k: int = 6,
+    grad_tol: float = 1e-6,
+    eig_tol: float = 1e-6,
+    lanczos_tol: float = 1e-10,
+) -> dict[str, Any]:
+    """Gradient, kinks, lowest Hessian eigenvalues (all / off the symmetries) and the verdict at ``params``
+    (module docstring).  Returns a JSON-able dict plus ``directions`` (the two lowest eigenvectors off the
+    symmetries, flat float64 arrays) for :func:`loss_slices`."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
+        return _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol)
+
+
+def _landscape(
+    params: Sequence[np.ndarray], problem: Problem, k: int, grad_tol: float, eig_tol: float, lanczos_tol: float
+) -> dict[str, Any]:
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    params = [np.asarray(p, dtype=np.float64) for p in params]
+    loss = value(params, problem)
+    g = grad_norm(params, problem)
+    zeros = zero_preactivations(params)
+    kinks = sum(zeros)
+    clarke = clarke_residual(params, problem) if kinks else g
+    piece = _Piece(params, problem, activation_pattern(params))
+    size = sum(int(np.prod(s)) for s in piece.shapes)
+    H = LinearOperator((size, size), matvec=piece.hvp, dtype=np.float64)
+    lam_max = float(eigsh(H, k=1, which="LA", tol=1e-6, return_eigenvectors=False)[0])
+    vals_all, _ = _lowest(H, k, lanczos_tol)
+    B = symmetry_basis(params)
+    shift = 2.0 * abs(lam_max) + 1.0
+
+    def deflated(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64).ravel()
+        c = B.T @ v
+        w = v - B @ c  # (P,) component off the symmetries
+        Hw = piece.hvp(w)
+        return Hw - B @ (B.T @ Hw) + shift * (B @ c)
+
+    D = LinearOperator((size, size), matvec=deflated, dtype=np.float64)
+    vals, vecs = _lowest(D, k, lanczos_tol)
+    piece_critical = g <= grad_tol
+    if g > grad_tol and clarke > grad_tol:
+        verdict = "not critical"
+    elif not piece_critical:
+        verdict = "critical at a kink"
+    elif vals[0] < -eig_tol:
+        verdict = "saddle"
+    else:
+        verdict = "local minimum"
+    if kinks and verdict in ("saddle", "local minimum"):
+        verdict_note = f"of the smooth piece with the {kinks} zero pre-activations off"
+    else:
+        verdict_note = ""
+    return {
+        "loss": loss,
+        "grad_norm": g,
+        "clarke_residual": clarke,
+        "zero_preactivations": zeros,
+        "parameters": size,
+        "symmetry_dim": int(B.shape[1]),
+        "lambda_max": lam_max,
+        "lowest_eigenvalues": [float(x) for x in vals_all],
+        "lowest_eigenvalues_off_symmetry": [float(x) for x in vals],
+        "near_zero_modes": int(np.sum(np.abs(vals) <= eig_tol)),
+        "verdict": verdict,
+        "verdict_note": verdict_note,
+        "tolerances": {"grad_tol": grad_tol, "eig_tol": eig_tol, "lanczos_tol": lanczos_tol,
+                       "zero": "max(shape) * eps(float64) * max|H~_l|"},
+        "directions": [vecs[:, 0], vecs[:, min(1, vecs.shape[1] - 1)]],
+    }
+
+
+def loss_slices(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    directions: Sequence[np.ndarray],
+    *,
+    radius: float | None = None,
+    points: int = 41,
+    grid: int = 25,
+) -> dict[str, Any]:
+    """True eq. (1) (ReLU) along ``θ + t v_1`` and over ``θ + s v_1 + t v_2`` (unit directions), ``|t| <=
+    radius`` (default ``0.05 ‖θ‖``).  Returns ``{"t", "f1", "s", "f2", "radius", "loss"}``."""
+    shapes = [np.shape(p) for p in params]
+    x = flatten(params)
+    v1 = np.asarray(directions[0], dtype=np.float64)
+    v2 = np.asarray(directions[1], dtype=np.float64)
+    v1, v2 = v1 / np.linalg.norm(v1), v2 / np.linalg.norm(v2)
+    r = 0.05 * float(np.linalg.norm(x)) if radius is None else float(radius)
+    t = np.linspace(-r, r, points)
+    f1 = np.array([value(unflatten(x + a * v1, shapes), problem) for a in t])
+    s = np.linspace(-r, r, grid)
+    f2 = np.array([[value(unflatten(x + a * v1 + b * v2, shapes), problem) for a in s] for b in s])
+    return {"t": t, "f1": f1, "s": s, "f2": f2, "radius": r, "loss": value(params, problem)}
+
+
+TARGET_HELP = (
+    "a DUFM run folder (config.yaml + params.pt or checkpoint.pt), a search folder (search.json + "
+    "solutions/), a solution .npz (arrays H1, W_1 .. W_L, n, lam_h, lam_w), or --construction dnc|srg"
+)
+
+
+def load_point(
+    target: str | None = None,
+    *,
+    construction: str | None = None,
+    classes: int = 10,
+    layers: int = 4,
+    n: int = 50,
+    lam_h: float = 0.004,
+    lam_w: float | Sequence[float] = 0.004,
+    width: int | None = 30,
+    run: int | None = None,
+) -> tuple[list[np.ndarray], Problem, str]:
+    """``(params [H_1, W_1..W_L], problem, description)`` of a landscape target (:data:`TARGET_HELP`).
+
+    A run folder gives run ``run`` (default: the run with the lowest float64 loss); a search folder its
+    best solution (``solutions/rank01.npz``); a construction is built by the theory engine at the given
+    problem (``width`` rows, default 30).  Anything else raises a one-line ``ConfigError``.
+    """
+    from pathlib import Path
+
+    from deepcollapse._checks import ConfigError, check_choice
+    from deepcollapse.theory.solution_file import load_solution
+
+    if construction is not None:
+        from deepcollapse.theory.constructions import dnc_solution, srg_solution
+
+        check_choice("--construction", construction, ("dnc", "srg"))
+        problem = Problem.make(classes, n, lam_h, lam_w, layers)
+        make = dnc_solution if construction == "dnc" else srg_solution
+        sol = make(classes, layers, n, lam_h, list(problem.lam_w), width=width)
+        name = construction if construction == "dnc" else f"srg ({sol.construction})"
+        return [sol.H1, *sol.weights], problem, f"{name} construction, K = {classes}, L = {layers}, n = {n}"
+    if target is None:
+        raise ConfigError(f"TARGET is missing, must be {TARGET_HELP}.")
+    path = Path(target)
+    if path.is_dir() and (path / "search.json").is_file():
+        path = path / "solutions" / "rank01.npz"
+    if path.is_file() and path.suffix == ".npz":
+        sol = load_solution(path)
+        problem = Problem(sol["classes"], sol["n"], sol["lam_h"], tuple(sol["lam_w"]))
+        return [sol["H1"], *sol["weights"]], problem, f"solution file {path}"
+    if path.is_dir() and (path / "config.yaml").is_file():
+        import torch
+
+        from deepcollapse.models.dufm import DUFMConfig
+
+        config = DUFMConfig.from_yaml(path / "config.yaml")
+        src = path / "params.pt" if (path / "params.pt").is_file() else path / "checkpoint.pt"
+        if not src.is_file():
+            raise ConfigError(f"TARGET == {str(path)!r} has no params.pt or checkpoint.pt, must be {TARGET_HELP}.")
+        data = torch.load(src, map_location="cpu", weights_only=True)
+        tensors = list(data["params"]) if "params" in data else [data["H1"], *data["weights"]]
+        arrays = [t.double().numpy() for t in tensors]
+        problem = Problem(config.classes, config.n, config.lam_h, tuple(config.lam_w))
+        R = arrays[0].shape[0]
+        if run is None:
+            losses = [value([a[r] for a in arrays], problem) for r in range(R)]
+            run = int(np.nanargmin(np.where(np.isfinite(losses), losses, np.inf)))
+        if not 0 <= run < R:
+            raise ConfigError(f"--run == {run}, must be in 0 .. {R - 1}.")
+        return [a[run] for a in arrays], problem, f"run {run} of {path}"
+    raise ConfigError(f"TARGET == {str(target)!r}, must be {TARGET_HELP}.")

@@ -1,0 +1,133 @@
+"""Landscape verdicts: the K = 2 DNC optimum, a constructed saddle, a point off the critical set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.theory import dnc_solution
+from deepcollapse.training.dufm_landscape import landscape, load_point, symmetry_basis
+from deepcollapse.training.dufm_piecewise import (
+    Problem,
+    _Piece,
+    activation_pattern,
+    flatten,
+    preactivations,
+    unflatten,
+    value,
+    value_and_grad,
+)
+
+K2 = dict(classes=2, layers=3, n=3, lam=0.01)
+
+
+def _dnc_k2() -> tuple[list[np.ndarray], Problem]:
+    sol = dnc_solution(2, 3, 3, 0.01, 0.01, width=2)
+    return [sol.H1, *sol.weights], Problem.make(2, 3, 0.01, 0.01, 3)
+
+
+def _dense_hessian(params: list[np.ndarray], problem: Problem) -> np.ndarray:
+    """Reference Hessian of the smooth piece by central differences of the hand-written numpy gradient."""
+    shapes = [p.shape for p in params]
+    x = flatten(params)
+    pattern = activation_pattern(params)
+    h = 1e-6
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        gp = flatten(value_and_grad(unflatten(x + e, shapes), problem, pattern)[1])
+        gm = flatten(value_and_grad(unflatten(x - e, shapes), problem, pattern)[1])
+        cols.append((gp - gm) / (2 * h))
+    Hm = np.stack(cols, axis=1)
+    return (Hm + Hm.T) / 2
+
+
+def test_autograd_hvp_matches_finite_differences_of_the_numpy_gradient():
+    params, problem = _dnc_k2()
+    Hm = _dense_hessian(params, problem)
+    piece = _Piece(params, problem, activation_pattern(params))
+    H_auto = np.stack([piece.hvp(e) for e in np.eye(Hm.shape[0])], axis=1)
+    assert np.max(np.abs(H_auto - Hm)) < 1e-7
+
+
+def test_numpy_gradient_matches_finite_differences_away_from_kinks():
+    rng = np.random.default_rng(0)
+    problem = Problem.make(3, 2, 0.01, 0.02, 3)
+    params = [rng.standard_normal((4, 6)), rng.standard_normal((4, 4)), rng.standard_normal((4, 4))]
+    params.append(rng.standard_normal((3, 4)))
+    _, g = value_and_grad(params, problem)
+    x, shapes = flatten(params), [p.shape for p in params]
+    v = rng.standard_normal(x.size)
+    h = 1e-6
+    fd = (value(unflatten(x + h * v, shapes), problem) - value(unflatten(x - h * v, shapes), problem)) / (2 * h)
+    assert fd == pytest.approx(float(flatten(g) @ v), rel=1e-6)
+
+
+def test_k2_dnc_is_a_local_minimum_with_zero_modes_from_symmetry_and_kinks():
+    params, problem = _dnc_k2()
+    r = landscape(params, problem)
+    assert r["verdict"] == "local minimum"
+    assert r["grad_norm"] < 1e-12
+    assert r["zero_preactivations"] == [6, 6]  # the off-diagonal zeros of M~_2, M~_3 (kinks)
+    Hm = _dense_hessian(params, problem)
+    w, V = np.linalg.eigh(Hm)
+    assert w[0] > -1e-7  # positive semi-definite (independent finite-difference Hessian)
+    assert min(r["lowest_eigenvalues"]) > -1e-10
+    # the rotation H1 -> Q H1, W1 -> W1 Q^T is a zero mode ...
+    B = symmetry_basis(params)
+    assert B.shape[1] == 1 and np.linalg.norm(Hm @ B[:, 0]) < 1e-6
+    # ... and every other zero mode only moves pre-activations that sit at a kink (0 -> negative side, the
+    # smooth piece's flat directions): first-order change of every non-zero pre-activation and of the output
+    null = V[:, np.abs(w) < 1e-6]
+    assert null.shape[1] == 2
+    shapes = [p.shape for p in params]
+    x = flatten(params)
+    active = [np.abs(Ht) > 1e-12 for Ht in preactivations(params)]
+
+    def moved(v: np.ndarray) -> float:
+        h = 1e-6
+        plus, minus = unflatten(x + h * v, shapes), unflatten(x - h * v, shapes)
+        d = [(a - b)[m] / (2 * h) for a, b, m in zip(preactivations(plus), preactivations(minus), active)]
+        return max(float(np.max(np.abs(di))) for di in d)
+
+    for j in range(null.shape[1]):
+        u = null[:, j]
+        off_sym = u - B @ (B.T @ u)
+        if np.linalg.norm(off_sym) > 1e-6:
+            assert moved(off_sym / np.linalg.norm(off_sym)) < 1e-5
+    # off the symmetry: exactly one flat mode left, the kink mode
+    assert r["near_zero_modes"] == 1 and r["lowest_eigenvalues_off_symmetry"][1] == pytest.approx(0.01, rel=1e-6)
+
+
+def test_constructed_saddle_negative_direction_found():
+    """L = 1 (UFM) at the all-zero point: Hessian eigenvalues λ ± σ_i(Y)/N, σ_max(Y) = √n, so the lowest is
+    λ − 1/(K√n) (independent closed form)."""
+    K, n, lam = 2, 3, 0.01
+    problem = Problem.make(K, n, lam, lam, 1)
+    params = [np.zeros((3, K * n)), np.zeros((K, 3))]
+    r = landscape(params, problem)
+    assert r["verdict"] == "saddle"
+    assert r["lowest_eigenvalues"][0] == pytest.approx(lam - 1 / (K * np.sqrt(n)), rel=1e-8)
+    v = r["directions"][0]
+    shapes = [p.shape for p in params]
+    f = [value(unflatten(t * v, shapes), problem) for t in (0.0, 0.01, -0.01)]
+    assert f[1] < f[0] and f[2] < f[0]  # a descent direction on both sides (second order)
+
+
+def test_off_the_critical_set_is_not_critical():
+    params, problem = _dnc_k2()
+    params = [params[0] * 1.1, *params[1:]]
+    r = landscape(params, problem)
+    assert r["verdict"] == "not critical"
+    assert r["grad_norm"] > 1e-3 and r["clarke_residual"] > 1e-3
+
+
+def test_load_point_errors_and_constructions(tmp_path):
+    with pytest.raises(ConfigError, match="TARGET == .*must be a DUFM run folder"):
+        load_point(str(tmp_path))
+    with pytest.raises(ConfigError, match="construction == 'etf', must be one of 'dnc', 'srg'"):
+        load_point(construction="etf")
+    params, problem, what = load_point(construction="dnc", classes=2, layers=3, n=3, lam_h=0.01, lam_w=0.01, width=2)
+    assert problem.N == 6 and params[0].shape == (2, 6) and "dnc" in what

@@ -1,0 +1,96 @@
+"""The global search: reduced problem, σ_ε, a tiny search end to end, resume and interrupt."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.theory import dufm_objective, loss_dnc
+from deepcollapse.theory.solution_file import check_solution
+from deepcollapse.training import dufm_search
+from deepcollapse.training.dufm_piecewise import Problem, expand, polish, value
+from deepcollapse.training.dufm_search import SearchConfig, SearchInterrupted, _sigma, search_dufm
+
+TINY = dict(classes=3, layers=3, n=2, lam_h=0.004, lam_w=[0.004] * 3, width=4, runs=4, steps=200, keep=2)
+
+
+def test_reduced_problem_has_the_loss_of_the_expanded_point():
+    rng = np.random.default_rng(0)
+    M1 = rng.standard_normal((4, 3))
+    Ws = [rng.standard_normal((4, 4)), rng.standard_normal((4, 4)), rng.standard_normal((3, 4))]
+    problem = Problem.make(3, 5, 0.01, [0.01, 0.02, 0.03], 3)
+    full = dufm_objective(expand(M1, 5), Ws, 0.01, [0.01, 0.02, 0.03]).total  # theory engine, n = 5
+    assert value([M1, *Ws], problem.reduced()) == pytest.approx(full, rel=1e-14)
+
+
+def test_sigma_eps_matches_definition_7():
+    eps = 0.1
+    x = np.array([-1.0, 0.0, 0.02, 0.05, 0.1, 0.3])
+    s, ds = _sigma(x, eps)
+    expected = [0.0, 0.0, 0.02**2 * (0.2 - 0.02) / 0.01, 0.05**2 * (0.2 - 0.05) / 0.01, 0.1, 0.3]
+    assert s == pytest.approx(expected, abs=1e-15)
+    h = 1e-7
+    fd = (_sigma(x + h, eps)[0] - _sigma(x - h, eps)[0]) / (2 * h)
+    assert ds[2:] == pytest.approx(fd[2:], abs=1e-6)  # C^1, derivative 1 at ε
+    assert np.all(ds <= 4 / 3 + 1e-12)
+
+
+def test_polish_reaches_the_dnc_optimum_from_a_perturbation():
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(3, 3, 1, 0.01, 0.01, width=3)
+    problem = Problem.make(3, 1, 0.01, 0.01, 3)
+    rng = np.random.default_rng(1)
+    start = [sol.H1 * (1 + 0.05 * rng.standard_normal(sol.H1.shape))] + [
+        W * (1 + 0.05 * rng.standard_normal(W.shape)) for W in sol.weights
+    ]
+    r = polish(start, problem)
+    assert r.loss <= r.start_loss
+    assert r.loss == pytest.approx(loss_dnc(3, 3, 1, 0.01, 0.01).loss, rel=1e-9)
+
+
+def test_tiny_search_writes_checkable_solutions_and_resumes(tmp_path):
+    config = SearchConfig(**TINY, budget=5.0, rounds=1)
+    s = search_dufm(config, tmp_path, progress=False)
+    best = s["best_loss"]
+    assert best <= s["loss_dnc"] * (1 + 1e-12)  # the polished DNC construction is always a candidate
+    r = check_solution(tmp_path / "solutions" / "rank01.npz")  # independent float64 evaluation
+    assert r["loss"] == pytest.approx(best, rel=1e-12) and r["n"] == 2
+    with np.load(tmp_path / "solutions" / "rank01.npz") as z:
+        assert {"H1", "W_1", "W_3", "ranks", "gram_3", "structure", "rank_profile"} <= set(z.files)
+        assert str(z["structure"]) in ("dnc", "srg_like", "low_rank", "not_converged", "zero")
+    s2 = search_dufm(config, tmp_path, progress=False)  # same command: one more round
+    assert s2["rounds"] == 2 and s2["best_loss"] <= best
+    with pytest.raises(ConfigError, match="holds a search of another problem"):
+        search_dufm(SearchConfig(**{**TINY, "classes": 4}, rounds=1), tmp_path, progress=False)
+
+
+def test_interrupt_saves_state_and_names_the_resume_command(tmp_path, monkeypatch):
+    config = SearchConfig(**TINY, budget=5.0, rounds=2)
+    calls = {"n": 0}
+    real = dufm_search._gd
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dufm_search, "_gd", flaky)
+    monkeypatch.setattr(dufm_search, "_CHUNK", 100)
+    with pytest.raises(SearchInterrupted, match="resume with: deepcollapse dufm search") as info:
+        search_dufm(config, tmp_path, progress=False)
+    assert f"--out {tmp_path}" in info.value.command
+    state = json.loads((tmp_path / "search.json").read_text())
+    assert state["round"] == 0 and state["pool"]  # the polished constructions are kept
+    monkeypatch.setattr(dufm_search, "_gd", real)
+    s = search_dufm(config, tmp_path, progress=False)
+    assert s["rounds"] == 2
+
+
+def test_bad_config_is_one_line():
+    with pytest.raises(ConfigError, match="width == 2, must be >= 3"):
+        SearchConfig(**{**TINY, "width": 2})
