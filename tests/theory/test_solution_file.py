@@ -36,7 +36,9 @@ def test_roundtrip_and_check(tmp_path):
     lam_w = [0.01, 0.02, 0.03]
     path = save_solution(tmp_path / "s.npz", H1, weights, n=2, lam_h=0.005, lam_w=lam_w, extra={"loss": 1.25})
     sol = load_solution(path)
-    assert np.array_equal(sol["H1"], H1) and all(np.array_equal(a, b) for a, b in zip(sol["weights"], weights))
+    assert np.array_equal(sol["H1"], H1) and all(
+        np.array_equal(a, b) for a, b in zip(sol["weights"], weights)
+    )
     r = check_solution(path)
     expected = _by_hand(H1, weights, 2, 0.005, lam_w)
     assert r["loss"] == pytest.approx(expected, rel=1e-13)

@@ -61,7 +61,9 @@ def test_numpy_gradient_matches_finite_differences_away_from_kinks():
     x, shapes = flatten(params), [p.shape for p in params]
     v = rng.standard_normal(x.size)
     h = 1e-6
-    fd = (value(unflatten(x + h * v, shapes), problem) - value(unflatten(x - h * v, shapes), problem)) / (2 * h)
+    fd = (value(unflatten(x + h * v, shapes), problem) - value(unflatten(x - h * v, shapes), problem)) / (
+        2 * h
+    )
     assert fd == pytest.approx(float(flatten(g) @ v), rel=1e-6)
 
 
@@ -98,7 +100,9 @@ def test_k2_dnc_is_a_local_minimum_with_zero_modes_from_symmetry_and_kinks():
         if np.linalg.norm(off_sym) > 1e-6:
             assert moved(off_sym / np.linalg.norm(off_sym)) < 1e-5
     # off the symmetry: exactly one flat mode left, the kink mode
-    assert r["near_zero_modes"] == 1 and r["lowest_eigenvalues_off_symmetry"][1] == pytest.approx(0.01, rel=1e-6)
+    assert r["near_zero_modes"] == 1 and r["lowest_eigenvalues_off_symmetry"][1] == pytest.approx(
+        0.01, rel=1e-6
+    )
 
 
 def test_constructed_saddle_negative_direction_found():
@@ -129,5 +133,7 @@ def test_load_point_errors_and_constructions(tmp_path):
         load_point(str(tmp_path))
     with pytest.raises(ConfigError, match="construction == 'etf', must be one of 'dnc', 'srg'"):
         load_point(construction="etf")
-    params, problem, what = load_point(construction="dnc", classes=2, layers=3, n=3, lam_h=0.01, lam_w=0.01, width=2)
+    params, problem, what = load_point(
+        construction="dnc", classes=2, layers=3, n=3, lam_h=0.01, lam_w=0.01, width=2
+    )
     assert problem.N == 6 and params[0].shape == (2, 6) and "dnc" in what

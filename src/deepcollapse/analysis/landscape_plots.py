@@ -31,9 +31,17 @@ def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "")
     f0 = slices["loss"]
     t = np.asarray(slices["t"])
     lam1 = result["lowest_eigenvalues_off_symmetry"][0]
-    lam2 = result["lowest_eigenvalues_off_symmetry"][min(1, len(result["lowest_eigenvalues_off_symmetry"]) - 1)]
+    lam2 = result["lowest_eigenvalues_off_symmetry"][
+        min(1, len(result["lowest_eigenvalues_off_symmetry"]) - 1)
+    ]
     ax1.plot(t, np.asarray(slices["f1"]) - f0, lw=2, label=r"$f(\theta + t v_1) - f(\theta)$")
-    ax1.plot(t, 0.5 * lam1 * t**2, ls="--", lw=1.5, label=rf"$\frac{{1}}{{2}}\lambda_1 t^2$, $\lambda_1$ = {lam1:.3g}")
+    ax1.plot(
+        t,
+        0.5 * lam1 * t**2,
+        ls="--",
+        lw=1.5,
+        label=rf"$\frac{{1}}{{2}}\lambda_1 t^2$, $\lambda_1$ = {lam1:.3g}",
+    )
     ax1.axhline(0.0, color="0.6", lw=0.8)
     ax1.set_xlabel(r"step $t$ along $v_1$ (lowest curvature)")
     ax1.set_ylabel(r"loss change $f - f(\theta)$")
@@ -50,7 +58,9 @@ def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "")
     ax2.set_ylabel(rf"$t$ along $v_2$ ($\lambda_2$ = {lam2:.3g})")
     ax2.set_title("2-D slice")
     verdict = result["verdict"] + (f" ({result['verdict_note']})" if result.get("verdict_note") else "")
-    fig.suptitle(f"{title}\nverdict: {verdict}; ‖∇f‖ = {result['grad_norm']:.2e}, f(θ) = {f0:.10f}", fontsize=10)
+    fig.suptitle(
+        f"{title}\nverdict: {verdict}; ‖∇f‖ = {result['grad_norm']:.2e}, f(θ) = {f0:.10f}", fontsize=10
+    )
     return fig, (ax1, ax2)
 
 
@@ -66,7 +76,9 @@ def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, An
         color = f"C{i}"
         sel = sorted((r for r in rows if int(r["layers"]) == L), key=lambda r: r["classes"])
         K = [r["classes"] for r in sel]
-        ax.plot(K, [r["best_loss"] / r["loss_dnc"] for r in sel], "o-", color=color, label=f"best known, L = {L}")
+        ax.plot(
+            K, [r["best_loss"] / r["loss_dnc"] for r in sel], "o-", color=color, label=f"best known, L = {L}"
+        )
         srg = [(r["classes"], r["loss_srg"] / r["loss_dnc"]) for r in sel if r.get("loss_srg") is not None]
         if srg:
             ax.plot(*zip(*srg), "s--", color=color, mfc="none", label=f"SRG construction, L = {L}")

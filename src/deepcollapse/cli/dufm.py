@@ -119,7 +119,9 @@ def _register_search(sub: Any) -> None:
 
     from deepcollapse.training.dufm_landscape import TARGET_HELP
 
-    g = sub.add_parser("landscape", help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point")
+    g = sub.add_parser(
+        "landscape", help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point"
+    )
     g.add_argument("target", nargs="?", help=TARGET_HELP)
     g.add_argument("--construction", help="dnc | srg: build the point with the problem options below")
     _add_problem(g)
@@ -168,11 +170,16 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     srg = summary["loss_srg"]
     print(f"L_DNC = {summary['loss_dnc']:.10f}   L_SRG = {'-' if srg is None else f'{srg:.10f}'}")
-    print(f"rounds {summary['rounds']}, {summary['starts_evaluated']} GD starts, {summary['elapsed_s']:.0f} s")
+    print(
+        f"rounds {summary['rounds']}, {summary['starts_evaluated']} GD starts, {summary['elapsed_s']:.0f} s"
+    )
     print(f"{'file':<12} {'loss':>14} {'/L_SRG':>9} {'structure':>12}  ranks M_1..M_L  source")
     for r in summary["solutions"]:
         ratio = "-" if srg is None else f"{r['loss'] / srg:.6f}"
-        print(f"{r['file']:<12} {r['loss']:>14.10f} {ratio:>9} {r['structure']:>12}  {str(r['ranks']):14} {r['source']}")
+        print(
+            f"{r['file']:<12} {r['loss']:>14.10f} {ratio:>9} {r['structure']:>12}  "
+            f"{str(r['ranks']):14} {r['source']}"
+        )
     return 0
 
 
@@ -212,11 +219,20 @@ def _landscape(args: argparse.Namespace) -> int:
         print(json.dumps(finite_or_none(result), indent=2))
         return 0
     print(what)
-    print(f"loss {result['loss']:.12f}   ‖∇f‖ {result['grad_norm']:.3e}   Clarke residual {result['clarke_residual']:.3e}")
+    print(
+        f"loss {result['loss']:.12f}   ‖∇f‖ {result['grad_norm']:.3e}   "
+        f"Clarke residual {result['clarke_residual']:.3e}"
+    )
     print(f"zero pre-activations per layer (kinks): {result['zero_preactivations']}")
-    print(f"parameters {result['parameters']}, symmetry directions {result['symmetry_dim']}, λ_max {result['lambda_max']:.4g}")
+    print(
+        f"parameters {result['parameters']}, symmetry directions {result['symmetry_dim']}, "
+        f"λ_max {result['lambda_max']:.4g}"
+    )
     print("lowest eigenvalues:               ", " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues"]))
-    print("lowest eigenvalues off symmetries:", " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues_off_symmetry"]))
+    print(
+        "lowest eigenvalues off symmetries:",
+        " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues_off_symmetry"]),
+    )
     note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
     tol = result["tolerances"]
     print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")

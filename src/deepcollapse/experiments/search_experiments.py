@@ -68,7 +68,10 @@ def _point(out: Path, K: int, L: int, s: dict[str, Any], progress: bool) -> dict
     summary_path = folder / "summary.json"
     done = summary_path.is_file() and (
         json.loads(summary_path.read_text()).get("elapsed_s", 0.0) >= 60.0 * s["budget"]
-        or (s.get("rounds") is not None and json.loads(summary_path.read_text()).get("rounds", 0) >= s["rounds"])
+        or (
+            s.get("rounds") is not None
+            and json.loads(summary_path.read_text()).get("rounds", 0) >= s["rounds"]
+        )
     )
     summary = json.loads(summary_path.read_text()) if done else search_dufm(config, folder, progress=progress)
     land_path = folder / "landscape.json"
@@ -146,7 +149,8 @@ register(
         "Global search (GD restarts + float64 polish) for the lowest L-DUFM loss, K = 3..16, L = 3..5, with "
         "the Hessian verdict of each best solution.",
         "n = 50, λ = 0.004 for H_1 and every W_l, width 30; per point: `dufm search` for 10 minutes "
-        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem), then `dufm landscape`.",
+        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem), "
+        "then `dufm landscape`.",
         "≈ 42 × (10 min search + 1–3 min Hessian) ≈ 8 h on a 2-core CPU",
         "dufm",
         _best_known,

@@ -7,7 +7,7 @@ File format (``numpy.savez``; every array float64 unless stated):
     n             ()  int         samples per class
     lam_h         ()              λ_{H_1}
     lam_w         (L,)            λ_{W_1} .. λ_{W_L}
-    loss          ()              (optional) the loss the writer claims; :func:`check_solution` re-evaluates it
+    loss          ()              (optional) the claimed loss; :func:`check_solution` re-evaluates it
 
 Writers may add more arrays (ranks, Gram matrices, labels as 0-d string arrays); readers ignore them.
 :func:`check_solution` evaluates eq. (1) in float64 from ``H1`` and ``W_l`` alone
@@ -43,7 +43,7 @@ def save_solution(
     lam_w: Sequence[float],
     extra: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``H1``, ``W_1 .. W_L``, ``n``, ``lam_h``, ``lam_w`` (and ``extra`` arrays) atomically to ``path``."""
+    """Write ``H1``, ``W_1 .. W_L``, ``n``, ``lam_h``, ``lam_w`` (and ``extra`` arrays) atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, Any] = {"H1": np.asarray(H1, dtype=np.float64)}
@@ -66,20 +66,24 @@ def load_solution(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"FILE == {str(path)!r}, must be an existing .npz file with arrays {EXPECTED_ARRAYS}.")
+        raise ConfigError(
+            f"FILE == {str(path)!r}, must be an existing .npz file with arrays {EXPECTED_ARRAYS}."
+        )
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError):
         raise ConfigError(
-            f"FILE == {str(path)!r} is not a readable .npz, must be an .npz file with arrays {EXPECTED_ARRAYS}."
+            f"FILE == {str(path)!r} is not a readable .npz, "
+            f"must be an .npz file with arrays {EXPECTED_ARRAYS}."
         ) from None
     layers = sorted(int(m.group(1)) for k in arrays if (m := re.fullmatch(r"W_(\d+)", k)))
     missing = [k for k in ("H1", "n", "lam_h", "lam_w") if k not in arrays]
     if missing or not layers or layers != list(range(1, len(layers) + 1)):
         found = ", ".join(sorted(arrays)) or "none"
         raise ConfigError(
-            f"FILE == {str(path)!r} holds arrays {found}, must hold {EXPECTED_ARRAYS} (W_1 .. W_L consecutive)."
+            f"FILE == {str(path)!r} holds arrays {found}, "
+            f"must hold {EXPECTED_ARRAYS} (W_1 .. W_L consecutive)."
         )
     H1 = np.asarray(arrays["H1"], dtype=np.float64)
     weights = [np.asarray(arrays[f"W_{l}"], dtype=np.float64) for l in layers]
@@ -96,7 +100,9 @@ def load_solution(path: str | Path) -> dict[str, Any]:
     for name, A in [("H1", H1)] + [(f"W_{l}", W) for l, W in enumerate(weights, 1)]:
         bad = ~np.isfinite(A)
         if bad.any():
-            raise ConfigError(f"{name} has {int(bad.sum())} non-finite entries (NaN or inf), must be all finite.")
+            raise ConfigError(
+                f"{name} has {int(bad.sum())} non-finite entries (NaN or inf), must be all finite."
+            )
     K = weights[-1].shape[0]
     n = check_int("n", int(arrays["n"]), min=1)
     if H1.shape[1] != K * n:

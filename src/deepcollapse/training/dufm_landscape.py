@@ -12,7 +12,7 @@ At a point ``θ = (H_1, W_1..W_L)`` of eq. (1) (2024 paper), in float64:
 * the lowest Hessian eigenvalues: Lanczos (``scipy.sparse.linalg.eigsh``, ``which='SA'``) on exact float64
   Hessian-vector products (torch double back-propagation); and the same with the model's **symmetry
   directions deflated**: the orbit of ``H_1 → Q H_1``, ``W_1 → W_1 Q^T`` (``Q`` orthogonal on ``R^{d_1}``),
-  whose tangent vectors ``(A H_1, −W_1 A)`` for antisymmetric ``A`` are exact zero modes at any critical point.
+  whose tangent vectors ``(A H_1, −W_1 A)`` (``A`` antisymmetric) are exact zero modes at a critical point.
   ``symmetry_dim`` is the dimension of that tangent space at ``θ``.
 
 Verdict (tolerances ``grad_tol`` on gradient norms, ``eig_tol`` on eigenvalues, both absolute):
@@ -113,13 +113,19 @@ def clarke_residual(params: Sequence[np.ndarray], problem: Problem, max_iter: in
         for lam, W in zip(problem.lam_w, ts[1:]):
             f = f + 0.5 * lam * (W**2).sum()
         g = torch.autograd.grad(f, ts, create_graph=True)
-        r = sum((x**2).sum() for x in g)
+        r = torch.stack([(x**2).sum() for x in g]).sum()
         (gd,) = torch.autograd.grad(r, dt)
         return float(r.detach()), gd.detach().numpy().astype(np.float64)
 
     d0 = np.full(count, 0.5)
-    res = minimize(objective, d0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * count,
-                   options={"maxiter": max_iter, "ftol": 1e-30, "gtol": 1e-30})
+    res = minimize(
+        objective,
+        d0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * count,
+        options={"maxiter": max_iter, "ftol": 1e-30, "gtol": 1e-30},
+    )
     return math.sqrt(max(float(res.fun), 0.0))
 
 
@@ -158,7 +164,12 @@ def landscape(
 
 
 def _landscape(
-    params: Sequence[np.ndarray], problem: Problem, k: int, grad_tol: float, eig_tol: float, lanczos_tol: float
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    k: int,
+    grad_tol: float,
+    eig_tol: float,
+    lanczos_tol: float,
 ) -> dict[str, Any]:
     from scipy.sparse.linalg import LinearOperator, eigsh
 
@@ -211,8 +222,12 @@ def _landscape(
         "near_zero_modes": int(np.sum(np.abs(vals) <= eig_tol)),
         "verdict": verdict,
         "verdict_note": verdict_note,
-        "tolerances": {"grad_tol": grad_tol, "eig_tol": eig_tol, "lanczos_tol": lanczos_tol,
-                       "zero": "max(shape) * eps(float64) * max|H~_l|"},
+        "tolerances": {
+            "grad_tol": grad_tol,
+            "eig_tol": eig_tol,
+            "lanczos_tol": lanczos_tol,
+            "zero": "max(shape) * eps(float64) * max|H~_l|",
+        },
         "directions": [vecs[:, 0], vecs[:, min(1, vecs.shape[1] - 1)]],
     }
 
@@ -285,9 +300,9 @@ def load_point(
     if path.is_dir() and (path / "search.json").is_file():
         path = path / "solutions" / "rank01.npz"
     if path.is_file() and path.suffix == ".npz":
-        sol = load_solution(path)
-        problem = Problem(sol["classes"], sol["n"], sol["lam_h"], tuple(sol["lam_w"]))
-        return [sol["H1"], *sol["weights"]], problem, f"solution file {path}"
+        data = load_solution(path)
+        problem = Problem(data["classes"], data["n"], data["lam_h"], tuple(data["lam_w"]))
+        return [data["H1"], *data["weights"]], problem, f"solution file {path}"
     if path.is_dir() and (path / "config.yaml").is_file():
         import torch
 
@@ -296,7 +311,9 @@ def load_point(
         config = DUFMConfig.from_yaml(path / "config.yaml")
         src = path / "params.pt" if (path / "params.pt").is_file() else path / "checkpoint.pt"
         if not src.is_file():
-            raise ConfigError(f"TARGET == {str(path)!r} has no params.pt or checkpoint.pt, must be {TARGET_HELP}.")
+            raise ConfigError(
+                f"TARGET == {str(path)!r} has no params.pt or checkpoint.pt, must be {TARGET_HELP}."
+            )
         data = torch.load(src, map_location="cpu", weights_only=True)
         tensors = list(data["params"]) if "params" in data else [data["H1"], *data["weights"]]
         arrays = [t.double().numpy() for t in tensors]

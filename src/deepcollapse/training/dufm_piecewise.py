@@ -170,7 +170,9 @@ def value_and_grad(
     return f, [G + problem.lam_h * H1, *gWs]
 
 
-def value(params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None) -> float:
+def value(
+    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+) -> float:
     return value_and_grad(params, problem, pattern)[0]
 
 
@@ -179,7 +181,7 @@ def grad_norm(params: Sequence[np.ndarray], problem: Problem) -> float:
 
 
 class _Piece:
-    """Torch float64 graph of the smooth piece ``f_D`` at one point, reused for many Hessian-vector products."""
+    """Torch float64 graph of the smooth piece ``f_D`` at one point, reused for many HVPs."""
 
     def __init__(self, params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray]):
         import torch
@@ -200,7 +202,10 @@ class _Piece:
 
     def hvp(self, v: np.ndarray) -> np.ndarray:
         torch = self.torch
-        vs = [torch.from_numpy(np.ascontiguousarray(x)) for x in unflatten(np.asarray(v, np.float64), self.shapes)]
+        vs = [
+            torch.from_numpy(np.ascontiguousarray(x))
+            for x in unflatten(np.asarray(v, np.float64), self.shapes)
+        ]
         gv = sum((g * x).sum() for g, x in zip(self.grads, vs))
         hv = torch.autograd.grad(gv, self.ts, retain_graph=True)
         return np.concatenate([h.detach().numpy().ravel() for h in hv])
@@ -271,11 +276,13 @@ def polish(
     at_kink = sum(zero_preactivations(unflatten(best_x, shapes))) > 0
     if at_kink or grad_norm(unflatten(best_x, shapes), problem) > newton_below:
         newton_rounds = 0
-    for rounds in range(1, newton_rounds + 1):
+    for rounds in range(1, newton_rounds + 1):  # noqa: B007  (the count is reported)
         pattern = activation_pattern(unflatten(best_x, shapes))
         cache: dict[str, Any] = {}
 
-        def hessp(z: np.ndarray, p: np.ndarray, pattern: list[np.ndarray] = pattern) -> np.ndarray:
+        def hessp(
+            z: np.ndarray, p: np.ndarray, pattern: list[np.ndarray] = pattern, cache: dict[str, Any] = cache
+        ) -> np.ndarray:
             key = z.tobytes()
             if cache.get("key") != key:
                 cache["key"], cache["piece"] = key, _Piece(unflatten(z, shapes), problem, pattern)

@@ -22,9 +22,9 @@ One *round* (deterministic given ``(seed, round)``, so an interrupted search res
    re-checked after each solve); every candidate is scored by the true eq. (1) in float64 and the best
    visited point is kept.  Round 0 also polishes the unperturbed constructions, so the result is never worse
    than ``min(L_DNC, L_SRG)``.
-4. The pool of the best ``2 · keep`` distinct points (losses closer than ``1e-7`` relative count as one) is written to
-   disk; the best ``keep`` as ``n``-sample solution files (``solutions/rank01.npz`` …) with their float64
-   loss, per-layer ranks, class-mean Gram matrices and the structure label of
+4. The pool of the best ``2 · keep`` distinct points (losses closer than ``1e-7`` relative count as one) is
+   written to disk; the best ``keep`` as ``n``-sample solution files (``solutions/rank01.npz`` …) with their
+   float64 loss, per-layer ranks, class-mean Gram matrices and the structure label of
    :mod:`deepcollapse.training.dufm_analysis` (``dnc`` / ``srg_like`` / ``low_rank`` / …, with the rank
    profile).
 
@@ -41,7 +41,7 @@ import logging
 import math
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -132,8 +132,10 @@ class SearchConfig:
 # ------------------------------------------------------------------------------------------------------------
 # GD through the trainer's kernel
 # ------------------------------------------------------------------------------------------------------------
-def _gd(params: list[np.ndarray], lrs: np.ndarray, problem: Problem) -> tuple[list[np.ndarray], dict[int, int]]:
-    """Batched GD on ``params`` (leading run dimension) via the trainer's kernel (the one place calling it)."""
+def _gd(
+    params: list[np.ndarray], lrs: np.ndarray, problem: Problem
+) -> tuple[list[np.ndarray], dict[int, int]]:
+    """Batched GD on ``params`` (leading run dimension) via the trainer's kernel (the only caller)."""
     from deepcollapse.training.dufm_kernel import advance_limited
 
     R = params[0].shape[0]
@@ -154,7 +156,9 @@ def _sigma(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
     return s, ds
 
 
-def _value_grad_eps(params: Sequence[np.ndarray], problem: Problem, eps: float) -> tuple[float, list[np.ndarray]]:
+def _value_grad_eps(
+    params: Sequence[np.ndarray], problem: Problem, eps: float
+) -> tuple[float, list[np.ndarray]]:
     """Eq. (1) with σ_ε between layers and its gradient (same backward pass as for ReLU, ``D_l = σ_ε'``)."""
     H1, Ws = params[0], list(params[1:])
     Hs, Ds = [H1], []
@@ -177,7 +181,11 @@ def _value_grad_eps(params: Sequence[np.ndarray], problem: Problem, eps: float) 
 
 
 def sigma_eps_polish(
-    params: Sequence[np.ndarray], problem: Problem, *, eps: Sequence[float] = _EPS_SCHEDULE, max_iter: int = 800
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    *,
+    eps: Sequence[float] = _EPS_SCHEDULE,
+    max_iter: int = 800,
 ) -> tuple[list[np.ndarray], float]:
     """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
     visited point by the true eq. (1) (float64) and its loss."""
@@ -194,7 +202,11 @@ def sigma_eps_polish(
 
         with np.errstate(over="ignore", invalid="ignore"):
             res = minimize(
-                fg, x, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "ftol": 1e-16, "gtol": 1e-12}
+                fg,
+                x,
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": max_iter, "ftol": 1e-16, "gtol": 1e-12},
             )
         if not np.all(np.isfinite(res.x)):
             break
@@ -218,7 +230,7 @@ def _constructions(config: SearchConfig) -> list[tuple[str, list[np.ndarray]]]:
     K, L, n = config.classes, config.layers, config.n
     args = (K, L, n, config.lam_h, config.lam_w)
     out = []
-    sols = [("dnc", lambda: dnc_solution(*args, width=config.width))]
+    sols: list[tuple[str, Callable[[], Any]]] = [("dnc", lambda: dnc_solution(*args, width=config.width))]
     for c in SRG_CONSTRUCTIONS:
         if srg_defined(K, L, c):
             sols.append((f"srg-{c}", lambda c=c: srg_solution(*args, construction=c, width=config.width)))
@@ -245,7 +257,9 @@ def _perturb(point: Sequence[np.ndarray], rng: np.random.Generator, sigma: float
     out = []
     for A in point:
         rms = math.sqrt(float(np.mean(A**2))) or 1.0
-        out.append(A * (1 + sigma * rng.standard_normal(A.shape)) + 0.3 * sigma * rms * rng.standard_normal(A.shape))
+        out.append(
+            A * (1 + sigma * rng.standard_normal(A.shape)) + 0.3 * sigma * rms * rng.standard_normal(A.shape)
+        )
     return out
 
 
@@ -312,7 +326,7 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     # flat history), so that a minimum at a ReLU kink, where the one-sided gradient need not vanish, is
     # labelled by its structure rather than "not_converged"
     loss = dufm_objective(np.asarray(H1), list(weights), problem.lam_h, list(problem.lam_w)).total
-    history = [(0, loss), (1, loss)]
+    history: list[tuple[int, float | None]] = [(0, loss), (1, loss)]
     rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
     M = collapse(np.asarray(H1), K)
     grams, H = [M.T @ M], M
@@ -477,7 +491,9 @@ def search_dufm(
 
     def save() -> None:
         state["elapsed_s"] = elapsed0 + time.monotonic() - t0
-        state["cpu_s"] = cpu0 + time.process_time() - c0  # this process's CPU time (the machine may be shared)
+        state["cpu_s"] = (
+            cpu0 + time.process_time() - c0
+        )  # this process's CPU time (the machine may be shared)
         _save_state(out, config, state, pool)
 
     def new_entry(params: list[np.ndarray], loss: float, source: str) -> dict[str, Any]:
@@ -497,11 +513,15 @@ def search_dufm(
                     params, loss = sigma_eps_polish(point, reduced)
                     _add(pool, new_entry(params, loss, f"{name} (polished)"), 2 * config.keep)
                     tick()
-            while not out_of_time() and (config.rounds is None or state["round"] - first_round < config.rounds):
+            while not out_of_time() and (
+                config.rounds is None or state["round"] - first_round < config.rounds
+            ):
                 r = int(state["round"])
                 rng = np.random.default_rng([config.seed, r])
                 starts, labels = _starts(config, rng, r == 0, constructions, pool)
-                params = [np.stack([s[j] for s in starts]).astype(np.float32) for j in range(config.layers + 1)]
+                params = [
+                    np.stack([s[j] for s in starts]).astype(np.float32) for j in range(config.layers + 1)
+                ]
                 done = 0
                 while done < config.steps:
                     k = min(_CHUNK, config.steps - done)
