@@ -44,6 +44,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -230,10 +231,10 @@ def _constructions(config: SearchConfig) -> list[tuple[str, list[np.ndarray]]]:
     K, L, n = config.classes, config.layers, config.n
     args = (K, L, n, config.lam_h, config.lam_w)
     out = []
-    sols: list[tuple[str, Callable[[], Any]]] = [("dnc", lambda: dnc_solution(*args, width=config.width))]
+    sols: list[tuple[str, Callable[[], Any]]] = [("dnc", partial(dnc_solution, *args, width=config.width))]
     for c in SRG_CONSTRUCTIONS:
         if srg_defined(K, L, c):
-            sols.append((f"srg-{c}", lambda c=c: srg_solution(*args, construction=c, width=config.width)))
+            sols.append((f"srg-{c}", partial(srg_solution, *args, construction=c, width=config.width)))
     for name, make in sols:
         try:
             sol = make()
