@@ -82,7 +82,10 @@ def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, An
         srg = [(r["classes"], r["loss_srg"] / r["loss_dnc"]) for r in sel if r.get("loss_srg") is not None]
         if srg:
             ax.plot(*zip(*srg), "s--", color=color, mfc="none", label=f"SRG construction, L = {L}")
+    from matplotlib.ticker import MaxNLocator
+
     ax.axhline(1.0, color="0.5", lw=0.8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("number of classes K")
     ax.set_ylabel(r"loss / $\mathcal{L}_{DNC}$")
     ax.legend(fontsize=8, ncol=2)
