@@ -4,8 +4,8 @@ For each (K, L) at n = 50, λ = 0.004 for every parameter, width 30: ``search_du
 per point under ``points/``) for ``budget`` minutes, then the Hessian verdict of the best solution found
 (:func:`~deepcollapse.training.dufm_landscape.landscape` on the full ``n``-sample problem, cached in
 ``landscape.json``).  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
-structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``), ``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve
-per L, the SRG construction dashed) and the solutions themselves (``points/K*_L*/solutions/rank01.npz``,
+structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),
+``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve per L, the SRG construction dashed) and the solutions themselves (``points/K*_L*/solutions/rank01.npz``,
 checkable with ``deepcollapse theory check``).  Re-running into the same folder reuses finished points.
 """
 
