@@ -5,8 +5,9 @@ per point under ``points/``) for ``budget`` minutes, then the Hessian verdict of
 (:func:`~deepcollapse.training.dufm_landscape.landscape` on the full ``n``-sample problem, cached in
 ``landscape.json``).  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
 structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),
-``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve per L, the SRG construction dashed) and the solutions themselves (``points/K*_L*/solutions/rank01.npz``,
-checkable with ``deepcollapse theory check``).  Re-running into the same folder reuses finished points.
+``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve per L, the SRG construction
+dashed) and the solutions themselves (``points/K*_L*/solutions/rank01.npz``, checkable with
+``deepcollapse theory check``).  Re-running into the same folder reuses finished points.
 """
 
 from __future__ import annotations
