@@ -94,3 +94,20 @@ def test_interrupt_saves_state_and_names_the_resume_command(tmp_path, monkeypatc
 def test_bad_config_is_one_line():
     with pytest.raises(ConfigError, match="width == 2, must be >= 3"):
         SearchConfig(**{**TINY, "width": 2})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("classes", [6, 10])
+def test_paper_scale_search_against_the_srg_construction(classes, tmp_path):
+    """L = 4, n = 50, λ = 0.004, width 30, one round: K = 6 goes below L_SRG (the paper's Fig. 7 finding),
+    the flagship K = 10 reaches at most 1.0005 L_SRG (closed forms of the theory engine as the reference)."""
+    from deepcollapse.theory import loss_srg
+
+    config = SearchConfig(classes=classes, budget=30.0, rounds=1)
+    s = search_dufm(config, tmp_path, progress=False)
+    srg = loss_srg(classes, 4, 50, 0.004, 0.004).loss
+    assert check_solution(tmp_path / "solutions" / "rank01.npz")["loss"] == pytest.approx(s["best_loss"])
+    if classes == 6:
+        assert s["best_loss"] < srg
+    else:
+        assert s["best_loss"] <= 1.0005 * srg
