@@ -453,6 +453,7 @@ def resume_command(out: Path, config: SearchConfig) -> str:
     return (
         f"deepcollapse dufm search --classes {config.classes} --layers {config.layers} --n {config.n} "
         f"--lam-h {config.lam_h:g} --lam-w {lam_w} --width {config.width} --seed {config.seed} "
+        f"--runs {config.runs} --steps {config.steps} --lr {config.lr:g} --keep {config.keep} "
         f"--budget {config.budget:g} --out {out}"
     )
 
