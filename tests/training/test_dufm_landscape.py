@@ -69,7 +69,7 @@ def test_numpy_gradient_matches_finite_differences_away_from_kinks():
 
 def test_k2_dnc_is_a_local_minimum_with_zero_modes_from_symmetry_and_kinks():
     params, problem = _dnc_k2()
-    r = landscape(params, problem)
+    r = landscape(params, problem, reduce=False)
     assert r["verdict"] == "local minimum"
     assert r["grad_norm"] < 1e-12
     assert r["zero_preactivations"] == [6, 6]  # the off-diagonal zeros of M~_2, M~_3 (kinks)
@@ -111,13 +111,25 @@ def test_constructed_saddle_negative_direction_found():
     K, n, lam = 2, 3, 0.01
     problem = Problem.make(K, n, lam, lam, 1)
     params = [np.zeros((3, K * n)), np.zeros((K, 3))]
-    r = landscape(params, problem)
+    r = landscape(params, problem, reduce=False)
     assert r["verdict"] == "saddle"
     assert r["lowest_eigenvalues"][0] == pytest.approx(lam - 1 / (K * np.sqrt(n)), rel=1e-8)
     v = r["directions"][0]
     shapes = [p.shape for p in params]
     f = [value(unflatten(t * v, shapes), problem) for t in (0.0, 0.01, -0.01)]
     assert f[1] < f[0] and f[2] < f[0]  # a descent direction on both sides (second order)
+
+
+def test_collapsed_points_are_analysed_on_the_reduced_problem_with_the_same_inertia():
+    params, problem = _dnc_k2()
+    full = landscape(params, problem, reduce=False)
+    red = landscape(params, problem)
+    assert red["reduced"] and not full["reduced"] and red["verdict"] == full["verdict"]
+    assert red["loss"] == pytest.approx(full["loss"], rel=1e-14)
+    # a collapsed saddle: the L = 1 zero point with n = 3 (λ − 1/(K√n) < 0 in the full metric)
+    p1 = Problem.make(2, 3, 0.01, 0.01, 1)
+    r1 = landscape([np.zeros((3, 6)), np.zeros((2, 3))], p1)
+    assert r1["reduced"] and r1["verdict"] == "saddle" and r1["lowest_eigenvalues"][0] < 0
 
 
 def test_off_the_critical_set_is_not_critical():

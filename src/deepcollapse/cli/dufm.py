@@ -204,6 +204,13 @@ def _landscape(args: argparse.Namespace) -> int:
     result = landscape(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
     directions = result.pop("directions")
     result["target"] = what
+    if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
+        from deepcollapse.training.dufm_piecewise import collapse
+
+        params = [collapse(params[0], problem.classes), *params[1:]]
+        problem = problem.reduced()
+        what += " (collapsed H_1: analysed as the n = 1 problem with nλ_H1, same verdict)"
+        result["target"] = what
     if args.out:
         from deepcollapse.analysis.figures import save_figure
         from deepcollapse.analysis.landscape_plots import plot_slices

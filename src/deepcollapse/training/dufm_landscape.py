@@ -42,6 +42,8 @@ from deepcollapse.training.dufm_piecewise import (
     Problem,
     _Piece,
     activation_pattern,
+    collapse,
+    expand,
     flatten,
     grad_norm,
     preactivations,
@@ -153,14 +155,37 @@ def landscape(
     grad_tol: float = 1e-6,
     eig_tol: float = 1e-6,
     lanczos_tol: float = 1e-10,
+    reduce: bool = True,
 ) -> dict[str, Any]:
     """Gradient, kinks, lowest Hessian eigenvalues (all / off the symmetries) and the verdict at ``params``
-    (module docstring).  Returns a JSON-able dict plus ``directions`` (the two lowest eigenvectors off the
-    symmetries, flat float64 arrays) for :func:`loss_slices`."""
+    (module docstring).
+
+    ``reduce`` (default): at a point whose ``H_1`` is exactly collapsed (``H_1 = M_1 ⊗ 1_n^T``) the analysis
+    runs on the ``n = 1`` problem with ``nλ_{H_1}`` at ``(M_1, W)`` (``"reduced": True`` in the result).  The
+    verdict is the same: the Hessian of eq. (1) there splits into the collapsed directions, congruent to the
+    reduced Hessian (same inertia, eigenvalues in the reduced metric), and the within-class directions
+    (``Σ_i δh_{c,i} = 0``), which do not couple to the rest and on which each column's Hessian is
+    ``J_c^T J_c / N + λ_{H_1} I ≻ 0`` (the network is piecewise linear in one column).
+
+    Returns a JSON-able dict plus ``directions`` (the two lowest eigenvectors off the symmetries, flat
+    float64 arrays, of the analysed problem) for :func:`loss_slices`."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
-        return _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol)
+        if reduce and problem.n > 1 and is_collapsed(params[0], problem.classes):
+            M1 = collapse(np.asarray(params[0], dtype=np.float64), problem.classes)
+            out = _landscape([M1, *params[1:]], problem.reduced(), k, grad_tol, eig_tol, lanczos_tol)
+            out["reduced"] = True
+            return out
+        out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol)
+        out["reduced"] = False
+        return out
+
+
+def is_collapsed(H1: np.ndarray, classes: int) -> bool:
+    """Every column of ``H_1`` equals its class mean exactly (DNC1 in the first layer, bit for bit)."""
+    H1 = np.asarray(H1, dtype=np.float64)
+    return bool(np.array_equal(H1, expand(collapse(H1, classes), H1.shape[1] // classes)))
 
 
 def _landscape(
