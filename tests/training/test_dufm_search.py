@@ -11,8 +11,8 @@ from deepcollapse._checks import ConfigError
 from deepcollapse.theory import dufm_objective, loss_dnc
 from deepcollapse.theory.solution_file import check_solution
 from deepcollapse.training import dufm_search
-from deepcollapse.training.dufm_piecewise import Problem, expand, polish, value
-from deepcollapse.training.dufm_search import SearchConfig, SearchInterrupted, _sigma, search_dufm
+from deepcollapse.training.dufm_piecewise import Problem, _sigma, expand, polish, value
+from deepcollapse.training.dufm_search import SearchConfig, SearchInterrupted, search_dufm
 
 TINY = dict(classes=3, layers=3, n=2, lam_h=0.004, lam_w=[0.004] * 3, width=4, runs=4, steps=200, keep=2)
 

@@ -56,20 +56,17 @@ from deepcollapse.training.dufm_piecewise import (
     Problem,
     collapse,
     expand,
-    flatten,
-    polish,
-    unflatten,
+    sigma_eps_polish,
     value,
 )
 
-__all__ = ["SearchConfig", "SearchInterrupted", "describe_solution", "search_dufm", "sigma_eps_polish"]
+__all__ = ["SearchConfig", "SearchInterrupted", "describe_solution", "search_dufm"]
 
 log = logging.getLogger(__name__)
 
 STATE_FORMAT = "deepcollapse.dufm.search/1"
 _CHUNK = 2000  # GD steps between budget / interrupt checks
 _SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
-_EPS_SCHEDULE = (1e-3, 1e-5, 1e-7)
 
 
 class SearchInterrupted(Exception):
@@ -143,82 +140,6 @@ def _gd(
     return advance_limited(
         params, lrs, 0, problem.classes, problem.n, problem.lam_h, list(problem.lam_w), min(R, 64)
     )
-
-
-# ------------------------------------------------------------------------------------------------------------
-# σ_ε continuation
-# ------------------------------------------------------------------------------------------------------------
-def _sigma(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """σ_ε(x) (Definition 7: 0 for x <= 0, x²(2ε − x)/ε² on (0, ε), x for x >= ε) and σ_ε'(x)."""
-    inside = x * x * (2 * eps - x) / eps**2
-    d_inside = (4 * eps * x - 3 * x * x) / eps**2
-    s = np.where(x <= 0, 0.0, np.where(x >= eps, x, inside))
-    ds = np.where(x <= 0, 0.0, np.where(x >= eps, 1.0, d_inside))
-    return s, ds
-
-
-def _value_grad_eps(
-    params: Sequence[np.ndarray], problem: Problem, eps: float
-) -> tuple[float, list[np.ndarray]]:
-    """Eq. (1) with σ_ε between layers and its gradient (same backward pass as for ReLU, ``D_l = σ_ε'``)."""
-    H1, Ws = params[0], list(params[1:])
-    Hs, Ds = [H1], []
-    for W in Ws[:-1]:
-        s, ds = _sigma(W @ Hs[-1], eps)  # (d_{l+1}, N)
-        Hs.append(s)
-        Ds.append(ds)
-    N = H1.shape[1]
-    E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
-    f = float(np.sum(E**2)) / (2 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
-    f += sum(0.5 * lam * float(np.sum(W**2)) for lam, W in zip(problem.lam_w, Ws))
-    G = E / N
-    gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
-    for l in range(len(Ws) - 1, -1, -1):
-        gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
-        G = Ws[l].T @ G
-        if l > 0:
-            G = G * Ds[l - 1]
-    return f, [G + problem.lam_h * H1, *gWs]
-
-
-def sigma_eps_polish(
-    params: Sequence[np.ndarray],
-    problem: Problem,
-    *,
-    eps: Sequence[float] = _EPS_SCHEDULE,
-    max_iter: int = 800,
-) -> tuple[list[np.ndarray], float]:
-    """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
-    visited point by the true eq. (1) (float64) and its loss."""
-    from scipy.optimize import minimize
-
-    shapes = [np.shape(p) for p in params]
-    x = flatten(params)
-    best_x, best_f = x, value(params, problem)
-    for e in eps:
-
-        def fg(z: np.ndarray, e: float = e) -> tuple[float, np.ndarray]:
-            f, g = _value_grad_eps(unflatten(z, shapes), problem, e)
-            return f, flatten(g)
-
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = minimize(
-                fg,
-                x,
-                jac=True,
-                method="L-BFGS-B",
-                options={"maxiter": max_iter, "ftol": 1e-16, "gtol": 1e-12},
-            )
-        if not np.all(np.isfinite(res.x)):
-            break
-        x = res.x
-        f_true = value(unflatten(x, shapes), problem)
-        if f_true < best_f:
-            best_x, best_f = x, f_true
-    result = polish(unflatten(best_x, shapes), problem, lbfgs_iter=2000)
-    if result.loss <= best_f:
-        return result.params, result.loss
-    return unflatten(best_x.copy(), shapes), best_f
 
 
 # ------------------------------------------------------------------------------------------------------------
