@@ -22,6 +22,7 @@ so the buffers of a sub-batch stay in cache (flagship size, one core, runs·step
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "flops_per_step",
     "flush_denormal_is_on",
     "numpy_gradients",
+    "resolve_kernel",
 ]
 
 
@@ -175,17 +177,47 @@ def advance(
     sub_batch: int = 4,
     *,
     family: Family | None = None,
+    kernel: str | None = None,
 ) -> tuple[list[np.ndarray], dict[int, int]]:
     """Run ``len(lrs)`` GD steps (step ``start_step + i`` uses ``lrs[i]``) on all runs of ``params``.
 
     Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged
-    (their parameters are frozen at the first step whose forward pass was not finite; they are not advanced
-    further).
+    (their parameters are frozen at the first step whose output sum was not finite; they are not advanced
+    further).  ``kernel``: ``"compiled"`` (numba, :mod:`dufm_compiled`), ``"numpy"`` (:class:`NumpyDUFM`) or
+    ``None``/``"auto"``: the environment variable ``DEEPCOLLAPSE_KERNEL`` if set, else compiled when numba
+    is installed, else numpy (:func:`resolve_kernel`).
     """
+    fam = get_family() if family is None else family
     with np.errstate(
         over="ignore", invalid="ignore"
     ):  # divergence is detected and reported, not warned about
-        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, family)
+        if resolve_kernel(kernel) == "compiled":
+            from deepcollapse.training.dufm_compiled import advance_compiled
+
+            return advance_compiled(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
+        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
+
+
+KERNELS = ("auto", "compiled", "numpy")
+
+
+def resolve_kernel(kernel: str | None = None) -> str:
+    """``"compiled"`` or ``"numpy"``: ``kernel``, else ``$DEEPCOLLAPSE_KERNEL``, else compiled iff numba
+    imports (``ConfigError`` for an unknown name, or for ``compiled`` without numba)."""
+    from deepcollapse._checks import ConfigError, check_choice
+
+    name = kernel or os.environ.get("DEEPCOLLAPSE_KERNEL") or "auto"
+    check_choice("kernel" if kernel else "DEEPCOLLAPSE_KERNEL", name, KERNELS)
+    if name == "numpy":
+        return "numpy"
+    from deepcollapse.training.dufm_compiled import AVAILABLE
+
+    if name == "compiled" and not AVAILABLE:
+        raise ConfigError(
+            "kernel == 'compiled', must be 'numpy' or 'auto' when numba is not installed "
+            "(pip install numba, or unset DEEPCOLLAPSE_KERNEL)."
+        )
+    return "compiled" if AVAILABLE else "numpy"
 
 
 def _advance(
@@ -241,6 +273,8 @@ def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[i
     """
     import torch
 
+    if resolve_kernel(kwargs.get("kernel")) == "compiled":  # load numba's BLAS before limiting threads
+        import deepcollapse.training.dufm_compiled  # noqa: F401
     previous = flush_denormal_is_on()
     flushed = torch.set_flush_denormal(True)
     try:
