@@ -215,3 +215,24 @@ def test_a_sum_that_overflows_while_every_element_is_finite_is_divergence(kernel
     )
     assert div == {0: 0}
     assert np.isfinite(new[0][1]).all() and 1 not in div
+
+
+def test_runtime_estimate_interpolates_benchmark_rows() -> None:
+    from deepcollapse.training.dufm_kernel import estimate_runs_steps_per_s, flops_per_step
+
+    small = DUFMConfig(classes=3, n=50, layers=4, width=30).shapes
+    big = DUFMConfig(classes=10, n=50, layers=4, width=30).shapes
+    fs, fb = flops_per_step(small), flops_per_step(big)
+    assert fs == 3 * 2 * 50 * 3 * (30 * 30 * 3 + 3 * 30) and fb == 3 * 2 * 500 * (30 * 30 * 3 + 10 * 30)
+    rows = [
+        {"flops_per_step": fs, "runs_steps_per_s": 1e9 / fs},  # 1 GFLOP/s at the small size
+        {"flops_per_step": fb, "runs_steps_per_s": 3e9 / fb},  # 3 GFLOP/s at the flagship
+    ]
+    assert estimate_runs_steps_per_s(big, rows) == pytest.approx(3e9 / fb)
+    assert estimate_runs_steps_per_s(big, rows, workers=2) == pytest.approx(6e9 / fb)
+    mid = DUFMConfig(classes=6, n=50, layers=4, width=30).shapes
+    fm = flops_per_step(mid)
+    w = (np.log(fm) - np.log(fs)) / (np.log(fb) - np.log(fs))  # linear in log FLOPs
+    assert estimate_runs_steps_per_s(mid, rows) == pytest.approx((1e9 + w * 2e9) / fm)
+    huge = DUFMConfig(classes=15, n=50, layers=7, width=128).shapes
+    assert estimate_runs_steps_per_s(huge, rows) == pytest.approx(3e9 / flops_per_step(huge))  # held flat

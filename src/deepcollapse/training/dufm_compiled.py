@@ -57,29 +57,31 @@ if AVAILABLE:
     @_jit
     def _sigma_(P: Any, Q: Any, act: int, eps: Any, inv: Any) -> None:  # Q ← σ(P) (Q may be P)
         d0, d1 = P.shape
+        t = Q.dtype.type  # results rounded to the dtype (the scalar forms compute with float64 literals)
         if act == 0:  # one loop per activation: the branch stays outside the vectorised loop
             for a in range(d0):
                 for b in range(d1):
-                    Q[a, b] = _relu(P[a, b], eps, inv)
+                    Q[a, b] = t(_relu(P[a, b], eps, inv))
         elif act == 1:
             if Q is not P:
                 Q[:, :] = P
         else:
             for a in range(d0):
                 for b in range(d1):
-                    Q[a, b] = _reps(P[a, b], eps, inv)
+                    Q[a, b] = t(_reps(P[a, b], eps, inv))
 
     @_jit
     def _backprop_(D: Any, P: Any, act: int, eps: Any, inv: Any) -> None:  # D ← D ⊙ σ'(P)
         d0, d1 = D.shape
+        t = D.dtype.type  # σ' rounded to the dtype first: the product is then exactly the numpy path's
         if act == 0:
             for a in range(d0):
                 for b in range(d1):
-                    D[a, b] = D[a, b] * _relu_d(P[a, b], eps, inv)
+                    D[a, b] = D[a, b] * t(_relu_d(P[a, b], eps, inv))
         elif act == 2:
             for a in range(d0):
                 for b in range(d1):
-                    D[a, b] = D[a, b] * _reps_d(P[a, b], eps, inv)
+                    D[a, b] = D[a, b] * t(_reps_d(P[a, b], eps, inv))
 
     @_jit
     def _decay_sub_(W: Any, factor: Any, G: Any) -> None:  # W ← factor W − G

@@ -22,6 +22,7 @@ so the buffers of a sub-batch stay in cache (flagship size, one core, runs·step
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "NumpyDUFM",
     "advance",
     "advance_limited",
+    "estimate_runs_steps_per_s",
     "flops_per_step",
     "flush_denormal_is_on",
     "numpy_gradients",
@@ -300,3 +302,27 @@ def flops_per_step(shapes: Sequence[tuple[int, int]]) -> float:
     that ``∂H_1`` is needed too, so ``3`` for every layer: ``Σ_l 3 · 2 · d_{l+1} d_l N``."""
     N = shapes[0][1]
     return float(sum(3 * 2 * a * b * N for a, b in shapes[1:]))
+
+
+def estimate_runs_steps_per_s(
+    shapes: Sequence[tuple[int, int]], rows: Sequence[dict[str, Any]], workers: int = 1
+) -> float:
+    """Estimated runs·steps/s of a problem with ``shapes`` (``DUFMConfig.shapes``) from benchmark rows.
+
+    ``rows``: the ``sizes`` rows of ``benchmarks/dufm_throughput.py`` (each with ``flops_per_step`` and
+    ``runs_steps_per_s``, one process).  The achieved GFLOP/s is interpolated linearly in ``log FLOPs per
+    step`` between the measured sizes (held constant beyond them) and divided by this problem's FLOPs per
+    step (:func:`flops_per_step`); ``workers`` processes multiply it (one per core scales about linearly on
+    CPU).  Runtime of ``steps`` steps of ``R`` runs ≈ ``R · steps / estimate``.
+    """
+    pts = sorted(
+        (math.log(float(r["flops_per_step"])), float(r["runs_steps_per_s"]) * float(r["flops_per_step"]))
+        for r in rows
+        if r.get("runs_steps_per_s")
+    )
+    if not pts:
+        raise ValueError("rows must hold at least one benchmark row with runs_steps_per_s")
+    f = flops_per_step(shapes)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    flops_per_s = float(np.interp(math.log(f), xs, ys))
+    return workers * flops_per_s / f
