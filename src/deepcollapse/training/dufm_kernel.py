@@ -1,23 +1,26 @@
-"""The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients in numpy.
+"""The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients.
 
-numpy only (no torch import), so worker processes start quickly.  numpy's stacked ``matmul`` calls one
-OpenBLAS GEMM per run, and every elementwise operation acts on each run's own entries, so **a run's
-trajectory does not depend on which runs it is batched with** (nor on ``sub_batch`` or the number of worker
-processes): bit for bit.
+Two implementations of one algorithm, for every model family (:mod:`deepcollapse.family`: the loss residual,
+σ and σ' are the family's): :class:`NumpyDUFM` (numpy ``out=`` buffers; no torch import) and the compiled
+step loop of :mod:`deepcollapse.training.dufm_compiled` (numba; selected automatically when installed, see
+:func:`resolve_kernel`).  Both call one BLAS GEMM per run and layer, and every elementwise operation acts on
+each run's own entries, so **a run's trajectory does not depend on which runs it is batched with** (nor on
+``sub_batch`` or the number of worker processes): bit for bit.  The two paths agree to float rounding.
 
 One GD step on a sub-batch of runs (``ε`` scaled by ``lr/N``, so every back-propagated quantity is already
-the learning-rate-scaled gradient; ``D_l = 1[H_l > 0] = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l)``)::
+the learning-rate-scaled gradient; for ReLU ``D_l = 1[H_l > 0] = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l)``)::
 
-    forward   H~_{l+1} = W_l H_l,  H_{l+1} = max(H~_{l+1}, 0);  E = W_L H_L − Y
-    check     runs whose Σ E is not finite are *diverged at this step*: removed, frozen at these parameters
-    backward  E ← (lr/N) E;  G = E
-              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ D_l  (l > 1)        [ΔH_1 = W_1^T G_2]
+    forward   H~_{l+1} = W_l H_l,  H_{l+1} = σ(H~_{l+1});  out = W_L H_L
+    check     runs whose Σ out is not finite (an entry inf/NaN, or the sum overflowing) are *diverged at this
+              step*: removed, frozen at these parameters
+    backward  E = (lr/N) residual(out, Y);  G = E          (MSE: out − Y;  CE: softmax(out) − Y)
+              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ σ'(H~_l)  (l > 1)   [ΔH_1 = W_1^T G_2]
     update    W_l ← (1 − lr λ_{W_l}) W_l − ΔW_l,   H_1 ← (1 − lr λ_{H_1}) H_1 − ΔH_1
 
-which is exactly ``θ ← θ − lr ∇ eq.(1)`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
+which is exactly ``θ ← θ − lr ∇ objective`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
 Working-set blocking: :func:`advance` moves ``sub_batch`` runs at a time through all the steps of a chunk,
-so the buffers of a sub-batch stay in cache (flagship size, one core, runs·steps/s by sub-batch size:
-1: 8 400, 2: 9 600, 4: 9 900, 8: 9 800, 16: 8 900; default 4).
+so the buffers of a sub-batch stay in cache (default 4; the result does not depend on it).  Throughput per
+size and family: ``benchmarks/dufm_throughput.py``.
 """
 
 from __future__ import annotations
