@@ -202,13 +202,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer sizes, steps and repeats (~1-2 min)")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto", help="trainer rows")
+    ap.add_argument("--compare-kernel", help="an older dufm_kernel.py, measured beside the current one")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: add torch GPU rows")
     ap.add_argument(
-        "--compare-kernel", help="an older dufm_kernel.py: measured beside the current one per size"
-    )
-    ap.add_argument(
-        "--device", choices=("cpu", "cuda"), default="cpu", help="cuda: add torch-engine GPU rows"
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: time in-process rows by this process's CPU time (a machine shared with other jobs)",
     )
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     repeats = args.repeats or (3 if args.quick else 5)
     work = 3000 if args.quick else 12000  # runs·steps per measurement
     torch.set_num_threads(1)
