@@ -204,3 +204,12 @@ def test_scalar_and_loop_forms_equal_the_vectorised_ones(loss: str, act: str) ->
     E = out.copy()
     fam.loss.loop_residual_(E, Y, 0.5, np.empty(6), np.empty(6))
     np.testing.assert_allclose(E, 0.5 * fam.loss.residual(out, Y), rtol=1e-14, atol=1e-15)
+
+
+def test_family_of_configs_and_saved_dicts() -> None:
+    from deepcollapse.family import family_of
+    from deepcollapse.models.dufm import DUFMConfig
+
+    assert family_of({}).name == "mse+relu"  # a run folder from before the family fields
+    assert family_of({"loss": "ce", "activation": "relu_eps", "eps": 0.2}).name == "ce+relu_eps(0.2)"
+    assert family_of(DUFMConfig(activation="linear")).name == "mse+linear"
