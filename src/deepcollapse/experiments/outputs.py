@@ -4,8 +4,8 @@
 (docs/architecture.md).  The forward pass below is eq. (1) of the 2024 paper written out in float64 numpy
 (``H~_{l+1} = W_l H_l``, ``H_{l+1} = σ(H~_{l+1})``, σ of the run's model family, ReLU by default),
 followed by class means over the ``n`` samples of each class (samples are ordered by class, labels
-``arange(K).repeat(n)``).  It is used only to *visualise* finished runs and theory constructions (2024 Figs. 1,
-5–8); the trainer's own metrics are in ``metrics.jsonl``.
+``arange(K).repeat(n)``).  It is used only to *visualise* finished runs and theory constructions (2024
+Figs. 1, 5–8); the trainer's own metrics are in ``metrics.jsonl``.
 """
 
 from __future__ import annotations
