@@ -26,12 +26,18 @@ Classification (first rule that applies):
 4. ``dnc`` -- every post-ReLU class-mean matrix ``M_2 .. M_L`` has rank ``K`` and ``M_L`` is an orthogonal
    frame up to ``DNC2_TOL`` (``σ_1/σ_K <= 1 + DNC2_TOL``): DNC2 in the bias-free sense (Definition 1).  Also
    structural, so checked before convergence: GD approaches DNC slowly along flat directions.
-5. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters) *and* the loss
+5. ``dnc_converging`` -- heading to DNC: every ``M_2 .. M_L`` has rank ``K``, ``M_L`` is an orthogonal frame
+   up to ``DNC_CONVERGING_COND`` (``σ_1/σ_K <= 1 + DNC_CONVERGING_COND``) and the loss is at most
+   ``DNC_CONVERGING_GAP`` (relative) above ``L_DNC`` and not below it.  GD approaches DNC along flat
+   directions, so after a finite budget such runs sit a few 1e-4 above ``L_DNC`` with condition numbers
+   1.04-1.10 and ``‖∇‖ ~ 1e-3`` (2024 Fig. 3 right at width >= 64); counting them as not converged would make
+   P(DNC) a function of the step budget.  ``reaches_dnc`` in the tables is ``dnc`` or ``dnc_converging``.
+6. ``not_converged`` -- ``‖∇ eq.(1)‖_F > GRAD_TOL`` (float64 gradient at the final parameters) *and* the loss
    still fell by more than ``PLATEAU_TOL`` (relative) over the last 10 % of the steps (``metrics.jsonl``; the
    last record at a step ``<= 0.9 T``).  Both are needed: at lr 0.5 GD typically ends in a small oscillation
    (edge of stability) with ``‖∇‖ ~ 1e-2`` while the loss has stopped decreasing.
-6. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
-7. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
+7. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
+8. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
 
 Polish: keep the class-mean structure ``M~_2 .. M~_L`` and re-optimise the layers with the conditionally
 optimal ones (:func:`~deepcollapse.theory.layers.solution_from_class_means`: balanced first layer, min-norm
@@ -61,7 +67,10 @@ from deepcollapse.models.dufm import DUFMConfig
 from deepcollapse.training.dufm_kernel import numpy_gradients
 
 __all__ = [
+    "CLASSIFICATIONS",
     "DNC2_TOL",
+    "DNC_CONVERGING_COND",
+    "DNC_CONVERGING_GAP",
     "GRAD_TOL",
     "GRAM_TOL",
     "PLATEAU_TOL",
@@ -78,6 +87,10 @@ GRAD_TOL = 1e-4
 PLATEAU_TOL = 1e-3
 GRAM_TOL = 0.05
 DNC2_TOL = 0.05
+DNC_CONVERGING_COND = 0.25
+DNC_CONVERGING_GAP = 5e-3
+#: Every label :func:`analyze_dufm` gives a run, in the order the rules are tried (module docstring).
+CLASSIFICATIONS = ("diverged", "zero", "srg_like", "dnc", "dnc_converging", "not_converged", "low_rank")
 
 
 def _cosine_gram(M: np.ndarray) -> np.ndarray:
@@ -263,6 +276,13 @@ def _analyze_run(
         cls = "srg_like"
     elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + DNC2_TOL:
         cls = "dnc"
+    elif (
+        all(r == K for r in ranks[1:])
+        and dnc2[-1] is not None
+        and dnc2[-1] <= 1.0 + DNC_CONVERGING_COND
+        and 0.0 <= loss / theory["loss_dnc"] - 1.0 <= DNC_CONVERGING_GAP
+    ):
+        cls = "dnc_converging"
     elif grad_norm > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL):
         cls = "not_converged"
     elif L >= 2 and min(ranks[1:]) < K:
@@ -357,6 +377,8 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
             "plateau_tol": PLATEAU_TOL,
             "gram_tol": GRAM_TOL,
             "dnc2_tol": DNC2_TOL,
+            "dnc_converging_cond": DNC_CONVERGING_COND,
+            "dnc_converging_gap": DNC_CONVERGING_GAP,
             "rank_rtol": config.rank_rtol,
         },
         "theory": theory,
