@@ -127,3 +127,16 @@ def test_binary_runs_reach_dnc_for_every_depth(tmp_path_factory):
             assert not r["diverged"]
             assert abs(r["final_loss"] - L_dnc) <= 1e-4 * L_dnc, (point, r["final_loss"], L_dnc)
             assert r["classification"] == "dnc"
+
+
+def test_wd_rank_zero_threshold_text_is_computed():
+    """The λ* of the wd_rank header: L_DNC(15, 4, 50, λ, λ) < 1/2 just below it and = 1/2 just above (the
+    closed form of the DNC loss, independent of ``zero_threshold``), and the header's value at its precision."""
+    from deepcollapse.experiments.registry import zero_threshold_lam
+
+    head = (CONFIGS / "wd_rank.yaml").read_text().split("\nname:")[0]
+    stated = float(re.search(r"λ\* ≈ ([0-9.]+)", head).group(1))
+    lam = zero_threshold_lam(15, 4, 50)
+    assert loss_dnc(15, 4, 50, 0.999 * lam, 0.999 * lam).loss < 0.5
+    assert loss_dnc(15, 4, 50, 1.001 * lam, 1.001 * lam).loss == pytest.approx(0.5, abs=1e-12)
+    assert f"{lam:.4f}" == f"{stated:.4f}"
