@@ -131,7 +131,7 @@ def test_binary_runs_reach_dnc_for_every_depth(tmp_path_factory):
 
 def test_wd_rank_zero_threshold_text_is_computed():
     """The λ* of the wd_rank header: L_DNC(15, 4, 50, λ, λ) < 1/2 just below it and = 1/2 just above (the
-    closed form of the DNC loss, independent of ``zero_threshold``), and the header's value at its precision."""
+    closed form of the DNC loss, independent of ``zero_threshold``); the header's value at its precision."""
     from deepcollapse.experiments.registry import zero_threshold_lam
 
     head = (CONFIGS / "wd_rank.yaml").read_text().split("\nname:")[0]

@@ -36,9 +36,11 @@ from deepcollapse._checks import ConfigError, DeepCollapseError, check_choice, c
 
 __all__ = [
     "EXECUTORS",
+    "RAY_AUTH_HINT",
     "RAY_INSTALL_HINT",
     "Task",
     "TaskError",
+    "connect_ray",
     "run_task",
     "run_tasks",
 ]
@@ -216,6 +218,50 @@ def import_ray() -> Any:
     return ray
 
 
+RAY_AUTH_HINT = (
+    "if the cluster uses token authentication (on by default for clusters started by Ray >= 2.59), pass its "
+    "token: export RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<token> (or RAY_AUTH_TOKEN_PATH=<file>; "
+    "`ray get-auth-token` on the head node prints it); to reach a cluster without auth, start it with "
+    "RAY_AUTH_MODE=disabled ray start --head"
+)
+
+
+def _probe_address(address: str, timeout: float = 5.0) -> None:
+    """Fail fast (one line) when nothing listens at ``host:port``: ``ray.init`` would retry for minutes."""
+    import socket
+
+    if address == "auto" or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"--ray-address == {address!r}, must be the address of a running Ray cluster (nothing answers "
+            f"there: {exc}); start one with `ray start --head`, or leave --ray-address out to start a local "
+            "instance."
+        ) from None
+
+
+def connect_ray(ray: Any, address: str) -> None:
+    """``ray.init(address=...)`` with connection and authentication failures turned into one-line
+    :class:`ConfigError` messages that say how to pass the token (or reach a cluster without auth)."""
+    _probe_address(address)
+    auth_error: Any = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
+    errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
+    if isinstance(auth_error, type) and issubclass(auth_error, BaseException):
+        errors += (auth_error,)
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except errors as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"--ray-address == {address!r}, must be a Ray cluster this process may join "
+            f"({type(exc).__name__}: {first[:160]}); {RAY_AUTH_HINT}."
+        ) from None
+
+
 def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progress: bool) -> list[Any]:
     if not pending:
         return []
@@ -223,7 +269,7 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
     started = False
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False)
+            connect_ray(ray, address)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
