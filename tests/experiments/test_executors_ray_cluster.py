@@ -1,5 +1,5 @@
 """``--ray-address`` against a real ``ray start --head`` cluster on the loopback address, with token
-authentication on (as new clusters of recent Ray start): with the token the sweep runs there and gives the local
+authentication on (as recent Ray starts new clusters): with the token the sweep runs there and gives the local
 table; without it the CLI prints one line saying how to pass the token, exit 2; a dead address fails fast.
 
 The cluster is started by the test in its own session (``--block``) and stopped by signalling that process
