@@ -73,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Interrupted as exc:
         print(f"deepcollapse: interrupted: {exc.message}.", file=sys.stderr)
-        print(f"deepcollapse: resume with: {exc.resume or resume_command(args, argv)}", file=sys.stderr)
+        resume = exc.resume if args.command in ("dufm", "net") and exc.resume else resume_command(args, argv)
+        print(f"deepcollapse: resume with: {resume}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("deepcollapse: interrupted; partial results and checkpoints are kept on disk.", file=sys.stderr)

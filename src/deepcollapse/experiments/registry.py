@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepcollapse._checks import ConfigError, check_choice
+from deepcollapse._checks import ConfigError, check_choice, did_you_mean
 from deepcollapse.experiments.executors import EXECUTORS
 from deepcollapse.experiments.sweep import SweepResult, SweepSpec, point_id, run_sweep
 
@@ -170,13 +170,36 @@ class Experiment:
         (otherwise ``ConfigError``)."""
         check_choice("executor", executor, EXECUTORS)
         out = Path(out_dir).resolve()
-        out.mkdir(parents=True, exist_ok=True)
+        self._claim_folder(out, force)
         ctx = Context(self, out, smoke, executor, workers, ray_address, progress, force)
         self.body(ctx)
         ctx.report.set_config(ctx.configs)
         path = ctx.report.write(out / "report.html")
         log.info("report written to %s", path)
         return path
+
+    def _claim_folder(self, out: Path, force: bool) -> None:
+        """Refuse an output folder that holds another experiment (or a sweep) unless ``force``; then mark it
+        as this experiment's (``experiment.json``), so that two reports never mix in one folder."""
+        import json
+
+        marker = out / "experiment.json"
+        other = None
+        if marker.is_file():
+            try:
+                other = json.loads(marker.read_text()).get("name")
+            except (OSError, ValueError, AttributeError):
+                other = "an unreadable experiment.json"
+        elif out.is_dir() and ((out / "sweep.yaml").is_file() or (out / "report.html").is_file()):
+            other = "a sweep or another report"
+        if other is not None and other != self.name and not force:
+            raise ConfigError(
+                f"--out == {str(out)!r}, must be an empty folder or one holding experiment {self.name!r} "
+                f"(it holds {other if other.startswith(('a ', 'an ')) else repr(other)}); choose another "
+                "folder, or pass --force to write into it anyway."
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"name": self.name, "paper": self.paper, "figure": self.figure}) + "\n")
 
 
 _REGISTRY: dict[str, Experiment] = {}
@@ -207,7 +230,9 @@ def get_experiment(name: str) -> Experiment:
     """The experiment called ``name``; unknown names raise ``ConfigError`` listing the known ones."""
     _load_network_experiments()
     if name not in _REGISTRY:
-        raise ConfigError(f"experiment == {name!r}, must be one of {', '.join(_REGISTRY)}.")
+        raise ConfigError(
+            f"experiment == {name!r}, must be one of {', '.join(_REGISTRY)}." + did_you_mean(name, _REGISTRY)
+        )
     return _REGISTRY[name]
 
 
