@@ -214,6 +214,16 @@ def polish(
     return best
 
 
+def _loss_parts(H1: np.ndarray, weights: list[np.ndarray], config: DUFMConfig) -> tuple[float, float, float]:
+    """``(loss, fit, reg)`` of eq. (1) in float64 by the theory engine's explicit objective (the same value as
+    the trainer's ``loss_parts``; taken from the theory so that this module does not import the trainer)."""
+    from deepcollapse.theory.objective import dufm_objective
+
+    model = {k: getattr(config, k) for k in ("loss", "activation", "eps") if hasattr(config, k)}
+    parts = dufm_objective(H1, list(weights), config.lam_h, config.lam_w, **model)
+    return float(parts.total), float(parts.fit), float(parts.reg)
+
+
 def _num(x: float) -> float | None:
     return float(x) if math.isfinite(float(x)) else None
 
@@ -227,8 +237,6 @@ def _analyze_run(
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
 ) -> dict[str, Any]:
-    from deepcollapse.training.dufm import loss_parts
-
     K, L = config.classes, config.layers
     rec: dict[str, Any] = {"diverged": diverged_step is not None, "diverged_step": diverged_step}
     finite = np.isfinite(H1).all() and all(np.isfinite(W).all() for W in weights)
@@ -251,7 +259,7 @@ def _analyze_run(
             }
         )
         return rec
-    loss, fit, reg = loss_parts(H1, weights, config)
+    loss, fit, reg = _loss_parts(H1, weights, config)
     plateau = None  # relative loss decrease over the last 10 % of the steps
     if history:
         T = max(s for s, _ in history)
@@ -280,6 +288,7 @@ def _analyze_run(
         all(r == K for r in ranks[1:])
         and dnc2[-1] is not None
         and dnc2[-1] <= 1.0 + DNC_CONVERGING_COND
+        and theory.get("loss_dnc") is not None
         and 0.0 <= loss / theory["loss_dnc"] - 1.0 <= DNC_CONVERGING_GAP
     ):
         cls = "dnc_converging"
