@@ -60,6 +60,8 @@ def test_layers_point_down():
     graph = import_graph()
     for name, targets in graph.items():
         if name.startswith(("deepcollapse.theory", "deepcollapse.analysis")):
-            assert not [t for t in targets if t.startswith(("deepcollapse.training", "deepcollapse.cli"))], name
+            assert not [t for t in targets if t.startswith(("deepcollapse.training", "deepcollapse.cli"))], (
+                name
+            )
         if not name.startswith("deepcollapse.cli"):
             assert not [t for t in targets if t.startswith("deepcollapse.cli")], name

@@ -23,8 +23,9 @@ _GROUPS = ("theory", "metrics", "dufm", "net", "reproduce", "sweep", "demo")
 
 def build_parser() -> argparse.ArgumentParser:
     from deepcollapse import __version__
+    from deepcollapse.cli.options import Parser, normalise
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="deepcollapse",
         description=(
             "Deep neural collapse and the low-rank bias: theory, DUFM training, metrics, experiments."
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    normalise(parser)
+    Parser.root = parser
     return parser
 
 
