@@ -163,3 +163,24 @@ def test_experiment_report_renders_in_headless_chromium(tmp_path):
     img = imread(shot)
     assert img.shape[:2] == (1600, 1280)
     assert img[..., :3].std() > 0.05  # not a blank page
+
+
+def test_multi_panel_figures_get_the_page_width(tmp_path):
+    from matplotlib.figure import Figure
+
+    wide = Figure(figsize=(12, 3))
+    wide.add_subplot(1, 4, 1)
+    png_wide, _ = save_figure(wide, tmp_path, "wide")
+    narrow, _ = plot_matrix(np.eye(3))
+    png_narrow, _ = save_figure(narrow, tmp_path, "narrow")
+    html = Report("r").add_figure(png_wide, "four panels").add_figure(png_narrow, "one panel").to_html()
+    assert html.count('<figure class="wide">') == 1 and html.count("<figure>") == 1
+    assert "max-width:540px" not in html
+
+
+def test_smoke_report_says_what_was_run(tmp_path):
+    from deepcollapse.experiments.registry import get_experiment
+
+    html = get_experiment("fig2-top").run(tmp_path / "r", smoke=True).read_text()
+    assert "This report is the smoke variant. Actually run: fig2-top: K = 10, n = 5, L = 4" in html
+    assert "steps = 300" in html and "2 seeds" in html

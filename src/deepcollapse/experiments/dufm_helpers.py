@@ -55,8 +55,9 @@ def _dnc_criterion() -> tuple[str, str]:
         f"{100 * DNC_CONVERGING_GAP:g} % above L_DNC."
     )
     short = (
-        f"DNC or heading to DNC:\nrank K, σ₁/σ_K ≤ {1 + DNC_CONVERGING_COND:g}, "
-        f"loss ≤ (1 + {DNC_CONVERGING_GAP:g}) L_DNC"
+        "DNC or heading to DNC:\n"
+        rf"rank $K$, $\sigma_1/\sigma_K \leq {1 + DNC_CONVERGING_COND:g}$, "
+        rf"loss $\leq (1 + {DNC_CONVERGING_GAP:g})\,L_{{\mathrm{{DNC}}}}$"
     )
     return long, short
 

@@ -64,6 +64,7 @@ class Context:
         title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
         self.report = Report(title, description=experiment.description, command=cmd)
         self.report.section("Settings", experiment.settings)
+        self.settings_section = self.report.sections[-1]
         if smoke:
             self.report.add_note(
                 "Smoke variant: tiny sizes and step counts to check the pipeline, "
@@ -136,6 +137,11 @@ class Experiment:
         self._claim_folder(out, force)
         ctx = Context(self, out, smoke, executor, workers, ray_address, progress, force)
         self.body(ctx)
+        if smoke:  # say what was run, not only the full-size settings
+            ctx.settings_section.text = (
+                f"This report is the smoke variant. Actually run: {describe_configs(ctx.configs)}. "
+                f"The full experiment: {self.settings}"
+            )
         ctx.report.set_config(ctx.configs)
         path = ctx.report.write(out / "report.html")
         log.info("report written to %s", path)
@@ -163,6 +169,40 @@ class Experiment:
             )
         out.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"name": self.name, "paper": self.paper, "figure": self.figure}) + "\n")
+
+
+_SYMBOLS = {"classes": "K", "layers": "L", "lam": "λ", "lam_h": "λ_H1", "lam_w": "λ_W", "width": "width"}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (list, tuple)):
+        return "{" + ", ".join(_value(x) for x in v) + "}"
+    return str(v)
+
+
+def describe_configs(configs: dict[str, Any]) -> str:
+    """One readable line per sweep or theory setting of ``Context.configs`` (the settings actually run)."""
+    parts = []
+    for name, cfg in configs.items():
+        if not isinstance(cfg, dict):
+            continue
+        if "base" in cfg:  # a sweep spec
+            base = ", ".join(f"{_SYMBOLS.get(k, k)} = {_value(v)}" for k, v in cfg["base"].items())
+            grid = "; ".join(
+                f"{_SYMBOLS.get(k, k)} ∈ {_value(v)}" for k, v in (cfg.get("grid") or {}).items()
+            )
+            points = cfg.get("points") or []
+            seeds = cfg.get("seeds") or []
+            text = f"{name}: {base}"
+            text += f"; {grid}" if grid else ""
+            text += f"; {len(points)} points {_value(points)}" if points else ""
+            text += f"; {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+        else:
+            text = f"{name}: " + ", ".join(f"{_SYMBOLS.get(k, k)} = {_value(v)}" for k, v in cfg.items())
+        parts.append(text)
+    return " | ".join(parts) if parts else "see the configuration below"
 
 
 _REGISTRY: dict[str, Experiment] = {}

@@ -184,10 +184,13 @@ def _fig3_middle(ctx: Context) -> None:
     spec = _spec("fig3-middle", dufm_base(ctx.smoke, classes=15), 1 if ctx.smoke else 5, grid={"lam": lams})
     result = ctx.sweep(spec)
     ctx.report.section("Average intermediate rank against weight decay (L = 4, K = 15)")
-    fig, _ = plot_sweep_curve(
-        result.summary, "lam", "mean_rank", log2x=True, ylabel="average rank of M_2 … M_3"
+    fig, _ = plot_sweep_curve(result.summary, "lam", "mean_rank", log2x=True)
+    ctx.figure(
+        fig,
+        "fig3_middle_rank",
+        "Average rank of the intermediate class means at the end of training against the weight decay λ "
+        "(log scale; mean ± std over seeds).",
     )
-    ctx.figure(fig, "fig3_middle_rank", "Average rank at convergence against log2 of the weight decay λ.")
     _summary_table(
         ctx, result, "fig3_middle", "Mean ± std over seeds.", ["mean_rank", "final_loss", "is_dnc"]
     )
@@ -201,7 +204,7 @@ def _fig3_right(ctx: Context) -> None:
     spec = _spec("fig3-right", dufm_base(ctx.smoke), 2 if ctx.smoke else 10, grid={"width": widths})
     result = ctx.sweep(spec)
     ctx.report.section("Probability of reaching DNC against width (L = 4, K = 10)")
-    fig, ax = plot_sweep_curve(result.summary, "width", "reaches_dnc", ylabel="P(DNC)", band=False)
+    fig, ax = plot_sweep_curve(result.summary, "width", "reaches_dnc", band=False)
     ax.set_ylim(-0.05, 1.05)
     ax.text(0.02, 0.98, DNC_CRITERION_SHORT, transform=ax.transAxes, va="top", fontsize=7)
     ctx.figure(
@@ -209,7 +212,7 @@ def _fig3_right(ctx: Context) -> None:
         "fig3_right_pdnc",
         f"Fraction of seeds whose solution is DNC or heading to DNC. {DNC_CRITERION}",
     )
-    fig, _ = plot_sweep_curve(result.summary, "width", "mean_rank", ylabel="average rank of M_2 … M_3")
+    fig, _ = plot_sweep_curve(result.summary, "width", "mean_rank")
     ctx.figure(fig, "fig3_right_rank", "Average intermediate rank against the width (rank K = 10 for DNC).")
     _summary_table(
         ctx,
