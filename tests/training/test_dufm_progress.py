@@ -37,7 +37,7 @@ def test_best_is_a_running_minimum(tmp_path, monkeypatch):
     _Recorder.postfixes = []
     c = DUFMConfig(classes=3, n=2, layers=2, width=4, lam_h=0.01, lam_w=0.01, lr=0.1, steps=60, runs=1)
     c = DUFMConfig.from_dict({**c.to_dict(), "log_every": 1000, "checkpoint_every": 1000})
-    monkeypatch.setattr(dufm_module, "_CHUNK", 10)
+    monkeypatch.setattr(dufm_module, "_CHUNK", 10, raising=False)
     train_dufm(c, tmp_path / "run", progress=True)
     shown = [float(p["best"]) for p in _Recorder.postfixes]
     assert len(shown) >= 4
