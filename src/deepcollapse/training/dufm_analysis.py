@@ -215,13 +215,25 @@ def polish(
 
 
 def _loss_parts(H1: np.ndarray, weights: list[np.ndarray], config: DUFMConfig) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of eq. (1) in float64 by the theory engine's explicit objective (the same value as
-    the trainer's ``loss_parts``; taken from the theory so that this module does not import the trainer)."""
-    from deepcollapse.theory.objective import dufm_objective
+    """``(loss, fit, reg)`` of eq. (1) (or of the config's model family) for one run, in float64: the same
+    value as the trainer's ``loss_parts``, computed here from the family's loss and activation (or the theory
+    engine's objective) so that this module does not import the trainer."""
+    family = getattr(config, "family", None)
+    if family is None:  # MSE + ReLU: the theory engine's explicit objective
+        from deepcollapse.theory.objective import dufm_objective
 
-    model = {k: getattr(config, k) for k in ("loss", "activation", "eps") if hasattr(config, k)}
-    parts = dufm_objective(H1, list(weights), config.lam_h, config.lam_w, **model)
-    return float(parts.total), float(parts.fit), float(parts.reg)
+        parts = dufm_objective(H1, list(weights), config.lam_h, config.lam_w)
+        return float(parts.total), float(parts.fit), float(parts.reg)
+    H = np.asarray(H1, dtype=np.float64)  # (d1, N)
+    for W in weights[:-1]:
+        H = family.activation.forward(np.asarray(W, dtype=np.float64) @ H)  # (d_{l+1}, N)
+    out = np.asarray(weights[-1], dtype=np.float64) @ H  # (K, N)
+    with np.errstate(over="ignore", invalid="ignore"):
+        fit = float(family.loss.value(out, family.targets(config.classes, config.n)))
+    reg = 0.5 * config.lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
+    for lam, W in zip(config.lam_w, weights):
+        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
+    return fit + reg, fit, reg
 
 
 def _num(x: float) -> float | None:
