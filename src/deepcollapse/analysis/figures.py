@@ -189,7 +189,7 @@ def plot_loss_parts(
 ) -> tuple[Figure, Axes]:
     """Loss of one run over steps, decomposed into fit and regularisation terms (2024 Figs. 5, 7, 8)."""
     fig, ax = new_axes(ax)
-    names = {"loss": "loss (eq. (1))", "fit": "fit ‖W_L H_L − Y‖²/(2N)", "reg": "regularisation"}
+    names = {"loss": "loss (eq. (1))", "fit": r"fit $\|W_L H_L - Y\|_F^2 / (2N)$", "reg": "regularisation"}
     for col, style in (("loss", "-"), ("fit", "--"), ("reg", ":")):
         if col in curve:
             ax.plot(curve["step"], curve[col], style, label=names[col])
