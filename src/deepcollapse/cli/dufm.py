@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
     for opt, _, typ, hlp in _OPTIONS:
         t.add_argument(opt, type=typ, help=hlp)
     t.add_argument("--out", required=True, help="run folder")
-    t.add_argument("--force", action="store_true", help="overwrite an existing run in --out")
+    t.add_argument("--force", action="store_true", help="replace an existing run in --out")
     t.add_argument(
         "--max-steps", type=int, help="stop after this many steps with a checkpoint (resume later)"
     )
@@ -86,7 +86,7 @@ def register(subparsers: Any) -> None:
     r.add_argument("--steps", type=int, help="new total number of steps (extend a run)")
     r.add_argument("--workers", type=int, help="change the number of worker processes")
     r.add_argument("--max-steps", type=int, help="stop after this many steps with a checkpoint")
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(func=_resume)
 
@@ -143,10 +143,23 @@ def print_summary(summary: dict[str, Any]) -> None:
     )
 
 
+def _option_of_field(args: argparse.Namespace) -> dict[str, str]:
+    """The option the user typed for each config field (``--lam`` for λ_H1 / λ_W when it set them)."""
+    names = {field: opt for opt, field, _, _ in _OPTIONS}
+    for field in ("lam_h", "lam_w"):
+        if args.lam is not None and getattr(args, field, None) is None:
+            names[field] = "--lam"
+    return names
+
+
 def _train(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import user_words
     from deepcollapse.training.dufm import train_dufm
 
-    config = build_config(args)
+    try:
+        config = build_config(args)
+    except ConfigError as exc:
+        raise user_words(exc, _option_of_field(args)) from None
     if args.max_steps is not None and args.max_steps < 0:
         raise ConfigError(f"max_steps == {args.max_steps}, must be >= 0.")
     summary = train_dufm(
@@ -157,8 +170,10 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.dufm import resume_dufm
 
+    check_folder_kind(args.dir, "dufm")
     summary = resume_dufm(
         args.dir,
         steps=args.steps,
@@ -171,8 +186,10 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.dufm_analysis import analyze_dufm
 
+    check_folder_kind(args.dir, "dufm")
     summary = analyze_dufm(args.dir, write=not args.no_write)
     print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
     return 0

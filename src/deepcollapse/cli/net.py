@@ -2,7 +2,7 @@
 
 Examples::
 
-    deepcollapse net train --dataset digits --head-layers 4 --head-width 64 --reg dufm --lam 0.005 \\
+    deepcollapse net train --dataset digits --layers 4 --width 64 --reg dufm --lam 0.005 \\
         --lam-h 5e-6 --lr 0.05 --epochs 30 --out runs/digits
     deepcollapse net train --dataset cifar10 --data-dir ~/data --classes 0,1 --epochs 200 --out runs/c10
     deepcollapse net resume runs/c10
@@ -83,17 +83,17 @@ def register(subparsers: Any) -> None:
     t.add_argument("--head-init-run", type=int, help="run index r in the DUFM params (default 0)")
     t.add_argument("--rank-rtol", type=float, help="relative rank threshold (default 1e-3)")
     t.add_argument("--out", required=True, help="run folder")
-    t.add_argument("--force", action="store_true", help="overwrite an existing run in --out")
-    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--force", action="store_true", help="replace an existing run in --out")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.set_defaults(func=_train)
 
     ps = sub.add_parser("presets", help="list the paper presets (2024 Figs. 2, 4, 9, 10; 2023 Fig. 1)")
     ps.set_defaults(func=_presets)
 
     r = sub.add_parser("resume", help="continue a run from its last checkpoint")
-    r.add_argument("out", metavar="DIR")
+    r.add_argument("out", metavar="DIR", help="run folder")
     r.add_argument("--epochs", type=int, help="new total number of epochs")
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_resume)
 
 
@@ -168,17 +168,25 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import field_options, user_words
+    from deepcollapse.training.net_config import NetConfig
     from deepcollapse.training.supervised import train_net
 
-    config = config_from_args(args)
+    try:
+        config = config_from_args(args)
+    except ConfigError as exc:
+        fields = [f.name for f in dataclasses.fields(NetConfig)] + ["milestones"]
+        raise user_words(exc, field_options(fields, "net train")) from None
     summary = train_net(config, args.out, force=args.force, progress=not args.no_progress)
     _print_summary(summary, args.out)
     return 1 if summary.get("diverged") else 0
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.supervised import resume_net
 
+    check_folder_kind(args.out, "net")
     summary = resume_net(args.out, epochs=args.epochs, progress=not args.no_progress)
     _print_summary(summary, args.out)
     return 1 if summary.get("diverged") else 0

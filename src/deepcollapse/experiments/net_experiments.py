@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.experiments.net_presets import NET_PRESETS, NetPreset, net_preset
-from deepcollapse.experiments.registry import Context, Experiment, register
 from deepcollapse.experiments.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
@@ -96,7 +96,7 @@ def _gram(result: SweepResult, layer: int, kind: str) -> np.ndarray | None:
 
 def _pretrain_head(ctx: Context, width: list[int]) -> Path:
     """Train the 2023 DUFM head (one seed) with the DUFM trainer; return its run folder."""
-    from deepcollapse.experiments.registry import SMOKE
+    from deepcollapse.experiments.dufm_helpers import SMOKE
 
     base = {**DUFM_HEAD_2023, "width": width}
     if ctx.smoke:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import shlex
 import signal
 import threading
 import time
@@ -46,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._checks import ConfigError, Interrupted
 from deepcollapse._io import (
     append_jsonl,
     atomic_torch_save,
@@ -384,11 +385,12 @@ def _run_loop(
     t0, step0 = time.perf_counter(), step
     per_process = math.ceil(config.runs / (config.workers if config.resolved_backend == "numpy" else 1))
     chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // per_process))
+    best_seen = math.inf  # the progress bar's best=: the lowest loss seen so far (a running minimum)
     try:
         with _signals(flag):
             if fresh:
-                best = _append_records(out, step, engine.numpy_params(), diverged, config)
-                bar.set_postfix(best=f"{best:.6g}")
+                best_seen = _append_records(out, step, engine.numpy_params(), diverged, config)
+                bar.set_postfix(best=f"{best_seen:.6g}")
             while step < stop_at:
                 nxt = min(
                     stop_at,
@@ -407,13 +409,17 @@ def _run_loop(
                     best = _append_records(out, step, P, diverged, config)
                 else:
                     best = _best_loss(P, diverged, config)
-                bar.set_postfix(best=f"{best:.6g}", diverged=len(diverged))
+                best_seen = best if not math.isfinite(best_seen) else min(best_seen, best)
+                bar.set_postfix(best=f"{best_seen:.6g}", diverged=len(diverged))
                 if step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None:
                     _write_checkpoint(out, step, P, diverged, config)
                 if flag.signum is not None:
                     log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
-                    raise KeyboardInterrupt(
-                        f"stopped by signal {flag.signum} at step {step}; checkpoint written"
+                    raise Interrupted(
+                        flag.signum,
+                        f"stopped by {signal.Signals(flag.signum).name} at step {step}; checkpoint written "
+                        f"to {out}",
+                        resume=f"deepcollapse dufm resume {shlex.quote(str(out))}",
                     )
     finally:
         bar.close()

@@ -459,14 +459,31 @@ def resume_net(
 ) -> dict[str, Any]:
     """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
 
-    ``epochs`` extends (or shortens) the run; note that ``multistep``/``cosine`` schedules are defined
-    relative to ``epochs``, so changing it changes later learning rates.
+    ``epochs`` extends (or shortens) the run with the learning-rate schedule it was started with: ``constant``
+    as is; ``multistep`` keeps its milestones at the same epochs (the fractions are rescaled to the new
+    length); ``cosine`` is defined over the whole run, so a different length is refused (``ConfigError``).
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
         raise ConfigError(f"out_dir == {str(out)!r}, must be a net run folder holding config.yaml.")
     config = NetConfig.from_yaml(out / "config.yaml")
-    if epochs is not None:
-        config = config.replace(epochs=epochs)
+    if epochs is not None and epochs != config.epochs:
+        config = _same_schedule(config, int(epochs), out)
         config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
+
+
+def _same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
+    """``config`` with ``epochs`` and the learning rate of every epoch unchanged (see :func:`resume_net`)."""
+    if config.lr_schedule == "cosine":
+        raise ConfigError(
+            f"--epochs == {epochs}, must be {config.epochs} (the run's length) for lr_schedule 'cosine': the "
+            "cosine schedule spans the whole run, so a new length would change the learning rates already "
+            f"used; to train longer start a new run, e.g. deepcollapse net train --config {out}/config.yaml "
+            f"--epochs {epochs} --out NEW_DIR."
+        )
+    if config.lr_schedule == "multistep":
+        at = [round(f * config.epochs) for f in config.milestones]  # milestone epochs, kept as they are
+        kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
+        return config.replace(epochs=epochs, milestones=kept)
+    return config.replace(epochs=epochs)
