@@ -76,3 +76,11 @@ def test_dnc_smoke_dnc1_falls_in_every_head_layer_and_levels_are_drawn(tmp_path)
     runs = pd.read_csv(tmp_path / "tables" / "real-digits-dnc_runs.csv")
     assert (runs["train_acc"] > 0.5).all()
     assert (tmp_path / "figures" / "real-digits-dnc_dufm.png").is_file()
+
+
+def test_fig2_bottom_draws_the_loss_against_the_theory_levels(tmp_path):
+    report = get_experiment("net-2024-fig2-bottom").run(tmp_path, smoke=True)
+    assert (tmp_path / "figures" / "net-2024-fig2-bottom_loss.png").is_file()
+    html = report.read_text()
+    # smoke: 20 digits per class, lam_h_scale dataset -> λ_H1 = lam_h = 5e-6, λ_W = 0.005, L = 4, K = 10
+    assert "n = 20, λ_H1 = 5e-06, λ_W = 0.005" in html

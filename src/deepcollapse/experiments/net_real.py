@@ -223,16 +223,19 @@ def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
 def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None:
     """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
 
-    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``); ``n = N / K`` (the experiments use balanced
-    subsamples, so it is an integer).
+    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An unbalanced
+    training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced by
+    ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1`` (formulas.md).
     """
     if config.get("reg") != "dufm" or config.get("loss") != "mse":
         return None
     from deepcollapse.theory import compare
 
     K = len(config["classes"]) if config.get("classes") else 10
-    n = n_train // K
     lam_h = config["lam_h"] / n_train if config.get("lam_h_scale", "batch_mean") == "batch_mean" else config["lam_h"]
+    n = n_train // K
+    if n * K != n_train:
+        n, lam_h = 1, lam_h * n_train / K
     return compare(K, int(config["head_layers"]), n, lam_h, float(config["lam"]))
 
 
