@@ -1,17 +1,20 @@
-"""Images/s of one training step of ResNet20 + a 4-layer MLP head (width 64) at batch 128, and the expected GPU
-runtime of each paper network figure.
+"""Images/s of one training step of ResNet20 + a 4-layer MLP head (width 64) at batch 128, and the expected
+GPU runtime of each paper network figure.
 
 One JSON object on stdout:
 
 - ``rows``: per device (``cpu``, and ``cuda`` when present) and option set (``plain`` float32, ``amp``,
-  ``channels_last``, ``amp+channels_last``): the median images/s over ``--repeats`` timings of ``--steps`` steps
+  ``channels_last``, ``amp+channels_last``): the median images/s over ``--repeats`` timings of ``--steps``
+  steps
   (after warm-up), and the ratio to ``plain`` on the same device measured in the same run.  The step is the
-  trainer's own :func:`deepcollapse.training.supervised.train_step` (DUFM-like regularisation, MSE, SGD momentum)
+  trainer's own :func:`deepcollapse.training.supervised.train_step` (DUFM-like regularisation, MSE, SGD
+  momentum)
   on random 3×32×32 inputs (CIFAR-10 size; the data does not change the cost).
 - ``flops_per_image``: FLOPs of one training step (forward + backward) and of one evaluation forward pass per
   image, counted by ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add), for CIFAR-10 and
   MNIST inputs.
-- ``gpu_estimates``: for each paper preset (:data:`deepcollapse.experiments.net_presets.NET_PRESETS`), total FLOPs
+- ``gpu_estimates``: for each paper preset (:data:`deepcollapse.experiments.net_presets.NET_PRESETS`),
+  total FLOPs
   (epochs × training images × step FLOPs + evaluations × training and test images × forward FLOPs, × seeds ×
   grid points) divided by an **assumed** sustained GPU throughput (``--gpu-tflops``, default 5 TFLOP/s: a
   conservative figure for a 0.27 M-parameter CNN at batch 128, launch-bound on any A100/H100-class GPU; with a
@@ -57,9 +60,15 @@ DATA = {  # (channels, size, training images, test images)
 
 def _config(**changes: Any) -> NetConfig:
     return NetConfig(
-        dataset="digits", head_layers=4, head_width=64, reg="dufm", lr=0.05, batch_size=BATCH, device="cpu",
+        dataset="digits",
+        head_layers=4,
+        head_width=64,
+        reg="dufm",
+        lr=0.05,
+        batch_size=BATCH,
+        device="cpu",
         **changes,
-    )  # fmt: skip
+    )
 
 
 def _sync(device: torch.device) -> None:
@@ -68,7 +77,7 @@ def _sync(device: torch.device) -> None:
 
 
 def images_per_second(device: torch.device, options: dict[str, Any], steps: int, repeats: int) -> list[float]:
-    """Timings of ``steps`` training steps at batch 128 (after 3 warm-up steps), as images/s, ``repeats`` times."""
+    """Images/s of ``steps`` training steps at batch 128 (after 3 warm-up steps), ``repeats`` times."""
     cfg = _config(**options)
     model = build_network(cfg, 3).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
@@ -107,7 +116,9 @@ def flops_per_image(channels: int, size: int) -> dict[str, float]:
     return {"train_step": train, "eval_forward": fc.get_total_flops() / BATCH}
 
 
-def gpu_estimates(flops: dict[str, dict[str, float]], tflops: float, measured: float | None) -> dict[str, Any]:
+def gpu_estimates(
+    flops: dict[str, dict[str, float]], tflops: float, measured: float | None
+) -> dict[str, Any]:
     """Expected runtime of each paper preset on one GPU from its FLOP count (see the module docstring)."""
     out = {}
     for name, preset in NET_PRESETS.items():
@@ -117,7 +128,9 @@ def gpu_estimates(flops: dict[str, dict[str, float]], tflops: float, measured: f
             n_train, n_test = n_train * len(cfg.classes) // 10, n_test * len(cfg.classes) // 10
         f = flops["cifar10" if cfg.dataset == "cifar10" else "mnist"]
         evals = (cfg.epochs // cfg.eval_every if cfg.eval_every else 0) + 1
-        runs = preset.seeds * max(1, *(len(v) for v in preset.sweep.values())) if preset.sweep else preset.seeds
+        runs = (
+            preset.seeds * max(1, *(len(v) for v in preset.sweep.values())) if preset.sweep else preset.seeds
+        )
         per_run = cfg.epochs * n_train * f["train_step"] + evals * (n_train + n_test) * f["eval_forward"]
         total = per_run * runs
         row = {
@@ -154,7 +167,9 @@ def blas_info() -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", choices=["all", "cpu", "cuda"], default="all", help="all: cpu and cuda if present")
+    ap.add_argument(
+        "--device", choices=["all", "cpu", "cuda"], default="all", help="all: cpu and cuda if present"
+    )
     ap.add_argument("--steps", type=int, default=None, help="steps per timing (default 4 on cpu, 50 on cuda)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="2 steps per timing on cpu, 20 on cuda")
@@ -168,7 +183,10 @@ def main() -> None:
             devices.append(torch.device("cuda"))
             torch.backends.cudnn.benchmark = True
         elif args.device == "cuda":
-            print("device == 'cuda', must be available (no CUDA device found); use --device cpu.", file=sys.stderr)
+            print(
+                "device == 'cuda', must be available (no CUDA device found); use --device cpu.",
+                file=sys.stderr,
+            )
             sys.exit(2)
     rows = []
     for dev in devices:
@@ -190,7 +208,9 @@ def main() -> None:
                 }
             )
     flops = {name: flops_per_image(c, s) for name, (c, s, _, _) in DATA.items()}
-    cuda_plain = next((r["images_per_s_median"] for r in rows if r["device"] == "cuda" and r["options"] == "plain"), None)
+    cuda_plain = next(
+        (r["images_per_s_median"] for r in rows if r["device"] == "cuda" and r["options"] == "plain"), None
+    )
     result = {
         "benchmark": "net_throughput",
         "model": "ResNet20 + 4-layer bias-free MLP head (width 64), DUFM-like reg, MSE, SGD momentum",

@@ -71,13 +71,16 @@ def test_mnist1d_is_generated_offline_and_leaves_global_rngs_alone(monkeypatch):
         raise AssertionError("the download path must not be used")
 
     monkeypatch.setattr(mnist1d.data, "get_dataset", no_download)
-    np.random.seed(123)
+    np.random.seed(123)  # noqa: NPY002 - the legacy global RNG is what mnist1d reseeds
     random.seed(123)
-    before = (np.random.random(), random.random())
-    np.random.seed(123)
+    before = (np.random.random(), random.random())  # noqa: NPY002
+    np.random.seed(123)  # noqa: NPY002 - the legacy global RNG is what mnist1d reseeds
     random.seed(123)
     x, y = load_mnist1d_split("train")
-    assert (np.random.random(), random.random()) == before  # the package seeds the global RNGs; we restore them
+    assert (
+        np.random.random(),  # noqa: NPY002
+        random.random(),
+    ) == before  # the package seeds the global RNGs; we restore them
     xt, yt = load_mnist1d_split("test")
     assert x.shape == (4000, 1, 1, 40) and xt.shape == (1000, 1, 1, 40) and x.dtype == np.float32
     assert sorted(set(y.tolist())) == list(range(10)) and np.bincount(y).min() >= 350

@@ -1,4 +1,4 @@
-"""Real-data network experiments (digits, MNIST-1D): the smoke runs show the papers' directions, not just files."""
+"""Real-data network experiments (digits, MNIST-1D): the smoke runs show the papers' directions."""
 
 from __future__ import annotations
 

@@ -1,14 +1,19 @@
 """Parity of the accelerator path with the CPU reference (run by `make gpu-check` on cuda).
 
 The device under test is ``DEEPCOLLAPSE_TEST_DEVICE`` (default ``cpu``), so the same logic runs in the default
-suite on the CPU (torch engine on the CPU against the numpy engine) and on a GPU box (torch engine on cuda against
+suite on the CPU (torch engine on the CPU against the numpy engine) and on a GPU box (torch engine on cuda
+against
 the numpy engine on the CPU; one network training step on cuda against the CPU).
 
-Tolerances are float32's: the two engines add the same terms in different orders (BLAS vs cuBLAS/ATen), so each
-step differs by a few float32 ulps.  GD amplifies such differences while a run passes near a saddle, by an amount
+Tolerances are float32's: the two engines add the same terms in different orders (BLAS vs cuBLAS/ATen), so
+each
+step differs by a few float32 ulps.  GD amplifies such differences while a run passes near a saddle, by an
+amount
 that depends on the problem: on this small problem (K = 3, n = 2, L = 2, width 6, lr 0.3) the largest relative
-loss difference between the torch engine on the CPU and the numpy engine over 2000 steps was 1.2e-5 when the test
-was written (7e-4 on a K = 4, L = 3 problem with a saddle passage), hence ``rtol = 1e-4``.  TF32 is switched off
+loss difference between the torch engine on the CPU and the numpy engine over 2000 steps was 1.2e-5 when
+the test
+was written (7e-4 on a K = 4, L = 3 problem with a saddle passage), hence ``rtol = 1e-4``.  TF32 is
+switched off
 on cuda for the check.
 """
 
@@ -37,9 +42,18 @@ if DEVICE.startswith("cuda"):
 
 STEPS = 2000
 DUFM = dict(
-    classes=3, n=2, layers=2, width=6, lam=0.004, lr=0.3, steps=STEPS, runs=4, log_every=100,
-    checkpoint_every=STEPS, dtype="float32",
-)  # fmt: skip
+    classes=3,
+    n=2,
+    layers=2,
+    width=6,
+    lam=0.004,
+    lr=0.3,
+    steps=STEPS,
+    runs=4,
+    log_every=100,
+    checkpoint_every=STEPS,
+    dtype="float32",
+)
 
 
 def _losses(folder) -> np.ndarray:
@@ -49,8 +63,12 @@ def _losses(folder) -> np.ndarray:
 
 
 def test_torch_engine_on_device_matches_numpy_engine_over_2000_steps(tmp_path):
-    train_dufm(DUFMConfig.from_dict({**DUFM, "backend": "numpy", "device": "cpu"}), tmp_path / "np", progress=False)
-    train_dufm(DUFMConfig.from_dict({**DUFM, "backend": "torch", "device": DEVICE}), tmp_path / "t", progress=False)
+    train_dufm(
+        DUFMConfig.from_dict({**DUFM, "backend": "numpy", "device": "cpu"}), tmp_path / "np", progress=False
+    )
+    train_dufm(
+        DUFMConfig.from_dict({**DUFM, "backend": "torch", "device": DEVICE}), tmp_path / "t", progress=False
+    )
     a, b = _losses(tmp_path / "np"), _losses(tmp_path / "t")
     assert a.shape == b.shape and a.shape[0] == 4 * (STEPS // 100 + 1)
     np.testing.assert_array_equal(a[:, :2], b[:, :2])
@@ -60,9 +78,16 @@ def test_torch_engine_on_device_matches_numpy_engine_over_2000_steps(tmp_path):
 
 def test_one_network_training_step_on_device_matches_cpu():
     cfg = NetConfig(
-        dataset="digits", n_per_class=10, head_layers=3, head_width=12, batch_size=32, lr=0.05, device="cpu",
-        lr_schedule="constant", threads=1,
-    )  # fmt: skip
+        dataset="digits",
+        n_per_class=10,
+        head_layers=3,
+        head_width=12,
+        batch_size=32,
+        lr=0.05,
+        device="cpu",
+        lr_schedule="constant",
+        threads=1,
+    )
     data = load_net_data(cfg)
     x, y = data.train.batch(slice(0, 32))
     results = []

@@ -68,9 +68,20 @@ def test_amp_on_cpu_uses_bfloat16_and_still_learns(tmp_path):
 
 def test_mlp_backbone_on_mnist1d(tmp_path):
     cfg = NetConfig(
-        dataset="mnist1d", backbone="mlp", backbone_width=32, n_per_class=10, n_test_per_class=3, head_layers=3,
-        head_width=12, batch_size=20, lr=0.05, lr_schedule="constant", device="cpu", epochs=3, threads=1,
-    )  # fmt: skip
+        dataset="mnist1d",
+        backbone="mlp",
+        backbone_width=32,
+        n_per_class=10,
+        n_test_per_class=3,
+        head_layers=3,
+        head_width=12,
+        batch_size=20,
+        lr=0.05,
+        lr_schedule="constant",
+        device="cpu",
+        epochs=3,
+        threads=1,
+    )
     summary = train_net(cfg, tmp_path / "r", progress=False)
     assert summary["epochs_done"] == 3 and summary["layers"]["H1"]["rank"] <= 10
     with pytest.raises(ConfigError, match="backbone == 'resnet20', must be 'mlp' for dataset mnist1d"):

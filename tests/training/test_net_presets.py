@@ -49,4 +49,3 @@ def test_every_smoke_preset_learns(name, tmp_path):
     summary = train_net(cfg, tmp_path / "r", progress=False)
     chance = 1.0 / cfg.num_classes
     assert summary["train_acc"] >= chance + 0.15, (name, summary["train_acc"])
-

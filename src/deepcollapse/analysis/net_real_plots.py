@@ -1,11 +1,15 @@
 """Figures of the real-data network experiments (:mod:`deepcollapse.experiments.net_real`).
 
-- :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a swept
+- :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a
+  swept
   hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);
-- :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the end and,
-  when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2 bottom, 4).
+- :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the
+  end and,
+  when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2 bottom,
+  4).
 
-Bands are mean ± sample std over seeds, clipped to the quantity's range (ranks in [0, K], accuracies in [0, 1]).
+Bands are mean ± sample std over seeds, clipped to the quantity's range (ranks in [0, K], accuracies in [0,
+1]).
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ _REG_LABELS = {"dufm": "DUFM-like (λ on head, λ_H1 on H1)", "standard": "stand
 _X_LABELS = {"lam": r"$\log_2$ weight decay $\lambda$", "lr": r"$\log_2$ learning rate $\eta$"}
 
 
-def _clipped_band(ax: Any, x: np.ndarray, m: np.ndarray, s: np.ndarray, lo: float, hi: float, label: str) -> None:
+def _clipped_band(
+    ax: Any, x: np.ndarray, m: np.ndarray, s: np.ndarray, lo: float, hi: float, label: str
+) -> None:
     (line,) = ax.plot(x, m, marker="o", label=label)
     s = np.nan_to_num(s)
-    ax.fill_between(x, np.clip(m - s, lo, hi), np.clip(m + s, lo, hi), color=line.get_color(), alpha=0.25, lw=0)
+    ax.fill_between(
+        x, np.clip(m - s, lo, hi), np.clip(m + s, lo, hi), color=line.get_color(), alpha=0.25, lw=0
+    )
 
 
 def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Figure:
@@ -41,9 +49,17 @@ def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Fig
         xs = np.log2(sub[x].to_numpy(dtype=float))
         label = _REG_LABELS.get(str(reg), str(reg))
         _clipped_band(
-            ax_r, xs, sub["avg_rank_mean"].to_numpy(float), sub["avg_rank_std"].to_numpy(float), 0, num_classes, label
+            ax_r,
+            xs,
+            sub["avg_rank_mean"].to_numpy(float),
+            sub["avg_rank_std"].to_numpy(float),
+            0,
+            num_classes,
+            label,
         )
-        _clipped_band(ax_a, xs, sub["train_acc_mean"].to_numpy(float), sub["train_acc_std"].to_numpy(float), 0, 1, label)
+        _clipped_band(
+            ax_a, xs, sub["train_acc_mean"].to_numpy(float), sub["train_acc_std"].to_numpy(float), 0, 1, label
+        )
     ax_r.axhline(num_classes, color="grey", lw=0.8, ls="--", label=f"K = {num_classes} (DNC)")
     ax_r.set_ylim(0, num_classes + 0.5)
     ax_r.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
@@ -64,8 +80,10 @@ def plot_dnc_panels(
     curves: pd.DataFrame,
     levels: Mapping[str, Any] | None,
 ) -> Figure:
-    """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (mean ± std over seeds, geometric band),
-    normalised singular values of ``M~_l`` at the end and, with ``levels`` (a :func:`deepcollapse.theory.compare`
+    """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (mean ± std over seeds, geometric
+    band),
+    normalised singular values of ``M~_l`` at the end and, with ``levels`` (a
+    :func:`deepcollapse.theory.compare`
     dict), the training loss against ``L_DNC`` and ``L_SRG``.
 
     ``layers``: :func:`deepcollapse.analysis.tables.layer_metrics_frame` rows (``x = "epoch"``) with ``run``;
@@ -82,7 +100,9 @@ def plot_dnc_panels(
     if levels is not None:
         df = curves.rename(columns={"epoch": "step"})
         df = df[df["step"] > 0]
-        plot_loss_curves(df, levels.get("loss_dnc"), levels.get("loss_srg"), ax=axes[2], label="network (mean ± std)")
+        plot_loss_curves(
+            df, levels.get("loss_dnc"), levels.get("loss_srg"), ax=axes[2], label="network (mean ± std)"
+        )
         axes[2].set_xlabel("epoch")
         axes[2].set_ylabel("training loss (fit + regularisation)")
     fig.tight_layout()

@@ -1,7 +1,8 @@
 """One entry point for the image datasets: class subsets, relabelling, balanced subsampling, normalisation.
 
 ``load_dataset("digits" | "mnist" | "fashion_mnist" | "cifar10" | "mnist1d", data_dir, classes, n_per_class,
-...)`` returns a :class:`DataSplits` holding raw image tensors (``uint8``, memory-light: CIFAR-10's training set
+...)`` returns a :class:`DataSplits` holding raw image tensors (``uint8``, memory-light: CIFAR-10's
+training set
 is 150 MB; ``float32`` for the MNIST-1D signals, stored as ``(N, 1, 1, 40)``) and the normalisation, applied
 per batch by :meth:`ImageData.batch`:
 
@@ -31,7 +32,15 @@ import torch
 
 from deepcollapse._checks import ConfigError, check_choice, check_int
 
-__all__ = ["BUNDLED_DATASETS", "DATASETS", "DataSplits", "ImageData", "load_dataset", "parse_classes", "dataset_num_classes"]
+__all__ = [
+    "BUNDLED_DATASETS",
+    "DATASETS",
+    "DataSplits",
+    "ImageData",
+    "load_dataset",
+    "parse_classes",
+    "dataset_num_classes",
+]
 
 DATASETS = ("digits", "mnist", "fashion_mnist", "cifar10", "mnist1d")
 BUNDLED_DATASETS = ("digits", "mnist1d")  # ship with a package: no data_dir
@@ -39,7 +48,8 @@ BUNDLED_DATASETS = ("digits", "mnist1d")  # ship with a package: no data_dir
 
 @dataclass
 class ImageData:
-    """Raw images ``(N, C, H, W)`` (uint8, or float32 for MNIST-1D) with labels ``(N,)`` int64 in 0..K-1, and the normalisation."""
+    """Raw images ``(N, C, H, W)`` (uint8, or float32 for MNIST-1D) with labels ``(N,)`` int64 in 0..K-1,
+    and the normalisation."""
 
     images: torch.Tensor
     labels: torch.Tensor

@@ -25,21 +25,25 @@ from deepcollapse.experiments.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
 
-# Expected full-size runtimes on one GPU: ESTIMATES from FLOP counts, not measurements.  FLOPs per image counted
-# by `python benchmarks/net_throughput.py` (torch's FlopCounterMode; ResNet20 + 4-layer head, one training step:
+# Expected full-size runtimes on one GPU: ESTIMATES from FLOP counts, not measurements.  FLOPs per image
+# counted
+# by `python benchmarks/net_throughput.py` (torch's FlopCounterMode; ResNet20 + 4-layer head, one training
+# step:
 # 244 MFLOP on CIFAR-10, 186 MFLOP on MNIST; evaluation forward 82 / 62 MFLOP) × epochs × images × runs, at an
 # assumed sustained 5 TFLOP/s (a launch-bound 0.27 M-parameter CNN at batch 128 on an A100/H100-class GPU; the
-# benchmark's cuda rows measure the real rate).  The host-side collapse metrics of each evaluation are not counted.
+# benchmark's cuda rows measure the real rate).  The host-side collapse metrics of each evaluation are not
+# counted.
 # On a 2-core CPU a 200-epoch CIFAR-10 run takes days (the benchmark's cpu rows give the rate).
 NET_RUNTIMES = {
-    "net-2024-fig2-bottom": "≈ 0.7 h on one GPU (estimate: 5 runs × 200 epochs, 12.7 PFLOP); weeks on a 2-core CPU",
+    "net-2024-fig2-bottom": "≈ 0.7 h on one GPU (estimate: 5 runs × 200 epochs, 12.7 PFLOP)",
     "net-2024-fig4-cifar10": "≈ 0.7 h on one GPU (estimate: 5 runs, 12.7 PFLOP)",
     "net-2024-fig4-mnist": "≈ 0.65 h on one GPU (estimate: 5 runs, 11.6 PFLOP)",
     "net-2024-fig9-wd": "≈ 2.5 h on one GPU (estimate: 18 runs, 45.8 PFLOP)",
     "net-2024-fig9-lr": "≈ 1.4 h on one GPU (estimate: 10 runs, 25.4 PFLOP)",
     "net-2024-fig10": "≈ 2.6 h on one GPU (estimate: 20 runs, 46.5 PFLOP)",
     "net-2023-fig1": (
-        "DUFM head ≈ 5 min CPU; backbone ≈ 9.5 h on one GPU (estimate: 7 runs × 10 000 epochs on 10 000 images, "
+        "DUFM head ≈ 5 min CPU; backbone ≈ 9.5 h on one GPU "
+        "(estimate: 7 runs × 10 000 epochs on 10 000 images, "
         "172 PFLOP)"
     ),
 }
@@ -113,8 +117,10 @@ def _pretrain_head(ctx: Context, width: list[int]) -> Path:
 
 
 def _loss_panel(ctx: Context, preset: NetPreset, result: SweepResult) -> None:
-    """2024 Fig. 2 bottom, left: the training loss over the epochs (mean ± std over seeds) against the optimal DNC
-    and SRG losses of the theory engine at the run's K, L, n and λ values (DUFM-like regularisation, MSE only)."""
+    """2024 Fig. 2 bottom, left: the training loss over the epochs (mean ± std over seeds) against the optimal
+    DNC
+    and SRG losses of the theory engine at the run's K, L, n and λ values (DUFM-like regularisation, MSE
+    only)."""
     import json
 
     from deepcollapse.analysis.figures import plot_loss_curves
@@ -131,12 +137,17 @@ def _loss_panel(ctx: Context, preset: NetPreset, result: SweepResult) -> None:
         if levels is None:
             return
         recs = [r for r in read_jsonl(folder / "metrics.jsonl") if r.get("epoch", 0) > 0]
-        curves.append(pd.DataFrame({"step": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}))
+        curves.append(
+            pd.DataFrame({"step": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]})
+        )
         curves[-1]["run"] = t.config["seed"]
     if levels is None or not curves:
         return
     fig, ax = plot_loss_curves(
-        pd.concat(curves, ignore_index=True), levels["loss_dnc"], levels["loss_srg"], label="network (mean ± std)"
+        pd.concat(curves, ignore_index=True),
+        levels["loss_dnc"],
+        levels["loss_srg"],
+        label="network (mean ± std)",
     )
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (fit + regularisation)")

@@ -1,7 +1,8 @@
 """Real-data network experiments a CPU finishes: the low-rank bias and deep neural collapse on data that ships
 with a package (scikit-learn's 8×8 digits; MNIST-1D generated offline by the ``mnist1d`` package).
 
-They are the small counterparts of the 2024 paper's end-to-end figures, with an MLP backbone (two affine + ReLU
+They are the small counterparts of the 2024 paper's end-to-end figures, with an MLP backbone (two affine +
+ReLU
 layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP head:
 
 - ``real-<data>-rank-wd`` (2024 Figs. 9 left and 10): average rank of the head's class means at the end of
@@ -10,26 +11,35 @@ layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the sa
   every parameter);
 - ``real-<data>-rank-lr`` (2024 Fig. 9 right): the same against log2 learning rate, per regularisation;
 - ``real-<data>-dnc`` (2024 Figs. 2 bottom and 4): DNC1 of every head layer over training, the singular values
-  of the class means at the end, and (DUFM-like regularisation, MSE loss) the training loss against the optimal
-  DNC and SRG losses ``L_DNC``, ``L_SRG`` that the theory engine (:func:`deepcollapse.theory.compare`) gives at the
+  of the class means at the end, and (DUFM-like regularisation, MSE loss) the training loss against the
+  optimal
+  DNC and SRG losses ``L_DNC``, ``L_SRG`` that the theory engine (:func:`deepcollapse.theory.compare`)
+  gives at the
   run's ``K``, ``L``, ``n`` and ``λ`` values.
 
 **Average rank** (what Figs. 3, 9 and 10 plot): the mean numerical rank (``rank_rtol = 1e-3``, relative to the
-largest singular value) of the pre-activation class-mean matrices ``M~_2, ..., M~_L`` of the head, the matrices
+largest singular value) of the pre-activation class-mean matrices ``M~_2, ..., M~_L`` of the head, the
+matrices
 whose rank the SRG construction lowers to ``r ≈ √(2K)``; ``M_L = ReLU(M~_L)`` has rank ``K`` in every good fit
 and ``H1`` is the backbone's, so neither enters.  The tables also give the mean rank of the post-ReLU middle
 layers ``M_2 .. M_{L-1}`` (``avg_rank_post``) and the training accuracy: a run whose accuracy is at chance has
 collapsed to the trivial (all-zero) solution, whose rank is 1 for a different reason.
 
-**The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective (eq. (1))
-with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the training set
-is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's ``n``.  The network's
+**The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective
+(eq. (1))
+with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the
+training set
+is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's ``n``.  The
+network's
 ``H1`` is constrained by the backbone, so its loss can only approach, never beat, the DUFM optimum
 ``≤ min(L_DNC, L_SRG)``.
 
-Settings are ours (the papers have no such runs): balanced training subsamples (digits 139 per class of the fixed
-stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with momentum 0.9, lr 0.05
-with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss, ``λ_H1 = 5e-4`` (``batch_mean``), MLP backbone of width
+Settings are ours (the papers have no such runs): balanced training subsamples (digits 139 per class of the
+fixed
+stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with momentum 0.9,
+lr 0.05
+with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss, ``λ_H1 = 5e-4``
+(``batch_mean``), MLP backbone of width
 128 (digits) / 256 (MNIST-1D), head width 32.  Weight-decay grids were chosen so that the largest value still
 fits the training set in most runs, and the smallest keeps every rank at ``K``.  Smoke variants: 40 digits per
 class, 40 epochs, the two ends of each grid, 2 seeds.
@@ -149,12 +159,16 @@ def real_spec(setting: RealSetting, which: str, smoke: bool) -> SweepSpec:
     if which == "wd":
         points = [{"reg": r, "lam": v} for r in REGS for v in _ends(setting.wd[r], smoke)]
     elif which == "lr":
-        points = [{"reg": r, "lam": setting.lam_at_lr[r], "lr": v} for r in REGS for v in _ends(setting.lrs, smoke)]
+        points = [
+            {"reg": r, "lam": setting.lam_at_lr[r], "lr": v} for r in REGS for v in _ends(setting.lrs, smoke)
+        ]
     else:
         base = {**base, "eval_every": 4 if smoke else 5}
         points = [{"reg": r, "lam": setting.dnc_lam[r]} for r in REGS]
     seeds = list(range(SMOKE_SEEDS if smoke else FULL_SEEDS))
-    return SweepSpec(base=base, points=points, seeds=seeds, kind="net", name=f"real-{setting.dataset}-{which}")
+    return SweepSpec(
+        base=base, points=points, seeds=seeds, kind="net", name=f"real-{setting.dataset}-{which}"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -171,7 +185,8 @@ def _last_record(folder: str | Path) -> dict[str, Any] | None:
 
 def average_ranks(record: dict[str, Any]) -> tuple[float, float]:
     """``(avg_rank, avg_rank_post)`` of one evaluation record: the mean rank of ``M~_2 .. M~_L`` and of the
-    post-ReLU middle layers ``M_2 .. M_{L-1}`` (NaN where a layer has no rank or the head has no such layer)."""
+    post-ReLU middle layers ``M_2 .. M_{L-1}`` (NaN where a layer has no rank or the head has no such
+    layer)."""
     layers = record.get("layers", [])
     top = max((int(e["layer"]) for e in layers), default=1)
     pre = [e["rank"] for e in layers if e.get("kind") == "pre" and e.get("rank") is not None]
@@ -223,16 +238,22 @@ def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
 def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None:
     """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
 
-    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An unbalanced
+    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
+    unbalanced
     training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced by
-    ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1`` (formulas.md).
+    ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
+    (formulas.md).
     """
     if config.get("reg") != "dufm" or config.get("loss") != "mse":
         return None
     from deepcollapse.theory import compare
 
     K = len(config["classes"]) if config.get("classes") else 10
-    lam_h = config["lam_h"] / n_train if config.get("lam_h_scale", "batch_mean") == "batch_mean" else config["lam_h"]
+    lam_h = (
+        config["lam_h"] / n_train
+        if config.get("lam_h_scale", "batch_mean") == "batch_mean"
+        else config["lam_h"]
+    )
     n = n_train // K
     if n * K != n_train:
         n, lam_h = 1, lam_h * n_train / K
@@ -272,11 +293,14 @@ def _rank_body(setting: RealSetting, which: str) -> Any:
         ctx.figure(
             fig,
             f"{name}_rank",
-            f"Left: average rank of M~_2..M~_L at the end of training against log2 {what}, per regularisation "
+            f"Left: average rank of M~_2..M~_L at the end of training against log2 {what}, "
+            "per regularisation "
             f"(mean ± std over {int(summary['seeds'].min())} seeds; K = 10). Right: training accuracy "
             "(chance is 0.1: a run there has collapsed to the zero solution).",
         )
-        ctx.report.add_table(_fmt(summary, x), "Mean ± std over seeds (avg_rank: M~_2..M~_L; post: M_2..M_{L-1}).")
+        ctx.report.add_table(
+            _fmt(summary, x), "Mean ± std over seeds (avg_rank: M~_2..M~_L; post: M_2..M_{L-1})."
+        )
         ctx.table(runs, f"{name}_runs", "Per run (last evaluation).")
 
     return body
@@ -292,7 +316,9 @@ def _dnc_body(setting: RealSetting) -> Any:
         levels_rows = []
         for reg in REGS:
             tasks = [t for t in result.spec.tasks(result.out_dir) if t.config["reg"] == reg]
-            layers, curves, sv_acc = [], [], {}
+            layers: list[pd.DataFrame] = []
+            curves: list[pd.DataFrame] = []
+            sv_acc: dict[int, list[np.ndarray]] = {}
             levels = None
             for t in tasks:
                 df = layer_metrics_frame(t.out_dir, x="epoch")
@@ -302,9 +328,9 @@ def _dnc_body(setting: RealSetting) -> Any:
                 layers.append(df)
                 recs = read_jsonl(Path(t.out_dir) / "metrics.jsonl")
                 curves.append(
-                    pd.DataFrame({"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}).assign(
-                        run=t.config["seed"]
-                    )
+                    pd.DataFrame(
+                        {"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}
+                    ).assign(run=t.config["seed"])
                 )
                 for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
                     sv_acc.setdefault(layer, []).append(arr)
@@ -318,8 +344,9 @@ def _dnc_body(setting: RealSetting) -> Any:
             )
             lam = setting.dnc_lam[reg]
             caption = (
-                f"{'DUFM-like' if reg == 'dufm' else 'Standard'} regularisation, λ = {lam}: DNC1 of every head "
-                "feature over the epochs (post-ReLU H_l and pre-ReLU H~_l), singular values of M~_l at the end "
+                f"{'DUFM-like' if reg == 'dufm' else 'Standard'} regularisation, λ = {lam}: "
+                "DNC1 of every post-ReLU head feature H_l over the epochs, "
+                "singular values of M~_l at the end "
                 f"(normalised by the largest), mean ± std over {len(tasks)} seeds"
             )
             if levels is not None:
@@ -339,17 +366,19 @@ def _dnc_body(setting: RealSetting) -> Any:
                         "L_DNC": levels["loss_dnc"],
                         "L_SRG": levels["loss_srg"],
                         "srg_construction": levels["srg_construction"],
-                        "final_loss_mean": float(
-                            pd.concat(curves).groupby("run")["loss"].last().mean()
-                        ),
+                        "final_loss_mean": float(pd.concat(curves).groupby("run")["loss"].last().mean()),
                     }
                 )
             ctx.report.section(f"Collapse in the head ({reg})")
             ctx.figure(fig, f"{name}_{reg}", caption + ".")
         if levels_rows:
-            ctx.table(pd.DataFrame(levels_rows), f"{name}_theory", "Final training loss against the theory levels.")
+            ctx.table(
+                pd.DataFrame(levels_rows), f"{name}_theory", "Final training loss against the theory levels."
+            )
         runs = rank_table(result)
-        ctx.table(runs, f"{name}_runs", "Per run (last evaluation): accuracies, loss, rank of every head feature.")
+        ctx.table(
+            runs, f"{name}_runs", "Per run (last evaluation): accuracies, loss, rank of every head feature."
+        )
 
     return body
 

@@ -184,8 +184,10 @@ def register(experiment: Experiment) -> Experiment:
 
 def _load_network_experiments() -> None:
     try:
-        from deepcollapse.experiments import net_experiments  # noqa: F401  (registers on import)
-        from deepcollapse.experiments import net_real  # noqa: F401  (registers on import)
+        from deepcollapse.experiments import (
+            net_experiments,  # noqa: F401  (registers on import)
+            net_real,  # noqa: F401  (registers on import)
+        )
     except ImportError as exc:  # the supervised trainer or its presets are not available
         log.debug("network experiments unavailable: %s", exc)
 

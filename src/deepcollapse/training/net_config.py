@@ -1,5 +1,5 @@
-"""``NetConfig``: the validated configuration of one real-network run (ResNet20 or MLP backbone + bias-free MLP
-head).
+"""``NetConfig``: the validated configuration of one real-network run (ResNet20 or MLP backbone +
+bias-free MLP head).
 
 Every field is checked at construction; a bad value raises :class:`~deepcollapse.ConfigError` naming the
 field, the value and what is allowed.  ``to_dict`` / ``from_dict`` (rejecting unknown keys) and ``to_yaml`` /
@@ -27,10 +27,12 @@ summed over the K outputs); ``"ce"``: mean cross-entropy.
 GPU options (both off by default; meant for CUDA, where they speed up the ResNet20 runs):
 
 - ``amp``: the forward pass and the loss run under ``torch.autocast`` -- float16 on CUDA with a
-  ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero), bfloat16 on
+  ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero),
+  bfloat16 on
   the CPU (no scaler needed: bfloat16 has float32's exponent range).  Collapse metrics are always evaluated in
   float32 without autocast (then accumulated in float64).
-- ``channels_last``: the ResNet20 backbone and every image batch use ``torch.channels_last`` memory format (NHWC),
+- ``channels_last``: the ResNet20 backbone and every image batch use ``torch.channels_last`` memory format
+  (NHWC),
   which lets cuDNN use tensor-core convolutions; a no-op for the MLP backbone.
 """
 

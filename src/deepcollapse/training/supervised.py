@@ -1,7 +1,8 @@
 """The one supervised loop for real networks: ResNet20 + bias-free MLP head (2024 §6.2–6.3, 2023 §4.2).
 
 ``train_net(config, out_dir)`` trains a :class:`~deepcollapse.models.head.HeadNetwork` (ResNet20 or the MLP
-backbone) on ``digits``, ``mnist1d``, ``mnist``, ``fashion_mnist`` or ``cifar10`` with minibatch SGD (momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and
+backbone) on ``digits``, ``mnist1d``, ``mnist``, ``fashion_mnist`` or ``cifar10`` with minibatch SGD
+(momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and
 the regularisation of :mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every
 ``eval_every`` epochs measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
 :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training set in eval mode**
@@ -20,7 +21,8 @@ single sample is dropped (BatchNorm needs two).
 Devices: the datasets are moved to the device once; batches are indexed there (no per-batch host copy) and
 the evaluation gathers features on the device and copies each to the host once per evaluation.  ``amp`` and
 ``channels_last`` (off by default) are described in :mod:`deepcollapse.training.net_config`.  Running out of
-device memory raises :class:`DeviceMemoryError` naming the batch size; the last epoch's checkpoint stays on disk.
+device memory raises :class:`DeviceMemoryError` naming the batch size; the last epoch's checkpoint stays on
+disk.
 
 Run folder (docs/architecture.md): ``config.yaml``, ``metrics.jsonl`` (one JSON object per evaluation, see
 :func:`evaluate`), ``checkpoint.pt``, ``summary.json``.
@@ -116,7 +118,8 @@ def build_network(
     config: NetConfig, in_channels: int, in_shape: tuple[int, ...] | None = None
 ) -> HeadNetwork:
     """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
-    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen as
+    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and
+    frozen as
     configured; channels-last memory format if ``config.channels_last``.  The global RNG state is restored
     afterwards."""
     K = config.num_classes
@@ -129,9 +132,7 @@ def build_network(
                 f"{len(dufm_weights)} ({config.head_init})."
             )
         d1 = int(dufm_weights[0].shape[1])
-        backbone_dim = (
-            config.backbone_width if config.backbone == "mlp" else (config.feature_dim or 64)
-        )
+        backbone_dim = config.backbone_width if config.backbone == "mlp" else (config.feature_dim or 64)
         if backbone_dim != d1:
             raise ConfigError(
                 f"feature_dim == {config.feature_dim} (backbone width {backbone_dim}), "
@@ -399,7 +400,8 @@ def train_step(
     ``fit + reg_h1 + reg_w`` (a device tensor: no synchronisation).
 
     With ``config.amp`` the forward pass runs under ``torch.autocast`` (float16 on CUDA, bfloat16 elsewhere);
-    the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes through
+    the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
+    through
     the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
     """
     if config.channels_last and x.ndim == 4:
@@ -417,10 +419,16 @@ def train_step(
     return loss.detach()
 
 
-def _oom_error(config: NetConfig, out: Path, device: torch.device, epoch: int, what: str) -> DeviceMemoryError:
+def _oom_error(
+    config: NetConfig, out: Path, device: torch.device, epoch: int, what: str
+) -> DeviceMemoryError:
     """One line naming the batch size, the checkpoint kept on disk and the command that resumes."""
     if what == "training":
-        name, size, how = "batch_size", config.batch_size, f"`deepcollapse net resume {out} --batch-size SMALLER`"
+        name, size, how = (
+            "batch_size",
+            config.batch_size,
+            f"`deepcollapse net resume {out} --batch-size SMALLER`",
+        )
     else:
         name, size = "eval_batch_size", config.eval_batch_size
         how = f"`deepcollapse net resume {out}` after lowering eval_batch_size in its config.yaml"
@@ -561,8 +569,10 @@ def resume_net(
     """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
 
     ``epochs`` extends (or shortens) the run; note that ``multistep``/``cosine`` schedules are defined
-    relative to ``epochs``, so changing it changes later learning rates.  ``batch_size`` changes the batch size
-    of the remaining epochs (after running out of GPU memory; the result then differs from an uninterrupted run).
+    relative to ``epochs``, so changing it changes later learning rates.  ``batch_size`` changes the batch
+    size
+    of the remaining epochs (after running out of GPU memory; the result then differs from an uninterrupted
+    run).
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
