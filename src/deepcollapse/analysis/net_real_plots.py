@@ -25,7 +25,10 @@ from deepcollapse.analysis.figures import plot_layer_metric, plot_loss_curves, p
 
 __all__ = ["plot_dnc_panels", "plot_rank_sweep"]
 
-_REG_LABELS = {"dufm": "DUFM-like (λ on head, λ_H1 on H1)", "standard": "standard (λ on all parameters)"}
+_REG_LABELS = {
+    "dufm": r"DUFM-like ($\lambda$ on the head, $\lambda_{H_1}$ on $H_1$)",
+    "standard": r"standard ($\lambda$ on all parameters)",
+}
 _X_LABELS = {"lam": r"$\log_2$ weight decay $\lambda$", "lr": r"$\log_2$ learning rate $\eta$"}
 
 
@@ -94,6 +97,10 @@ def plot_dnc_panels(
     axes = fig.subplots(1, panels)
     plot_layer_metric(layers, "dnc1", x="epoch", kind="post", ax=axes[0])
     axes[0].set_ylabel(r"DNC1 = tr$\Sigma_W$ / tr$\Sigma_B$ of $H_l$")
+    legend = axes[0].get_legend()
+    if legend is not None:  # "layer l" -> the paper's symbol H_l
+        for text in legend.get_texts():
+            text.set_text(f"$H_{{{text.get_text().removeprefix('layer ')}}}$")
     plot_singular_values(singular_values, ax=axes[1], label_fmt=r"$\tilde M_{}$")
     axes[1].set_xlabel("index i")
     axes[1].set_ylabel(r"$s_i(\tilde M_l)$ / $s_1(\tilde M_l)$")
