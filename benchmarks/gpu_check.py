@@ -1,22 +1,19 @@
 """`make gpu-check`: the GPU parity tests and both throughput benchmarks on cuda, one JSON summary on stdout.
 
 Runs from the source tree with whatever Python calls it (``PYTHONPATH=src``), installing nothing: a GPU box
-needs
-its own CUDA PyTorch, numpy, scipy, pandas, matplotlib, PyYAML, tqdm, threadpoolctl, scikit-learn and pytest.
+needs its own CUDA PyTorch, numpy, scipy, pandas, matplotlib, PyYAML, tqdm, threadpoolctl, scikit-learn and
+pytest.
 
 1. ``tests/gpu`` with ``DEEPCOLLAPSE_TEST_DEVICE=cuda``: the torch DUFM engine on cuda against the numpy
-   engine on
-   the CPU (the same loss trajectory to float32 tolerance over 2000 steps) and one network training step on
-   cuda
-   against the CPU;
+   engine on the CPU (the same loss trajectory to float32 tolerance over 2000 steps) and one network training
+   step on cuda against the CPU;
 2. ``benchmarks/net_throughput.py --device cuda --quick``: images/s of ResNet20 + head at batch 128, with and
    without amp / channels-last;
 3. ``benchmarks/dufm_throughput.py --device cuda`` (rows for R = 1 .. 4096 with the torch engine) when that
    script supports ``--device``; otherwise reported as unavailable.
 
 Each step has its own time limit (together under 5 minutes).  Without a CUDA device it prints a JSON line
-saying
-so and exits 0.  Exit status 1 if a parity test failed or a benchmark crashed.
+saying so and exits 0.  Exit status 1 if a parity test failed or a benchmark crashed.
 """
 
 from __future__ import annotations

@@ -5,21 +5,18 @@ One JSON object on stdout:
 
 - ``rows``: per device (``cpu``, and ``cuda`` when present) and option set (``plain`` float32, ``amp``,
   ``channels_last``, ``amp+channels_last``): the median images/s over ``--repeats`` timings of ``--steps``
-  steps
-  (after warm-up), and the ratio to ``plain`` on the same device measured in the same run.  The step is the
-  trainer's own :func:`deepcollapse.training.supervised.train_step` (DUFM-like regularisation, MSE, SGD
-  momentum)
-  on random 3×32×32 inputs (CIFAR-10 size; the data does not change the cost).
+  steps (after warm-up), and the ratio to ``plain`` on the same device measured in the same run.  The step is
+  the trainer's own :func:`deepcollapse.training.supervised.train_step` (DUFM-like regularisation, MSE, SGD
+  momentum) on random 3×32×32 inputs (CIFAR-10 size; the data does not change the cost).
 - ``flops_per_image``: FLOPs of one training step (forward + backward) and of one evaluation forward pass per
   image, counted by ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add), for CIFAR-10 and
   MNIST inputs.
-- ``gpu_estimates``: for each paper preset (:data:`deepcollapse.experiments.net_presets.NET_PRESETS`),
-  total FLOPs
-  (epochs × training images × step FLOPs + evaluations × training and test images × forward FLOPs, × seeds ×
-  grid points) divided by an **assumed** sustained GPU throughput (``--gpu-tflops``, default 5 TFLOP/s: a
-  conservative figure for a 0.27 M-parameter CNN at batch 128, launch-bound on any A100/H100-class GPU; with a
-  measured cuda row the estimate from the measured images/s is given too).  These are estimates, not
-  measurements.
+- ``gpu_estimates``: for each paper preset (:data:`deepcollapse.experiments.net_presets.NET_PRESETS`), total
+  FLOPs (epochs × training images × step FLOPs + evaluations × training and test images × forward FLOPs, ×
+  seeds × grid points) divided by an **assumed** sustained GPU throughput (``--gpu-tflops``, default 5
+  TFLOP/s: a conservative figure for a 0.27 M-parameter CNN at batch 128, launch-bound on any A100/H100-class
+  GPU; with a measured cuda row the estimate from the measured images/s is given too).  These are estimates,
+  not measurements.
 - ``blas``: threadpoolctl's view of the BLAS/OpenMP libraries, torch's thread count and oneDNN availability.
 
     python benchmarks/net_throughput.py                  # ~1-3 min on 2 CPU cores

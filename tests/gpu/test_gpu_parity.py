@@ -2,19 +2,14 @@
 
 The device under test is ``DEEPCOLLAPSE_TEST_DEVICE`` (default ``cpu``), so the same logic runs in the default
 suite on the CPU (torch engine on the CPU against the numpy engine) and on a GPU box (torch engine on cuda
-against
-the numpy engine on the CPU; one network training step on cuda against the CPU).
+against the numpy engine on the CPU; one network training step on cuda against the CPU).
 
 Tolerances are float32's: the two engines add the same terms in different orders (BLAS vs cuBLAS/ATen), so
-each
-step differs by a few float32 ulps.  GD amplifies such differences while a run passes near a saddle, by an
-amount
-that depends on the problem: on this small problem (K = 3, n = 2, L = 2, width 6, lr 0.3) the largest relative
-loss difference between the torch engine on the CPU and the numpy engine over 2000 steps was 1.2e-5 when
-the test
-was written (7e-4 on a K = 4, L = 3 problem with a saddle passage), hence ``rtol = 1e-4``.  TF32 is
-switched off
-on cuda for the check.
+each step differs by a few float32 ulps.  GD amplifies such differences while a run passes near a saddle, by
+an amount that depends on the problem: on this small problem (K = 3, n = 2, L = 2, width 6, lr 0.3) the
+largest relative loss difference between the torch engine on the CPU and the numpy engine over 2000 steps was
+1.2e-5 when the test was written (7e-4 on a K = 4, L = 3 problem with a saddle passage), hence ``rtol =
+1e-4``.  TF32 is switched off on cuda for the check.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Figures of the real-data network experiments (:mod:`deepcollapse.experiments.net_real`).
 
 - :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a
-  swept
-  hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);
-- :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the
-  end and,
-  when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2 bottom,
-  4).
+  swept hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);
+- :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the end
+  and, when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2
+  bottom, 4).
 
 Bands are mean ± sample std over seeds, clipped to the quantity's range (ranks in [0, K], accuracies in [0,
 1]).
@@ -84,10 +82,8 @@ def plot_dnc_panels(
     levels: Mapping[str, Any] | None,
 ) -> Figure:
     """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (mean ± std over seeds, geometric
-    band),
-    normalised singular values of ``M~_l`` at the end and, with ``levels`` (a
-    :func:`deepcollapse.theory.compare`
-    dict), the training loss against ``L_DNC`` and ``L_SRG``.
+    band), normalised singular values of ``M~_l`` at the end and, with ``levels`` (a
+    :func:`deepcollapse.theory.compare` dict), the training loss against ``L_DNC`` and ``L_SRG``.
 
     ``layers``: :func:`deepcollapse.analysis.tables.layer_metrics_frame` rows (``x = "epoch"``) with ``run``;
     ``curves``: columns ``epoch, run, loss``.

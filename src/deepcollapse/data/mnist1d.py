@@ -2,20 +2,16 @@
 arguments.
 
 ``mnist1d.data.make_dataset(get_dataset_args())`` builds the dataset procedurally from ten hard-coded 1-D
-templates (one per digit) by padding, shearing, translating, adding correlated and i.i.d. noise and
-resampling to
-40 points, all from the fixed seed 42 of the default arguments: 5000 signals, the first 4000 (after the
-package's
-own shuffle) for training and the last 1000 for testing, about 400 / 100 per class.  Its download path
-(``get_dataset``, a pickle fetched from GitHub) is never used, so nothing touches the network.
+templates (one per digit) by padding, shearing, translating, adding correlated and i.i.d. noise and resampling
+to 40 points, all from the fixed seed 42 of the default arguments: 5000 signals, the first 4000 (after the
+package's own shuffle) for training and the last 1000 for testing, about 400 / 100 per class.  Its download
+path (``get_dataset``, a pickle fetched from GitHub) is never used, so nothing touches the network.
 
 The package seeds numpy's and Python's *global* generators; :func:`load_mnist1d_split` restores both
-afterwards,
-so loading the data changes no other random stream.  The generated arrays are cached per process.
+afterwards, so loading the data changes no other random stream.  The generated arrays are cached per process.
 
 Shape convention: signals are returned as ``(N, 1, 1, 40)`` float32 "images" (one channel, height 1), so the
-dataset layer treats them like the image datasets (per-channel normalisation, class subsets, subsampling).
-The
+dataset layer treats them like the image datasets (per-channel normalisation, class subsets, subsampling). The
 package's generator already centres the whole dataset and scales it to unit standard deviation.
 """
 

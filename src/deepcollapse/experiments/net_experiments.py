@@ -118,8 +118,7 @@ def _pretrain_head(ctx: Context, width: list[int]) -> Path:
 
 def _loss_panel(ctx: Context, preset: NetPreset, result: SweepResult) -> None:
     """2024 Fig. 2 bottom, left: the training loss over the epochs (mean ± std over seeds) against the optimal
-    DNC
-    and SRG losses of the theory engine at the run's K, L, n and λ values (DUFM-like regularisation, MSE
+    DNC and SRG losses of the theory engine at the run's K, L, n and λ values (DUFM-like regularisation, MSE
     only)."""
     import json
 

@@ -30,8 +30,7 @@ sweep grids of Figs. 9 and 10 (the axis values are not in the text) are powers o
 
 Smoke variants: bundled 8×8 digits, 20 training samples per class, head width 16 (≥ K), 10 epochs of batch 20
 (100 SGD steps), constant learning rate, one thread; a few seconds each on a CPU, and every one ends above
-chance
-training accuracy (tests/training/test_net_presets.py checks it).
+chance training accuracy (tests/training/test_net_presets.py checks it).
 """
 
 from __future__ import annotations
@@ -212,11 +211,9 @@ def net_preset(name: str, smoke: bool = False) -> NetConfig:
     The smoke variant keeps the preset's regularisation scheme, head depth, loss and optimizer, and for the
     2023 preset its two classes and frozen head, but uses 20 digits per class (40 and batch 20 for the
     two-class 2023 preset), width 16 and 10 epochs of batch 20.  The 2023 learning rate is raised (1e-5 ->
-    1e-2
-    with momentum 0.9: the paper's does not move in 100 steps); the 2024 standard-regularisation presets use
-    weight decay 0.005 and lr 0.05 (the paper's 0.04-0.08 on every parameter, BatchNorm included, sends 200
-    digits
-    to the all-zero solution at chance accuracy).
+    1e-2 with momentum 0.9: the paper's does not move in 100 steps); the 2024 standard-regularisation presets
+    use weight decay 0.005 and lr 0.05 (the paper's 0.04-0.08 on every parameter, BatchNorm included, sends
+    200 digits to the all-zero solution at chance accuracy).
     """
     check_choice("name", name, list(NET_PRESETS))
     p = NET_PRESETS[name]

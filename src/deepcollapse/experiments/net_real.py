@@ -2,8 +2,8 @@
 with a package (scikit-learn's 8×8 digits; MNIST-1D generated offline by the ``mnist1d`` package).
 
 They are the small counterparts of the 2024 paper's end-to-end figures, with an MLP backbone (two affine +
-ReLU
-layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP head:
+ReLU layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP
+head:
 
 - ``real-<data>-rank-wd`` (2024 Figs. 9 left and 10): average rank of the head's class means at the end of
   training against log2 weight decay, with DUFM-like regularisation (``reg = dufm``: ``λ`` on the head,
@@ -12,37 +12,30 @@ layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the sa
 - ``real-<data>-rank-lr`` (2024 Fig. 9 right): the same against log2 learning rate, per regularisation;
 - ``real-<data>-dnc`` (2024 Figs. 2 bottom and 4): DNC1 of every head layer over training, the singular values
   of the class means at the end, and (DUFM-like regularisation, MSE loss) the training loss against the
-  optimal
-  DNC and SRG losses ``L_DNC``, ``L_SRG`` that the theory engine (:func:`deepcollapse.theory.compare`)
-  gives at the
-  run's ``K``, ``L``, ``n`` and ``λ`` values.
+  optimal DNC and SRG losses ``L_DNC``, ``L_SRG`` that the theory engine (:func:`deepcollapse.theory.compare`)
+  gives at the run's ``K``, ``L``, ``n`` and ``λ`` values.
 
 **Average rank** (what Figs. 3, 9 and 10 plot): the mean numerical rank (``rank_rtol = 1e-3``, relative to the
 largest singular value) of the pre-activation class-mean matrices ``M~_2, ..., M~_L`` of the head, the
-matrices
-whose rank the SRG construction lowers to ``r ≈ √(2K)``; ``M_L = ReLU(M~_L)`` has rank ``K`` in every good fit
-and ``H1`` is the backbone's, so neither enters.  The tables also give the mean rank of the post-ReLU middle
-layers ``M_2 .. M_{L-1}`` (``avg_rank_post``) and the training accuracy: a run whose accuracy is at chance has
-collapsed to the trivial (all-zero) solution, whose rank is 1 for a different reason.
+matrices whose rank the SRG construction lowers to ``r ≈ √(2K)``; ``M_L = ReLU(M~_L)`` has rank ``K`` in every
+good fit and ``H1`` is the backbone's, so neither enters.  The tables also give the mean rank of the post-ReLU
+middle layers ``M_2 .. M_{L-1}`` (``avg_rank_post``) and the training accuracy: a run whose accuracy is at
+chance has collapsed to the trivial (all-zero) solution, whose rank is 1 for a different reason.
 
-**The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective
-(eq. (1))
-with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the
-training set
-is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's ``n``.  The
-network's
-``H1`` is constrained by the backbone, so its loss can only approach, never beat, the DUFM optimum
-``≤ min(L_DNC, L_SRG)``.
+**The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective (eq.
+(1)) with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the
+training set is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's
+``n``.  The network's ``H1`` is constrained by the backbone, so its loss can approach, never beat, the DUFM
+optimum, which is at most ``min(L_DNC, L_SRG)``.
 
 Settings are ours (the papers have no such runs): balanced training subsamples (digits 139 per class of the
-fixed
-stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with momentum 0.9,
-lr 0.05
-with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss, ``λ_H1 = 5e-4``
-(``batch_mean``), MLP backbone of width
-128 (digits) / 256 (MNIST-1D), head width 32.  Weight-decay grids were chosen so that the largest value still
-fits the training set in most runs, and the smallest keeps every rank at ``K``.  Smoke variants: 40 digits per
-class, 40 epochs, the two ends of each grid, 2 seeds.
+fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with momentum
+0.9, lr 0.05 with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss, ``λ_H1 =
+5e-4`` (``batch_mean``), MLP backbone of width 128 (digits) / 256 (MNIST-1D), head width 32.  Weight-decay
+grids run from values that keep every rank at ``K`` to values where the rank is well below ``K`` (the largest
+DUFM-like value on digits costs training accuracy).  The small MLP does not fit MNIST-1D completely in 100
+epochs and its accuracy falls along the grids (and at small learning rates): read MNIST-1D ranks together with
+the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, the ends of each grid, 2 seeds.
 """
 
 from __future__ import annotations
@@ -239,9 +232,8 @@ def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None
     """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
 
     ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
-    unbalanced
-    training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced by
-    ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
+    unbalanced training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced
+    by ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
     (formulas.md).
     """
     if config.get("reg") != "dufm" or config.get("loss") != "mse":

@@ -1,14 +1,13 @@
 """A small fully connected backbone ``B(x)`` for the CPU-sized real-data experiments (8×8 digits, MNIST-1D).
 
-    B(x) = ReLU(A_D ... ReLU(A_2 ReLU(A_1 vec(x) + b_1) + b_2) ... + b_D),     A_1 ∈ R^{w×(C·H·W)}, A_j ∈
-    R^{w×w}
+    B(x) = ReLU(A_D ... ReLU(A_2 ReLU(A_1 vec(x) + b_1) + b_2) ... + b_D),
+    A_1 ∈ R^{w×(C·H·W)},  A_j ∈ R^{w×w} (j ≥ 2)
 
-``D = depth`` affine layers of width ``w = width`` with biases, each followed by ReLU, so the features
-``H1 = B(X)`` are non-negative like ResNet20's pooled post-ReLU features.  The backbone is the "feature
-extractor" of the DUFM picture: its output is what the DUFM-like regularisation penalises (``λ_H1``), and the
-bias-free MLP head (:mod:`deepcollapse.models.head`) sits on top.  No BatchNorm (so evaluation is the training
-map exactly).  Initialisation: PyTorch's default for ``nn.Linear``; ``torch.manual_seed`` is set by the
-caller.
+``D = depth`` affine layers of width ``w = width`` with biases, each followed by ReLU, so the features ``H1 =
+B(X)`` are non-negative like ResNet20's pooled post-ReLU features.  The backbone is the "feature extractor" of
+the DUFM picture: its output is what the DUFM-like regularisation penalises (``λ_H1``), and the bias-free MLP
+head (:mod:`deepcollapse.models.head`) sits on top.  No BatchNorm (so evaluation is the training map exactly).
+Initialisation: PyTorch's default for ``nn.Linear``; ``torch.manual_seed`` is set by the caller.
 """
 
 from __future__ import annotations

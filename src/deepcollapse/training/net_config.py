@@ -1,12 +1,12 @@
-"""``NetConfig``: the validated configuration of one real-network run (ResNet20 or MLP backbone +
-bias-free MLP head).
+"""``NetConfig``: the validated configuration of one real-network run (ResNet20 or MLP backbone + bias-free
+MLP head).
 
 Every field is checked at construction; a bad value raises :class:`~deepcollapse.ConfigError` naming the
 field, the value and what is allowed.  ``to_dict`` / ``from_dict`` (rejecting unknown keys) and ``to_yaml`` /
 ``from_yaml`` round-trip exactly.
 
-Regularisation (``reg``), with ``B`` the batch, ``h1_i`` the backbone output of sample ``i`` and ``W_l``
-the head:
+Regularisation (``reg``), with ``B`` the batch, ``h1_i`` the backbone output of sample ``i`` and ``W_l`` the
+head:
 
 - ``"standard"``: ``(lam/2) Σ_θ ‖θ‖²`` over **every** parameter (backbone convolutions, BatchNorm scales and
   shifts, projection, head) -- plain coupled weight decay ``lam``.
@@ -27,13 +27,11 @@ summed over the K outputs); ``"ce"``: mean cross-entropy.
 GPU options (both off by default; meant for CUDA, where they speed up the ResNet20 runs):
 
 - ``amp``: the forward pass and the loss run under ``torch.autocast`` -- float16 on CUDA with a
-  ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero),
-  bfloat16 on
-  the CPU (no scaler needed: bfloat16 has float32's exponent range).  Collapse metrics are always evaluated in
-  float32 without autocast (then accumulated in float64).
+  ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero), bfloat16
+  on the CPU (no scaler needed: bfloat16 has float32's exponent range).  Collapse metrics are always evaluated
+  in float32 without autocast (then accumulated in float64).
 - ``channels_last``: the ResNet20 backbone and every image batch use ``torch.channels_last`` memory format
-  (NHWC),
-  which lets cuDNN use tensor-core convolutions; a no-op for the MLP backbone.
+  (NHWC), which lets cuDNN use tensor-core convolutions; a no-op for the MLP backbone.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 ``train_net(config, out_dir)`` trains a :class:`~deepcollapse.models.head.HeadNetwork` (ResNet20 or the MLP
 backbone) on ``digits``, ``mnist1d``, ``mnist``, ``fashion_mnist`` or ``cifar10`` with minibatch SGD
-(momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and
-the regularisation of :mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every
-``eval_every`` epochs measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
+(momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and the regularisation of
+:mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every ``eval_every`` epochs
+measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
 :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training set in eval mode**
 (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition number of the
 class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and the
@@ -18,8 +18,8 @@ Together with the checkpoint (model, optimizer state) written atomically after e
 resumed with :func:`resume_net` reproduces the uninterrupted one bit for bit on the CPU.  A final batch of a
 single sample is dropped (BatchNorm needs two).
 
-Devices: the datasets are moved to the device once; batches are indexed there (no per-batch host copy) and
-the evaluation gathers features on the device and copies each to the host once per evaluation.  ``amp`` and
+Devices: the datasets are moved to the device once; batches are indexed there (no per-batch host copy) and the
+evaluation gathers features on the device and copies each to the host once per evaluation.  ``amp`` and
 ``channels_last`` (off by default) are described in :mod:`deepcollapse.training.net_config`.  Running out of
 device memory raises :class:`DeviceMemoryError` naming the batch size; the last epoch's checkpoint stays on
 disk.
@@ -118,9 +118,8 @@ def build_network(
     config: NetConfig, in_channels: int, in_shape: tuple[int, ...] | None = None
 ) -> HeadNetwork:
     """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
-    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and
-    frozen as
-    configured; channels-last memory format if ``config.channels_last``.  The global RNG state is restored
+    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen
+    as configured; channels-last memory format if ``config.channels_last``.  The global RNG state is restored
     afterwards."""
     K = config.num_classes
     dufm_weights = None
@@ -401,8 +400,7 @@ def train_step(
 
     With ``config.amp`` the forward pass runs under ``torch.autocast`` (float16 on CUDA, bfloat16 elsewhere);
     the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
-    through
-    the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
+    through the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
     """
     if config.channels_last and x.ndim == 4:
         x = x.contiguous(memory_format=torch.channels_last)
@@ -570,9 +568,8 @@ def resume_net(
 
     ``epochs`` extends (or shortens) the run; note that ``multistep``/``cosine`` schedules are defined
     relative to ``epochs``, so changing it changes later learning rates.  ``batch_size`` changes the batch
-    size
-    of the remaining epochs (after running out of GPU memory; the result then differs from an uninterrupted
-    run).
+    size of the remaining epochs (after running out of GPU memory; the result then differs from an
+    uninterrupted run).
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
