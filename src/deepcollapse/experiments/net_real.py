@@ -35,7 +35,7 @@ fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), ba
 grids run from values that keep every rank at ``K`` to values where the rank is well below ``K`` (the largest
 DUFM-like value on digits costs training accuracy).  The small MLP does not fit MNIST-1D completely in 100
 epochs and its accuracy falls along the grids (and at small learning rates): read MNIST-1D ranks together with
-the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, the ends of each grid, 2 seeds.
+the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, grid ends, 2 seeds.
 """
 
 from __future__ import annotations
