@@ -66,6 +66,13 @@ def test_train_then_resume(tmp_path, capsys):
         (["--width", "4"], "--width == 4, must be >= the number of classes K = 10"),
         (["--batch-size", "500"], "--batch-size == 500, must be <= the training set size"),
         (["--dataset", "mnist"], "--data-dir == None"),
+        (["--dataset", "fashion_mnist"], "--data-dir == None"),
+        pytest.param(
+            ["--device", "cuda"],
+            "device == 'cuda', must be available (no CUDA device found)",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present"),
+        ),
+        (["--backbone", "mlp", "--feature-dim", "8"], "--feature-dim == 8, must be None with backbone mlp"),
     ],
 )
 def test_bad_options(tmp_path, capsys, extra, message):

@@ -50,6 +50,7 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.paper2024",
     "deepcollapse.experiments.paper2023",
     "deepcollapse.experiments.net_experiments",
+    "deepcollapse.experiments.net_real",
 )
 
 
