@@ -40,6 +40,7 @@ from deepcollapse._checks import (
     check_per_layer,
 )
 from deepcollapse._config import ConfigMixin
+from deepcollapse.family import Family, get_family
 
 __all__ = [
     "DUFMConfig",
@@ -108,7 +109,10 @@ class DUFMConfig(ConfigMixin):
     layers: int = 4  # L, number of weight matrices W_1..W_L (L = 1: the classical UFM)
     width: Any = 30  # d_1..d_L: one int or a list of L ints (H1 has d_1 rows, W_L is (K, d_L))
     lam_h: float = 0.004  # λ_{H_1}
-    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L
+    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L (λ = 0: unregularised)
+    loss: str = "mse"  # fit term: mse (eq. (1)) | ce (mean softmax cross-entropy), deepcollapse.family
+    activation: str = "relu"  # σ: relu | linear | relu_eps (σ_ε of Definition 7, needs eps)
+    eps: float | None = None  # ε of relu_eps (> 0); must be unset for the other activations
     lr: float = 0.5  # (initial) learning rate of plain GD
     lr_schedule: str = "constant"  # constant | step (× lr_decay every lr_decay_every) | cosine (to lr_min)
     lr_decay: float = 0.1  # step schedule factor
@@ -135,8 +139,15 @@ class DUFMConfig(ConfigMixin):
         self.n = check_int("n", self.n, min=1)
         self.layers = check_int("layers", self.layers, min=1)
         self.width = _int_list("width", self.width, self.layers, min=1)
-        self.lam_h = check_float("lam_h", self.lam_h, gt=0.0)
-        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=0.0)
+        self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
+        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=None)
+        for i, lam in enumerate(self.lam_w):
+            if lam < 0:
+                name = "lam_w" if len(set(self.lam_w)) == 1 else f"lam_w[{i}]"
+                raise ConfigError(f"{name} == {lam}, must be >= 0.0.")
+        if self.eps is not None and not isinstance(self.eps, bool):
+            self.eps = check_float("eps", self.eps, gt=0.0)
+        get_family(self.loss, self.activation, self.eps)  # ConfigError naming loss / activation / eps
         self.lr = check_float("lr", self.lr, gt=0.0)
         check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
         self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
@@ -179,6 +190,11 @@ class DUFMConfig(ConfigMixin):
         self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
 
     # --- derived -----------------------------------------------------------------------------------------
+    @property
+    def family(self) -> Family:
+        """The model family (loss, activation) of :mod:`deepcollapse.family`."""
+        return get_family(self.loss, self.activation, self.eps)
+
     @property
     def N(self) -> int:
         return self.classes * self.n
