@@ -385,11 +385,13 @@ def optimise_scales(
     return value, scales_from_last(geom, L, n, lam_h, lams, math.exp(x_star))
 
 
-def half_terms_coefficient(geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float]) -> float:
+def half_terms_coefficient(
+    geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float]
+) -> float:
     """``G B`` of the AM–GM reduction: for fixed ``α_L`` the minimum over ``α_2 .. α_{L-1}`` of the ``L`` half
     terms (``H_1``, ``W_1 .. W_{L-1}``) of :func:`chain_loss` is ``L (G B α_L)^{1/L}`` (``L >= 2``; for ``L =
     1`` the single term is ``G B α_1`` with ``G B = nλ_{H_1} ‖X_1‖_F² / 2``).  ``G = (P/2)² Π_l (q_l/2)``,
-    ``B = nλ_{H_1} Π_{l<L} λ_{W_l}``.  Independent of the fit loss, so the cross-entropy candidates reuse it."""
+    ``B = nλ_{H_1} Π_{l<L} λ_{W_l}``.  Independent of the fit loss (the cross-entropy candidates reuse it)."""
     L = layers
     lams = list(lam_w)
     P, q = geom.coefficients(L)

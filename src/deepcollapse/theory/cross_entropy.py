@@ -18,7 +18,8 @@ CE(z_c, c)`` over the class-mean logits ``Z = W_L M_L``, ``K x K``):
   fixed scales).
 
 Write ``R = ReLU(X_L)`` (block-diagonal over blocks) ``= Ũ diag(s) U^T`` (thin SVD, rank ``k``).  The minimal
-``‖W_L‖`` giving logits ``Z`` is reached by ``W_L = V Ũ^T`` with ``Z = √α_L V diag(s) U^T``, ``V ∈ R^{K x k}``.
+``‖W_L‖`` giving logits ``Z`` is reached by ``W_L = V Ũ^T`` with ``Z = √α_L V diag(s) U^T``,
+``V ∈ R^{K x k}``.
 With ``B = √α_L V`` the regularisation ``(λ_{W_L}/2)‖B_b‖²/α_{L,b}`` plus the half terms ``L g_b
 α_{L,b}^{1/L}`` (``g_b = (G_b B)^{1/L}``) is minimised over ``α_{L,b}`` in closed form (``L + 1`` equal
 terms, AM–GM again), ``α_{L,b} = (λ_{W_L} ‖B_b‖² / (2 g_b))^{L/(L+1)}``, leaving one smooth problem in ``B``::
@@ -27,9 +28,10 @@ terms, AM–GM again), ``α_{L,b} = (λ_{W_L} ‖B_b‖² / (2 g_b))^{L/(L+1)}``
     C_b = (L + 1) (g_b^L λ_{W_L} / 2)^{1/(L+1)}
 
 (``B_b``: the columns of ``B`` belonging to block ``b``).  ``J`` is minimised by L-BFGS (scipy) from two
-starts (a scan over the scale of the simplex-ETF logits ``t (I − 11^T/K)`` and of the MSE-optimal point's
-logits), then polished by Newton steps in the scales with the convex last-layer problem solved exactly.  The
-all-zero point (loss ``log K``) stays a candidate.  The result is a *numerical re-optimisation*, not a closed
+starts, each first scanned along its ray ``t B_0``: the simplex-ETF logits ``I − 11^T/K`` and the logits of
+the MSE-optimal point of the same structure; the better local minimum is polished by BFGS (L-BFGS above 400
+variables) to ``‖∇J‖ ~ 1e-12`` (reported as ``grad_norm``).  The all-zero point (loss ``log K``) stays a
+candidate.  The result is a *numerical re-optimisation*, not a closed
 form: it is the best point of the structure that the optimiser found (the problem is smooth and low-
 dimensional, but not convex in the scales).
 """
@@ -201,12 +203,16 @@ def _minimise(problem: _Problem, starts: Sequence[np.ndarray]) -> tuple[float, n
 
 
 def _polish(problem: _Problem, B: np.ndarray) -> tuple[float, np.ndarray, float]:
-    """Newton-CG on ``J`` from ``B`` (gradient to ~1e-12); keeps ``B`` if that does not improve ``J``."""
+    """BFGS (L-BFGS for many variables) on ``J`` from ``B``; keeps ``B`` if that does not improve ``J``."""
     f0, g0 = problem.value_grad(B.ravel())
     res = optimize.minimize(
-        problem.value_grad, B.ravel(), jac=True, method="BFGS" if B.size <= 400 else "L-BFGS-B",
-        options={"gtol": 1e-14, "maxiter": 2000} if B.size <= 400 else
-        {"maxiter": 20000, "maxcor": 50, "ftol": 0.0, "gtol": 1e-14},
+        problem.value_grad,
+        B.ravel(),
+        jac=True,
+        method="BFGS" if B.size <= 400 else "L-BFGS-B",
+        options={"gtol": 1e-14, "maxiter": 2000}
+        if B.size <= 400
+        else {"maxiter": 20000, "maxcor": 50, "ftol": 0.0, "gtol": 1e-14},
     )
     f1, g1 = problem.value_grad(res.x)
     if f1 <= f0:
@@ -231,7 +237,9 @@ def _starts(problem: _Problem, K: int, L: int, n: int, lam_h: float, lams: list[
     return starts
 
 
-def _fit(geoms: Sequence[Geometry | None], name: str, K: int, L: int, n: int, lam_h: float, lams: list[float]) -> CEFit:
+def _fit(
+    geoms: Sequence[Geometry | None], name: str, K: int, L: int, n: int, lam_h: float, lams: list[float]
+) -> CEFit:
     blocks = [g for g in geoms if g is not None]
     problem = _Problem(blocks, K, L, n, lam_h, lams)
     value, B, gnorm = _minimise(problem, _starts(problem, K, L, n, lam_h, lams))
@@ -322,7 +330,13 @@ def ce_symmetric_last_layer(classes: int, scale: float, lam: float) -> tuple[flo
 
 
 def _ce_solution(
-    fit: CEFit, geoms: Sequence[Geometry | None], K: int, L: int, n: int, lam_h: float, lams: list[float],
+    fit: CEFit,
+    geoms: Sequence[Geometry | None],
+    K: int,
+    L: int,
+    n: int,
+    lam_h: float,
+    lams: list[float],
     width: int | None,
 ) -> Solution:
     if fit.is_zero:

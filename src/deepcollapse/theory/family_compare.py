@@ -70,8 +70,15 @@ def _min_active_entry(sol: Solution) -> float:
 
 
 def _relaxed(
-    build: Any, value: float, eps: float, loss: str, lam_h: float, lams: list[float], rank: int | None,
-    scales: Sequence[float] | None, construction: str | None,
+    build: Any,
+    value: float,
+    eps: float,
+    loss: str,
+    lam_h: float,
+    lams: list[float],
+    rank: int | None,
+    scales: Sequence[float] | None,
+    construction: str | None,
 ) -> dict[str, Any]:
     """Evaluate the ReLU-family point ``build()`` under σ_ε (module docstring)."""
     sol = build()
@@ -119,7 +126,9 @@ def compare_family(
             extra["mse_relu"] = base
             dnc = _cand(base["loss_dnc"], CLOSED, base["rank_dnc"], base["scales_dnc"], "dnc")
             srg = (
-                _cand(base["loss_srg"], CLOSED, base["rank_srg"], base["scales_srg"], base["srg_construction"])
+                _cand(
+                    base["loss_srg"], CLOSED, base["rank_srg"], base["scales_srg"], base["srg_construction"]
+                )
                 if base["loss_srg"] is not None
                 else None
             )
@@ -129,14 +138,28 @@ def compare_family(
                     dnc = _cand(None, UNAVAILABLE, note="relaxed evaluation skipped")
                 elif not base["dnc_is_zero"]:
                     dnc = _relaxed(
-                        lambda: dnc_solution(K, L, n, lam_h, lams), base["loss_dnc"], e, loss, lam_h, lams,
-                        base["rank_dnc"], base["scales_dnc"], "dnc",
+                        lambda: dnc_solution(K, L, n, lam_h, lams),
+                        base["loss_dnc"],
+                        e,
+                        loss,
+                        lam_h,
+                        lams,
+                        base["rank_dnc"],
+                        base["scales_dnc"],
+                        "dnc",
                     )
                 if srg is not None and srg_ok:
                     srg = (
                         _relaxed(
-                            lambda: srg_solution(K, L, n, lam_h, lams), base["loss_srg"], e, loss, lam_h,
-                            lams, base["rank_srg"], base["scales_srg"], base["srg_construction"],
+                            lambda: srg_solution(K, L, n, lam_h, lams),
+                            base["loss_srg"],
+                            e,
+                            loss,
+                            lam_h,
+                            lams,
+                            base["rank_srg"],
+                            base["scales_srg"],
+                            base["srg_construction"],
                         )
                         if relaxed and base["loss_srg"] < 0.5
                         else srg
@@ -151,13 +174,27 @@ def compare_family(
                 e = fam.eps
                 if not cd.is_zero:
                     cands["dnc"] = _relaxed(
-                        lambda: ce_dnc_solution(K, L, n, lam_h, lams), cd.loss, e, loss, lam_h, lams,
-                        cd.rank, cd.scales, "dnc",
+                        lambda: ce_dnc_solution(K, L, n, lam_h, lams),
+                        cd.loss,
+                        e,
+                        loss,
+                        lam_h,
+                        lams,
+                        cd.rank,
+                        cd.scales,
+                        "dnc",
                     )
                 if cs is not None and not cs.is_zero:
                     srg = _relaxed(
-                        lambda: ce_srg_solution(K, L, n, lam_h, lams, cs.construction), cs.loss, e, loss,
-                        lam_h, lams, cs.rank, cs.scales, cs.construction,
+                        lambda: ce_srg_solution(K, L, n, lam_h, lams, cs.construction),
+                        cs.loss,
+                        e,
+                        loss,
+                        lam_h,
+                        lams,
+                        cs.rank,
+                        cs.scales,
+                        cs.construction,
                     )
         if srg is None or not srg_ok:
             why = (
@@ -175,8 +212,12 @@ def compare_family(
                 else "simplex-ETF candidate; the global optimum has no closed form"
             )
             cands["linear"] = _cand(
-                lin.loss, CLOSED if loss == "mse" else NUMERIC, lin.rank, None,
-                "linear-optimum" if loss == "mse" else "linear-etf", note,
+                lin.loss,
+                CLOSED if loss == "mse" else NUMERIC,
+                lin.rank,
+                None,
+                "linear-optimum" if loss == "mse" else "linear-etf",
+                note,
             )
         cands["zero"] = _cand(loss_zero_point(K, loss), CLOSED, 0, None, "zero", "all-zero point")
     l_dnc, l_srg = cands["dnc"]["loss"], cands["srg"]["loss"]

@@ -1,4 +1,4 @@
-"""The deep *linear* UFM (activation ``linear``): its global optimum under MSE, a symmetric candidate under CE.
+"""The deep *linear* UFM (activation ``linear``): global optimum under MSE, a symmetric candidate under CE.
 
 Model (2024 paper eq. (1) with σ = identity): the output is ``Z = W_L ⋯ W_1 H_1`` (``K x N``), a product of
 ``L + 1`` factors ``A_0 = H_1, A_l = W_l`` with weights ``μ_0 = λ_{H_1}``, ``μ_l = λ_{W_l}``.
@@ -141,7 +141,9 @@ def linear_optimum(
         raise ConfigError(f"width == {d}, must be >= classes - 1 == {K - 1} for the simplex-ETF candidate.")
     status = "numerical (1-D, symmetric candidate; global optimum: no closed form)"
     if Lam == 0:
-        return LinearOptimum(0.0, math.inf, K - 1, "etf", loss, Lam, status + "; λ = 0: infimum 0 not attained")
+        return LinearOptimum(
+            0.0, math.inf, K - 1, "etf", loss, Lam, status + "; λ = 0: infimum 0 not attained"
+        )
 
     def f(t: float) -> float:
         return float(np.logaddexp(0.0, math.log(K - 1) - t)) + 0.5 * (L + 1) * (K - 1) * c * t**p
@@ -165,8 +167,8 @@ def linear_solution(
     width: int | None = None,
 ) -> Solution:
     """Explicit balanced matrices of :func:`linear_optimum` (needs every ``λ > 0``): with the class-mean
-    pattern ``Q = I_K`` (MSE) or ``Q = I_K − 11^T/K`` (CE, a projector) and ``Z_class = t Q``, ``M_1 = c_0 Q``,
-    ``W_l = c_l Q`` padded to ``width`` (default ``K``), ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where
+    pattern ``Q = I_K`` (MSE) or ``Q = I_K − 11^T/K`` (CE, a projector) and ``Z_class = t Q``,
+    ``M_1 = c_0 Q``, ``W_l = c_l Q`` padded to ``width`` (default ``K``), ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where
     ``μ_0 = nλ_{H_1}``; ``H_1 = M_1 ⊗ 1_n^T``.  ``loss`` is the objective evaluated on them (activation
     linear)."""
     K, L, n, lam_h, lams = _check(classes, layers, n, lam_h, lam_w)
