@@ -169,8 +169,8 @@ def linear_solution(
     """Explicit balanced matrices of :func:`linear_optimum` (needs every ``λ > 0``): with the class-mean
     pattern ``Q = I_K`` (MSE) or ``Q = I_K − 11^T/K`` (CE, a projector) and ``Z_class = t Q``,
     ``M_1 = c_0 Q``, ``W_l = c_l Q`` padded to ``width`` (default ``K``),
-    ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where ``μ_0 = nλ_{H_1}``; ``H_1 = M_1 ⊗ 1_n^T``.  ``loss`` is the objective evaluated on them (activation
-    linear)."""
+    ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where ``μ_0 = nλ_{H_1}``; ``H_1 = M_1 ⊗ 1_n^T``.
+    ``loss`` is the objective evaluated on them (activation linear)."""
     K, L, n, lam_h, lams = _check(classes, layers, n, lam_h, lam_w)
     opt = linear_optimum(K, L, n, lam_h, lams, loss, width)
     d = K if width is None else width
