@@ -142,7 +142,7 @@ def test_in_place_kernel_hooks_equal_the_functions(loss: str, act: str, dtype: t
     np.testing.assert_allclose(post, fam.activation.forward(pre), rtol=1e-6, atol=1e-7)
     G = rng.normal(size=pre.shape).astype(dtype)
     expect = G * fam.activation.derivative(pre)
-    fam.activation.backprop_(G, pre, post, scratch)
+    fam.activation.backprop_(G, pre, post, scratch, np.empty(pre.shape, bool))
     np.testing.assert_allclose(G, expect, rtol=1e-6, atol=1e-7)
     out = rng.normal(size=(3, 4, 8)).astype(dtype) * 4
     Y = fam.targets(4, 2, dtype)

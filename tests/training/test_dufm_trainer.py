@@ -141,8 +141,11 @@ def test_torch_engines_match_numpy_engine(tmp_path, engine):
         assert torch.max(torch.abs(a - b)).item() < 1e-11
 
 
-def test_runs_independent_of_batching_and_workers(tmp_path):
-    c = _cfg(runs=4, steps=150)
+@pytest.mark.parametrize(
+    "family", [{}, {"loss": "ce", "activation": "relu_eps", "eps": 0.2}, {"activation": "linear", "lr": 0.1}]
+)
+def test_runs_independent_of_batching_and_workers(tmp_path, family):
+    c = _cfg(runs=4, steps=150, **family)
     train_dufm(c, tmp_path / "all", progress=False)
     train_dufm(
         DUFMConfig.from_dict({**c.to_dict(), "workers": 2, "sub_batch": 1}), tmp_path / "w", progress=False

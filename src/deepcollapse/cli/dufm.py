@@ -24,6 +24,14 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--width", "width", str, "d_1..d_L: one int or comma-separated L ints (default 30)"),
     ("--lam-h", "lam_h", float, "λ_H1 (overrides --lam)"),
     ("--lam-w", "lam_w", str, "λ_W: one float or comma-separated L floats (overrides --lam)"),
+    ("--loss", "loss", str, "fit term: mse | ce (softmax cross-entropy) (default mse)"),
+    (
+        "--activation",
+        "activation",
+        str,
+        "relu | linear | relu_eps (smooth σ_ε, needs --eps) (default relu)",
+    ),
+    ("--eps", "eps", float, "ε of --activation relu_eps, > 0"),
     ("--lr", "lr", float, "learning rate (default 0.5)"),
     ("--lr-schedule", "lr_schedule", str, "constant | step | cosine (default constant)"),
     ("--lr-decay", "lr_decay", float, "step schedule factor (default 0.1)"),
@@ -114,9 +122,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         return
     fmt = lambda x: "-" if x is None else f"{x:.6f}"
     print(
-        f"L_DNC = {fmt(summary['loss_dnc'])}   L_SRG = {fmt(summary['loss_srg'])}   L_zero = 0.5   "
-        f"(step {summary['step']})"
+        f"L_DNC = {fmt(summary['loss_dnc'])}   L_SRG = {fmt(summary['loss_srg'])}   "
+        f"L_zero = {fmt(summary['loss_zero'])}   (step {summary['step']})"
     )
+    if summary.get("theory", {}).get("note"):
+        print(summary["theory"]["note"])
     print(
         f"{'run':>3} {'seed':>5} {'loss':>10} {'polished':>10} {'class':>14}  ranks (M_1..M_L)  dnc1 (last)"
     )

@@ -42,6 +42,11 @@ of the explicit eq. (1) value; ReLU is positively homogeneous, so the structure 
 always interpolate.  ``polished_loss`` is the lowest explicit loss found: an upper bound on the best loss
 with this structure; ``polished_loss < final_loss`` means GD had not finished optimising within the
 structure.
+
+Other model families (``config.loss``/``activation``, :mod:`deepcollapse.family`): the closed forms
+(``loss_dnc``, ``loss_srg``, the SRG Gram match, the polish) exist for MSE + ReLU with every λ > 0 only;
+otherwise they are ``None`` and ``theory["note"]`` says "no closed form".  Ranks, ``dnc1``, ``dnc2_cond``
+(scale-free) and the per-run parameter ``norms`` (which grow without bound at λ = 0) are reported for all.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ import numpy as np
 
 from deepcollapse._checks import ConfigError
 from deepcollapse._io import atomic_write_json, finite_or_none
+from deepcollapse.family import Family, get_family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
 from deepcollapse.models.dufm import DUFMConfig
 from deepcollapse.training.dufm_kernel import numpy_gradients
@@ -123,16 +129,17 @@ def gram_match(G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int 
 
 
 def _pre_means(
-    H1: np.ndarray, weights: list[np.ndarray], K: int
+    H1: np.ndarray, weights: list[np.ndarray], K: int, family: Family | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """``(post class means M_1..M_L, pre class means M~_2..M~_L, features H_1..H_L)``, means ``(d, K)``."""
+    act = (family or get_family()).activation
     n = H1.shape[1] // K
     H = H1
     posts, pres, feats = [H.reshape(H.shape[0], K, n).mean(axis=2)], [], [H]
     for W in weights[:-1]:
         Ht = W @ H
         pres.append(Ht.reshape(Ht.shape[0], K, n).mean(axis=2))
-        H = np.maximum(Ht, 0.0)
+        H = act.forward(Ht)
         posts.append(H.reshape(H.shape[0], K, n).mean(axis=2))
         feats.append(H)
     return posts, pres, feats
@@ -245,9 +252,12 @@ def _analyze_run(
         earlier = [(s, v) for s, v in history if s <= 0.9 * T and v is not None]
         if earlier and T > 0:
             plateau = (max(earlier)[1] - loss) / max(abs(loss), 1e-300)
-    grads = numpy_gradients([H1[None], *[W[None] for W in weights]], K, config.n, config.lam_h, config.lam_w)
+    fam = config.family
+    grads = numpy_gradients(
+        [H1[None], *[W[None] for W in weights]], K, config.n, config.lam_h, config.lam_w, fam
+    )
     grad_norm = math.sqrt(sum(float(np.sum(g**2)) for g in grads))
-    posts, pres, feats = _pre_means(H1, weights, K)
+    posts, pres, feats = _pre_means(H1, weights, K, fam)
     y = np.repeat(np.arange(K), config.n)
     ranks = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in posts]
     ranks_pre = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in pres]
@@ -257,7 +267,7 @@ def _analyze_run(
     if G_srg is not None and np.abs(posts[-1]).max() > 0:
         m = gram_match(_cosine_gram(posts[-1]), G_srg)
         srg_dist = m["distance"] if m["lower"] <= GRAM_TOL else m["lower"]
-    if fit >= 0.5 - ZERO_TOL and reg <= ZERO_TOL:
+    if fit >= theory["loss_zero"] - ZERO_TOL and reg <= ZERO_TOL:
         cls = "zero"
     elif srg_dist is not None and srg_dist <= GRAM_TOL and L >= 3 and min(ranks[1:-1]) < K:
         cls = "srg_like"
@@ -269,12 +279,19 @@ def _analyze_run(
         cls = "low_rank"
     else:
         cls = "not_converged"
-    pol = polish(pres, config, collapsed_pre_means(H1, weights, K))
+    # the polish re-optimises with the MSE + ReLU closed forms: only for that family (else "no closed form")
+    pol = polish(pres, config, collapsed_pre_means(H1, weights, K)) if theory["closed_form"] else None
     rec.update(
         {
             "final_loss": loss,
             "fit": fit,
             "reg": reg,
+            # parameter norms: at λ = 0 they grow without bound, so compare runs by the scale-free metrics
+            # (dnc1 = tr Σ_W / tr Σ_B, dnc2_cond, ranks at the relative tolerance rank_rtol)
+            "norms": {
+                "H1": float(np.linalg.norm(H1)),
+                "W": [float(np.linalg.norm(W)) for W in weights],
+            },
             "grad_norm": grad_norm,
             "loss_decrease_last_10pct": plateau,
             "ranks": ranks,
@@ -286,17 +303,40 @@ def _analyze_run(
             "polished_loss": None if pol is None else pol["polished_loss"],
             "polish_scales": None if pol is None else pol["scales"],
             "polish_source": None if pol is None else pol["source"],
-            "below_dnc": bool(loss < theory["loss_dnc"]),
+            "below_dnc": bool(theory["loss_dnc"] is not None and loss < theory["loss_dnc"]),
         }
     )
     return rec
+
+
+def _theory(config: DUFMConfig) -> dict[str, Any]:
+    """The closed-form theory of the config's model, or ``loss_dnc = loss_srg = None`` with a note saying
+    there is none (every family but MSE + ReLU with all λ > 0): never a silent comparison with MSE + ReLU.
+    ``loss_zero`` (the fit of the all-zero network: 1/2 for MSE, log K for cross-entropy) is always given."""
+    fam = config.family
+    Y = fam.targets(config.classes, config.n)
+    loss_zero = float(fam.loss.value(np.zeros_like(Y), Y))
+    if fam.has_closed_form and config.lam_h > 0 and min(config.lam_w) > 0:
+        from deepcollapse.theory.compare import compare
+
+        theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+        theory["closed_form"] = True
+        return theory
+    why = f"model {fam.name}" if not fam.has_closed_form else "lam = 0 (unregularised)"
+    return {
+        "closed_form": False,
+        "note": f"no closed form for {why}: L_DNC, L_SRG and the polish are not computed",
+        "family": fam.name,
+        "loss_dnc": None,
+        "loss_srg": None,
+        "loss_zero": loss_zero,
+    }
 
 
 def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
     """Analyse a run folder (module docstring); ``write=True`` also writes ``summary.json`` atomically."""
     import torch
 
-    from deepcollapse.theory.compare import compare
     from deepcollapse.theory.constructions import srg_gram
 
     out = Path(out_dir)
@@ -313,7 +353,7 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
         tensors = [data["H1"], *data["weights"]]
     params = [t.double().numpy() for t in tensors]
     diverged = {int(k): int(v) for k, v in data.get("diverged", {}).items()}
-    theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+    theory = _theory(config)
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
     histories: dict[int, list[tuple[int, float | None]]] = {}
     if (out / "metrics.jsonl").is_file():
