@@ -183,6 +183,8 @@ def register(experiment: Experiment) -> Experiment:
 
 
 def _load_network_experiments() -> None:
+    from deepcollapse.experiments import family_experiments  # noqa: F401  (registers on import)
+
     try:
         from deepcollapse.experiments import net_experiments  # noqa: F401  (registers on import)
     except ImportError as exc:  # the supervised trainer or its presets are not available

@@ -1,0 +1,426 @@
+"""Experiments for the model families of issue 9 (cross-entropy, deep linear, relaxed ReLU σ_ε).
+
+* ``ce-conjecture`` — the 2024 paper's conclusion conjectures that the SRG construction still beats DNC under
+  cross-entropy.  Theory engine on a grid ``K = 6..100``, ``L = 3..8``
+  (:mod:`deepcollapse.theory.cross_entropy`: both structures with scales and last layer re-optimised under
+  CE), next to the MSE closed forms; plus GD at the flagship size under CE (loss against both candidates,
+  ranks per layer).
+* ``ce-depth-rank`` — number of non-negligible singular values of the class means at convergence against
+  depth ``L = 2..8`` (CE, ReLU and linear), mean ± std over seeds (Garrod & Keating 2025 bound it at global
+  minima as depth grows).
+* ``linear-dufm`` — the deep linear UFM with and without regularisation: does GD reach the rank-``K``
+  optimum (:func:`deepcollapse.theory.linear_optimum`), and how the rank at convergence moves with depth and
+  width (with the unregularised CE model of *The Implicit Bias of Depth*, 2026).
+* ``relu-eps`` — DNC1 in every layer at convergence for the relaxed model L-DUFM_ε as ``ε → 0`` (Theorem 8
+  of the 2024 paper, measured), ReLU as the reference.
+
+"Non-negligible" singular values: above ``rank_rtol · σ_1`` with the trainer's ``rank_rtol = 1e-3`` (the
+``rank_<l>`` columns of the run tables).  All GD settings not in the papers are marked "assumed"; they follow
+the flagship (n = 50, width 30, λ = 0.004, lr 0.5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deepcollapse.experiments.registry import (
+    Context,
+    Experiment,
+    _curves,
+    _final_sv,
+    _layer_frame,
+    _spec,
+    dufm_base,
+    register,
+)
+
+__all__ = ["CE_GRID", "DEPTHS", "EPS_VALUES", "LINEAR_POINTS"]
+
+LAM = 0.004
+# the conjecture grid (theory only): K = 6..100, L = 3..8 at the flagship n and λ
+CE_GRID: dict[str, Any] = {"classes": "6:100", "layers": "3:8", "n": 50, "lam": LAM}
+CE_GRID_SMOKE: dict[str, Any] = {"classes": "6:12", "layers": "3:5", "n": 50, "lam": LAM}
+DEPTHS = [2, 3, 4, 5, 6, 7, 8]
+EPS_VALUES = [0.5, 0.2, 0.1, 0.05, 0.02]
+
+
+def _rank_columns(runs: pd.DataFrame) -> list[str]:
+    return sorted(
+        (c for c in runs.columns if c.startswith("rank_") and c[5:].isdigit()), key=lambda c: int(c[5:])
+    )
+
+
+def _with_layer_ranks(runs: pd.DataFrame) -> pd.DataFrame:
+    """Add ``rank_last`` (rank of ``M_L``, the class means the classifier sees) and ``min_rank`` (smallest
+    rank over the hidden layers ``M_2 .. M_L``) to a run table."""
+    df = runs.copy()
+    if df.empty:
+        return df
+
+    def pick(row: pd.Series, how: str) -> float:
+        vals = [row[c] for c in _rank_columns(df) if int(c[5:]) >= 2 and pd.notna(row[c])]
+        if not vals:
+            return np.nan
+        return float(vals[-1]) if how == "last" else float(min(vals))
+
+    df["rank_last"] = df.apply(pick, axis=1, how="last")
+    df["min_rank"] = df.apply(pick, axis=1, how="min")
+    return df
+
+
+# ----------------------------------------------------------------------------------------------------
+# ce-conjecture
+# ----------------------------------------------------------------------------------------------------
+def conjecture_table(grid_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per ``L``: the ``K`` where ``L_SRG^CE < L_DNC^CE`` (count, smallest ``K``, the ``K`` where it fails),
+    and the same for MSE.  ``grid_rows``: columns ``classes, layers, ratio_ce, ratio_mse``."""
+    out = []
+    for L, sub in grid_rows.groupby("layers"):
+        row: dict[str, Any] = {"layers": int(L), "K range": f"{sub['classes'].min()}..{sub['classes'].max()}"}
+        for tag in ("ce", "mse"):
+            r = sub.dropna(subset=[f"ratio_{tag}"])
+            beats = r[r[f"ratio_{tag}"] < 1]["classes"].astype(int).tolist()
+            fails = r[r[f"ratio_{tag}"] >= 1]["classes"].astype(int).tolist()
+            row[f"SRG < DNC ({tag})"] = f"{len(beats)}/{len(r)}"
+            row[f"smallest K ({tag})"] = min(beats) if beats else None
+            row[f"K where DNC <= SRG ({tag})"] = ", ".join(map(str, fails)) if fails else "none"
+            row[f"min ratio ({tag})"] = float(r[f"ratio_{tag}"].min()) if len(r) else None
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def conjecture_grid(classes: str, layers: str, n: int, lam: float, progress: bool = False) -> pd.DataFrame:
+    """The CE grid next to the MSE closed forms: one row per ``(K, L)``."""
+    from deepcollapse.theory import grid, grid_family
+
+    ce = pd.DataFrame(grid_family(classes, layers, n, lam, lam, loss="ce", progress=progress))
+    mse = pd.DataFrame(grid(classes, layers, n, lam, lam))
+    df = ce.rename(
+        columns={
+            "loss_dnc": "loss_dnc_ce",
+            "loss_srg": "loss_srg_ce",
+            "ratio": "ratio_ce",
+            "srg_beats_dnc": "srg_beats_dnc_ce",
+            "srg_construction": "srg_construction_ce",
+            "rank_srg": "rank_srg_ce",
+        }
+    )[
+        [
+            "classes",
+            "layers",
+            "loss_dnc_ce",
+            "loss_srg_ce",
+            "ratio_ce",
+            "srg_beats_dnc_ce",
+            "srg_construction_ce",
+            "rank_srg_ce",
+            "status_dnc",
+            "status_srg",
+            "loss_zero",
+        ]
+    ]
+    mse = mse.rename(
+        columns={
+            "loss_dnc": "loss_dnc_mse",
+            "loss_srg": "loss_srg_mse",
+            "ratio": "ratio_mse",
+            "srg_beats_dnc": "srg_beats_dnc_mse",
+        }
+    )[["classes", "layers", "loss_dnc_mse", "loss_srg_mse", "ratio_mse", "srg_beats_dnc_mse", "theorem5"]]
+    return df.merge(mse, on=["classes", "layers"])
+
+
+def _ce_conjecture(ctx: Context) -> None:
+    from deepcollapse.analysis.figures import plot_loss_curves, plot_singular_values
+    from deepcollapse.analysis.theory_plots import plot_ratio_grid
+    from deepcollapse.theory import compare_family
+
+    g = CE_GRID_SMOKE if ctx.smoke else CE_GRID
+    ctx.configs["theory_grid"] = {**g, "loss": "ce"}
+    ctx.report.section("Theory: does SRG beat DNC under cross-entropy? (K × L grid)")
+    df = conjecture_grid(g["classes"], g["layers"], g["n"], g["lam"], ctx.progress)
+    ctx.table(
+        df,
+        "ce_conjecture_grid",
+        "Every (K, L): CE candidates (numerical re-optimisation) and MSE.",
+        columns=["classes", "layers", "loss_dnc_ce", "loss_srg_ce", "ratio_ce", "ratio_mse"],
+    )
+    ctx.table(
+        conjecture_table(df),
+        "ce_conjecture_summary",
+        f"Where L_SRG^CE < L_DNC^CE, per L (n = {g['n']}, λ = {g['lam']} for H_1 and every W_l); "
+        "MSE beside it.",
+    )
+    for tag, name in (("ce", "cross-entropy"), ("mse", "MSE")):
+        fig, _ = plot_ratio_grid(
+            df.rename(columns={f"ratio_{tag}": "ratio"}), title=f"{name}, n = {g['n']}, λ = {g['lam']}"
+        )
+        ctx.figure(fig, f"ce_conjecture_ratio_{tag}", f"L_SRG / L_DNC under {name}; black line: ratio = 1.")
+    # GD at the flagship size under CE
+    base = dufm_base(ctx.smoke, loss="ce")
+    seeds = 2 if ctx.smoke else 10
+    result = ctx.sweep(_spec("ce-conjecture-gd", base, seeds, seeds_per_run=max(1, seeds // 2)), "gd")
+    K, L, n = base["classes"], base["layers"], base["n"]
+    theory = compare_family(K, L, n, base["lam"], base["lam"], loss="ce")
+    l_dnc, l_srg = theory["loss_dnc"], theory["loss_srg"]
+    ctx.report.section(f"GD under cross-entropy at the flagship size (K = {K}, L = {L}, n = {n})")
+    fig, _ = plot_loss_curves(_curves(result), l_dnc, l_srg, zoom=True)
+    ctx.figure(
+        fig, "ce_conjecture_gd_loss", "Training loss (CE) against the CE-re-optimised DNC and SRG losses."
+    )
+    sv = _final_sv(result)
+    if sv:
+        fig, _ = plot_singular_values(sv)
+        ctx.figure(
+            fig, "ce_conjecture_gd_singular_values", "Singular values of the class means M_l at the end."
+        )
+    runs = _with_layer_ranks(result.runs)
+    if not runs.empty:
+        runs["loss_dnc_ce"], runs["loss_srg_ce"] = l_dnc, l_srg
+        runs["below_dnc_ce"] = runs["final_loss"] < l_dnc
+        runs["ratio_srg_ce"] = runs["final_loss"] / l_srg if l_srg else np.nan
+        cols = [
+            "seed",
+            "final_loss",
+            "loss_dnc_ce",
+            "loss_srg_ce",
+            "below_dnc_ce",
+            "ratio_srg_ce",
+            *_rank_columns(runs),
+            "diverged",
+        ]
+        ctx.table(
+            runs,
+            "ce_conjecture_gd_runs",
+            "Per run: final loss against both candidates, rank of M_l.",
+            columns=cols,
+        )
+
+
+# ----------------------------------------------------------------------------------------------------
+# ce-depth-rank
+# ----------------------------------------------------------------------------------------------------
+def _ce_depth_rank(ctx: Context) -> None:
+    from deepcollapse.analysis.theory_plots import plot_runs_against
+
+    depths = [2, 3, 4] if ctx.smoke else DEPTHS
+    points = [{"activation": act, "layers": L} for act in ("relu", "linear") for L in depths]
+    seeds = 2 if ctx.smoke else 5
+    result = ctx.sweep(_spec("ce-depth-rank", dufm_base(ctx.smoke, loss="ce"), seeds, points=points))
+    runs = _with_layer_ranks(result.runs)
+    K = dufm_base(ctx.smoke)["classes"]
+    ctx.report.section("Rank of the class means at convergence against depth (cross-entropy)")
+    if runs.empty:
+        return
+    for y, what in (
+        ("rank_last", "rank of M_L (last hidden layer)"),
+        ("min_rank", "smallest rank over M_2 … M_L"),
+    ):
+        fig, _ = plot_runs_against(
+            runs, "layers", y, group="activation", bounds=(0, K), xlabel="number of layers L", ylabel=what
+        )
+        ctx.figure(fig, f"ce_depth_rank_{y}", f"{what} (singular values > 1e-3 σ_1), mean ± std over seeds.")
+    summary = runs.groupby(["activation", "layers"])[
+        ["rank_last", "min_rank", "mean_rank", "final_loss"]
+    ].agg(["mean", "std"])
+    summary.columns = [f"{a}_{b}" for a, b in summary.columns]
+    ctx.table(summary.reset_index(), "ce_depth_rank_summary", "Mean and std over seeds per (activation, L).")
+    ctx.table(
+        runs,
+        "ce_depth_rank_runs",
+        "Per run.",
+        columns=["activation", "layers", "seed", "final_loss", "rank_last", "min_rank", *_rank_columns(runs)],
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# linear-dufm
+# ----------------------------------------------------------------------------------------------------
+LINEAR_POINTS: list[dict[str, Any]] = [
+    {"loss": loss, "lam": lam, "layers": L, "width": w}
+    for loss, lam in (("mse", LAM), ("mse", 0.0), ("ce", 0.0))
+    for L in (2, 4, 6)
+    for w in (10, 30)
+]
+
+
+# lr 0.5 with the default initialisation diverged for L = 6 in a trial run; a smaller step and a smaller
+# initial scale (std 0.2 for H_1 and every W_l) train every point (assumed)
+LINEAR_BASE: dict[str, Any] = {
+    "activation": "linear",
+    "lr": 0.2,
+    "init_scale": 0.2,
+    "steps": 50_000,
+    "log_every": 500,
+}
+
+
+def _linear_points(smoke: bool) -> list[dict[str, Any]]:
+    if smoke:
+        return [p for p in LINEAR_POINTS if p["layers"] in (2, 4) and p["width"] == 10]
+    return LINEAR_POINTS
+
+
+def _linear_dufm(ctx: Context) -> None:
+    from deepcollapse.analysis.theory_plots import plot_runs_against
+    from deepcollapse.theory import linear_optimum
+
+    base = dufm_base(ctx.smoke, **LINEAR_BASE)
+    if ctx.smoke:
+        base.update(steps=300, log_every=50)
+    seeds = 2 if ctx.smoke else 3
+    result = ctx.sweep(_spec("linear-dufm", base, seeds, points=_linear_points(ctx.smoke)))
+    runs = _with_layer_ranks(result.runs)
+    K, n = base["classes"], base["n"]
+    ctx.report.section("Deep linear UFM: GD against the optimum, rank against depth and width")
+    if runs.empty:
+        return
+
+    def optimum(row: pd.Series) -> float:
+        if row["loss"] != "mse" or float(row["lam"]) == 0:
+            return np.nan  # CE: no closed form; λ = 0: the infimum 0 (exact fit / unbounded logits)
+        return linear_optimum(K, int(row["layers"]), n, float(row["lam"]), float(row["lam"]), "mse").loss
+
+    runs["loss_optimum"] = runs.apply(optimum, axis=1)
+    runs["gap_to_optimum"] = (runs["final_loss"] - runs["loss_optimum"]) / runs["loss_optimum"]
+    runs["model"] = runs.apply(
+        lambda r: f"{r['loss']}, λ = {float(r['lam']):g}, width {int(r['width'])}", axis=1
+    )
+    fig, _ = plot_runs_against(
+        runs,
+        "layers",
+        "min_rank",
+        group="model",
+        bounds=(0, K),
+        xlabel="number of layers L",
+        ylabel="smallest rank over M_2 … M_L",
+    )
+    ctx.figure(fig, "linear_dufm_rank", "Rank of the class means at convergence (> 1e-3 σ_1), mean ± std.")
+    keys = ["loss", "lam", "layers", "width"]
+    summary = runs.groupby(keys)[
+        ["final_loss", "loss_optimum", "gap_to_optimum", "min_rank", "rank_last"]
+    ].agg(["mean", "std"])
+    summary.columns = [f"{a}_{b}" for a, b in summary.columns]
+    ctx.table(
+        summary.reset_index(),
+        "linear_dufm_summary",
+        "Per point: final loss, the MSE optimum (closed form; NaN where none), relative gap, ranks.",
+    )
+    ctx.table(
+        runs,
+        "linear_dufm_runs",
+        "Per run.",
+        columns=[*keys, "seed", "final_loss", "loss_optimum", "gap_to_optimum", "min_rank", "rank_last"],
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# relu-eps
+# ----------------------------------------------------------------------------------------------------
+def _relu_eps(ctx: Context) -> None:
+    from deepcollapse.analysis.theory_plots import plot_runs_against
+
+    eps_values = [0.2, 0.05] if ctx.smoke else EPS_VALUES
+    points: list[dict[str, Any]] = [{"activation": "relu"}]
+    points += [{"activation": "relu_eps", "eps": e} for e in eps_values]
+    seeds = 2 if ctx.smoke else 3
+    result = ctx.sweep(_spec("relu-eps", dufm_base(ctx.smoke), seeds, points=points))
+    runs = result.runs.copy()
+    ctx.report.section("DNC1 per layer at convergence as ε → 0 (Theorem 8)")
+    if runs.empty:
+        return
+    dnc1_cols = sorted((c for c in runs.columns if c.startswith("dnc1_")), key=lambda c: int(c[5:]))
+    long = runs.melt(
+        id_vars=["activation", "eps", "seed"], value_vars=dnc1_cols, var_name="layer", value_name="dnc1"
+    )
+    long["layer"] = long["layer"].str[5:].astype(int)
+    eps_runs = long[long["activation"] == "relu_eps"].copy()
+    eps_runs["eps"] = eps_runs["eps"].astype(float)
+    fig, ax = plot_runs_against(
+        eps_runs,
+        "eps",
+        "dnc1",
+        group="layer",
+        logx=True,
+        logy=True,
+        xlabel="ε of σ_ε",
+        ylabel="DNC1 = tr Σ_W / tr Σ_B",
+        label_fmt="layer {}",
+    )
+    relu = long[long["activation"] == "relu"].groupby("layer")["dnc1"].mean()
+    for v in relu.to_numpy():
+        if np.isfinite(v) and v > 0:
+            ax.axhline(v, lw=0.6, ls=":", color="grey")
+    ctx.figure(
+        fig,
+        "relu_eps_dnc1",
+        "DNC1 of H_l at convergence against ε (mean ± std of log10 over seeds); dotted: ReLU (ε = 0).",
+    )
+    runs["max_dnc1"] = runs[dnc1_cols].max(axis=1)
+    ctx.table(
+        runs,
+        "relu_eps_runs",
+        "Per run: DNC1 of every layer at convergence.",
+        columns=["activation", "eps", "seed", "final_loss", "max_dnc1", *dnc1_cols],
+    )
+    layer_frame = _layer_frame(result)
+    if not layer_frame.empty:
+        ctx.configs["relu_eps_layers_logged"] = sorted(layer_frame["layer"].unique().tolist())
+
+
+_FLAG = "K = 10, n = 50, L = 4, width 30, λ = 0.004 for H_1 and every W_l, lr 0.5"
+
+for _exp in (
+    Experiment(
+        "ce-conjecture",
+        "2024",
+        "conclusion (conjecture)",
+        "Does the SRG construction beat DNC under cross-entropy? Theory grid K = 6..100, L = 3..8 "
+        "(both structures with scales and last layer re-optimised under CE; MSE closed forms beside), "
+        "and GD at the flagship size under CE: loss against both candidates, ranks per layer.",
+        f"Theory: n = 50, λ = 0.004 everywhere. GD: {_FLAG}, cross-entropy, 100 000 steps, 10 seeds "
+        "(assumed).",
+        "theory grid ≈ 5–10 min, GD ≈ 3–8 min",
+        "dufm",
+        _ce_conjecture,
+    ),
+    Experiment(
+        "ce-depth-rank",
+        "Garrod & Keating 2025",
+        "rank vs depth (CE)",
+        "Number of non-negligible singular values (> 1e-3 σ_1) of the class means at convergence against "
+        "depth L = 2..8 under cross-entropy, ReLU and linear activations, mean ± std over seeds.",
+        "K = 10, n = 50, width 30, λ = 0.004, lr 0.5, cross-entropy, 100 000 steps, 5 seeds (assumed).",
+        "≈ 20–40 min (7e6 run·steps)",
+        "dufm",
+        _ce_depth_rank,
+    ),
+    Experiment(
+        "linear-dufm",
+        "Implicit bias of depth 2026",
+        "deep linear UFM",
+        "Deep linear UFM with (λ = 0.004) and without (λ = 0) regularisation: does GD reach the rank-K "
+        "optimum (closed form under MSE), and the rank at convergence against depth and width (MSE; CE "
+        "unregularised).",
+        "K = 10, n = 50, lr 0.2, init std 0.2, L ∈ {2, 4, 6}, width ∈ {10, 30}, 50 000 steps, 3 seeds "
+        "(assumed).",
+        "≈ 5–10 min",
+        "dufm",
+        _linear_dufm,
+    ),
+    Experiment(
+        "relu-eps",
+        "2024",
+        "Theorem 8 (measured)",
+        "Relaxed model L-DUFM_ε (σ_ε of Definition 7): DNC1 of every layer at convergence as ε → 0, against "
+        "ReLU.",
+        f"{_FLAG}, MSE, ε ∈ {{0.5, 0.2, 0.1, 0.05, 0.02}} and ReLU, 100 000 steps, 3 seeds (assumed).",
+        "≈ 5–15 min",
+        "dufm",
+        _relu_eps,
+    ),
+):
+    register(_exp)
