@@ -139,7 +139,7 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
 # ----------------------------------------------------------------------------------------------------
 def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = None) -> tuple[Figure, Axes]:
     """``L_SRG / L_DNC`` over ``(K, L)`` as a heat map (rows: ``L``, columns: ``K``), diverging at 1 (blue:
-    SRG better, red: DNC better), with the contour ``ratio = 1``.  ``rows``: records or a DataFrame with
+    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×.  ``rows``: records or a DataFrame with
     columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
     import pandas as pd
     from matplotlib.colors import TwoSlopeNorm
@@ -166,8 +166,10 @@ def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = No
         extent=extent,
         interpolation="nearest",
     )
-    if finite.size and lo < 1 < hi and Z.shape[0] > 1 and Z.shape[1] > 1:
-        ax.contour(Ks, Ls, np.nan_to_num(Z, nan=hi), levels=[1.0], colors="k", linewidths=0.8)
+    worse = np.argwhere(np.isfinite(Z) & (Z >= 1.0))  # DNC at least as good: marked
+    if worse.size:
+        ax.plot(Ks[worse[:, 1]], Ls[worse[:, 0]], "kx", markersize=5, label="DNC ≤ SRG")
+        ax.legend(fontsize=7, loc="upper right")
     cbar = fig.colorbar(im, ax=ax)
     cbar.set_label("L_SRG / L_DNC  (< 1: SRG better)")
     ax.set_xlabel("number of classes K")
@@ -222,6 +224,10 @@ def plot_runs_against(
         ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
     if logx:
         ax.set_xscale("log")
+    elif np.allclose(df[x].astype(float) % 1, 0):  # integer x (layers, widths): integer ticks
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel or x)

@@ -158,7 +158,11 @@ def _ce_conjecture(ctx: Context) -> None:
         fig, _ = plot_ratio_grid(
             df.rename(columns={f"ratio_{tag}": "ratio"}), title=f"{name}, n = {g['n']}, λ = {g['lam']}"
         )
-        ctx.figure(fig, f"ce_conjecture_ratio_{tag}", f"L_SRG / L_DNC under {name}; black line: ratio = 1.")
+        ctx.figure(
+            fig,
+            f"ce_conjecture_ratio_{tag}",
+            f"L_SRG / L_DNC under {name}; ×: cells where DNC is at least as good.",
+        )
     # GD at the flagship size under CE
     base = dufm_base(ctx.smoke, loss="ce")
     seeds = 2 if ctx.smoke else 10
