@@ -139,8 +139,8 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
 # ----------------------------------------------------------------------------------------------------
 def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = None) -> tuple[Figure, Axes]:
     """``L_SRG / L_DNC`` over ``(K, L)`` as a heat map (rows: ``L``, columns: ``K``), diverging at 1 (blue:
-    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×.  ``rows``: records or a DataFrame with
-    columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
+    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×.  ``rows``: records or a DataFrame
+    with columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
     import pandas as pd
     from matplotlib.colors import TwoSlopeNorm
 
