@@ -13,17 +13,21 @@ from deepcollapse.theory import ce_dnc, ce_srg, linear_optimum
 def test_conjecture_table_counts_where_srg_wins():
     rows = pd.DataFrame(
         {
-            "classes": [6, 7, 8, 6, 7, 8],
-            "layers": [3, 3, 3, 4, 4, 4],
-            "ratio_ce": [1.05, 0.99, 0.9, 0.95, 0.9, 0.8],
-            "ratio_mse": [1.1, 1.01, 0.95, 0.97, 0.93, 0.85],
+            "classes": [6, 7, 8, 9, 6, 7, 8, 9],
+            "layers": [3, 3, 3, 3, 4, 4, 4, 4],
+            "loss_dnc_ce": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            "loss_srg_ce": [1.05, 0.99, 0.9, 0.8, 0.95, 0.9, 0.8, 0.7],
+            "loss_zero": [9.0] * 8,
+            "loss_dnc_mse": [0.4, 0.4, 0.4, 0.5, 0.4, 0.4, 0.4, 0.5],
+            "loss_srg_mse": [0.44, 0.41, 0.38, 0.5, 0.39, 0.37, 0.34, 0.5],
         }
     )
     t = conjecture_table(rows).set_index("layers")
-    assert t.loc[3, "SRG < DNC (ce)"] == "2/3" and t.loc[3, "smallest K (ce)"] == 7
-    assert t.loc[3, "K where DNC <= SRG (ce)"] == "6" and t.loc[3, "K where DNC <= SRG (mse)"] == "6, 7"
-    assert t.loc[4, "SRG < DNC (mse)"] == "3/3" and t.loc[4, "K where DNC <= SRG (ce)"] == "none"
-    assert t.loc[4, "min ratio (ce)"] == pytest.approx(0.8)
+    assert t.loc[3, "SRG < DNC (ce)"] == "3/4" and t.loc[3, "smallest K (ce)"] == 7
+    assert t.loc[3, "K where DNC <= SRG (ce)"] == "6" and t.loc[3, "K where DNC <= SRG (mse)"] == "6-7"
+    assert t.loc[3, "K with both zero (mse)"] == "9" and t.loc[3, "K with both zero (ce)"] == "none"
+    assert t.loc[4, "SRG < DNC (mse)"] == "3/4" and t.loc[4, "K where DNC <= SRG (ce)"] == "none"
+    assert t.loc[4, "min ratio (ce)"] == pytest.approx(0.7)
 
 
 def test_conjecture_grid_matches_the_theory_engine():

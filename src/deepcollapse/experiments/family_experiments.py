@@ -40,9 +40,10 @@ from deepcollapse.experiments.registry import (
 __all__ = ["CE_GRID", "DEPTHS", "EPS_VALUES", "LINEAR_POINTS"]
 
 LAM = 0.004
-# the conjecture grid (theory only): K = 6..100, L = 3..8 at the flagship n and λ
-CE_GRID: dict[str, Any] = {"classes": "6:100", "layers": "3:8", "n": 50, "lam": LAM}
-CE_GRID_SMOKE: dict[str, Any] = {"classes": "6:12", "layers": "3:5", "n": 50, "lam": LAM}
+# the conjecture grid (theory only): K = 6..100, L = 3..8 at the flagship n and λ, and at the weaker
+# regularisation of Fig. 3 left (n = 1, λ = 1e-3), where no MSE optimum up to K = 100 is the zero point
+CE_GRID: dict[str, Any] = {"classes": "6:100", "layers": "3:8", "settings": [(50, LAM), (1, 1e-3)]}
+CE_GRID_SMOKE: dict[str, Any] = {"classes": "6:12", "layers": "3:5", "settings": [(50, LAM)]}
 DEPTHS = [2, 3, 4, 5, 6, 7, 8]
 EPS_VALUES = [0.5, 0.2, 0.1, 0.05, 0.02]
 
@@ -75,21 +76,43 @@ def _with_layer_ranks(runs: pd.DataFrame) -> pd.DataFrame:
 # ce-conjecture
 # ----------------------------------------------------------------------------------------------------
 def conjecture_table(grid_rows: pd.DataFrame) -> pd.DataFrame:
-    """Per ``L``: the ``K`` where ``L_SRG^CE < L_DNC^CE`` (count, smallest ``K``, the ``K`` where it fails),
-    and the same for MSE.  ``grid_rows``: columns ``classes, layers, ratio_ce, ratio_mse``."""
+    """Per ``L``: the ``K`` where ``L_SRG < L_DNC`` under CE and under MSE (count, smallest ``K``, the ``K``
+    where DNC is strictly better, and the ``K`` where both optima are the all-zero point, a tie).
+    ``grid_rows``: columns ``classes, layers, loss_{dnc,srg}_{ce,mse}`` and ``loss_zero`` (CE's ``log K``;
+    MSE's is 1/2)."""
     out = []
     for L, sub in grid_rows.groupby("layers"):
         row: dict[str, Any] = {"layers": int(L), "K range": f"{sub['classes'].min()}..{sub['classes'].max()}"}
         for tag in ("ce", "mse"):
-            r = sub.dropna(subset=[f"ratio_{tag}"])
-            beats = r[r[f"ratio_{tag}"] < 1]["classes"].astype(int).tolist()
-            fails = r[r[f"ratio_{tag}"] >= 1]["classes"].astype(int).tolist()
+            r = sub.dropna(subset=[f"loss_srg_{tag}", f"loss_dnc_{tag}"])
+            zero = r["loss_zero"] if tag == "ce" else 0.5
+            dnc, srg = r[f"loss_dnc_{tag}"], r[f"loss_srg_{tag}"]
+            both_zero = (dnc >= zero - 1e-12) & (srg >= zero - 1e-12)
+            beats = r[srg < dnc]["classes"].astype(int).tolist()
+            worse = r[(srg >= dnc) & ~both_zero]["classes"].astype(int).tolist()
+            ties = r[both_zero]["classes"].astype(int).tolist()
             row[f"SRG < DNC ({tag})"] = f"{len(beats)}/{len(r)}"
             row[f"smallest K ({tag})"] = min(beats) if beats else None
-            row[f"K where DNC <= SRG ({tag})"] = ", ".join(map(str, fails)) if fails else "none"
-            row[f"min ratio ({tag})"] = float(r[f"ratio_{tag}"].min()) if len(r) else None
+            row[f"K where DNC <= SRG ({tag})"] = _ranges(worse)
+            row[f"K with both zero ({tag})"] = _ranges(ties)
+            row[f"min ratio ({tag})"] = float((srg / dnc).min()) if len(r) else None
         out.append(row)
     return pd.DataFrame(out)
+
+
+def _ranges(values: list[int]) -> str:
+    """``[6, 7, 29, 30, 31]`` -> ``"6-7, 29-31"`` (``"none"`` when empty)."""
+    if not values:
+        return "none"
+    parts, start, prev = [], values[0], values[0]
+    for v in [*values[1:], None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(parts)
 
 
 def conjecture_grid(classes: str, layers: str, n: int, lam: float, progress: bool = False) -> pd.DataFrame:
@@ -141,28 +164,32 @@ def _ce_conjecture(ctx: Context) -> None:
     g = CE_GRID_SMOKE if ctx.smoke else CE_GRID
     ctx.configs["theory_grid"] = {**g, "loss": "ce"}
     ctx.report.section("Theory: does SRG beat DNC under cross-entropy? (K × L grid)")
-    df = conjecture_grid(g["classes"], g["layers"], g["n"], g["lam"], ctx.progress)
-    ctx.table(
-        df,
-        "ce_conjecture_grid",
-        "Every (K, L): CE candidates (numerical re-optimisation) and MSE.",
-        columns=["classes", "layers", "loss_dnc_ce", "loss_srg_ce", "ratio_ce", "ratio_mse"],
-    )
-    ctx.table(
-        conjecture_table(df),
-        "ce_conjecture_summary",
-        f"Where L_SRG^CE < L_DNC^CE, per L (n = {g['n']}, λ = {g['lam']} for H_1 and every W_l); "
-        "MSE beside it.",
-    )
-    for tag, name in (("ce", "cross-entropy"), ("mse", "MSE")):
-        fig, _ = plot_ratio_grid(
-            df.rename(columns={f"ratio_{tag}": "ratio"}), title=f"{name}, n = {g['n']}, λ = {g['lam']}"
+    for n, lam in g["settings"]:
+        tag = f"n{n}_lam{lam:g}"
+        df = conjecture_grid(g["classes"], g["layers"], n, lam, ctx.progress)
+        ctx.table(
+            df,
+            f"ce_conjecture_grid_{tag}",
+            f"Every (K, L) at n = {n}, λ = {lam:g}: CE candidates (numerical re-optimisation) and MSE "
+            "(closed forms).",
+            columns=["classes", "layers", "loss_dnc_ce", "loss_srg_ce", "ratio_ce", "ratio_mse"],
         )
-        ctx.figure(
-            fig,
-            f"ce_conjecture_ratio_{tag}",
-            f"L_SRG / L_DNC under {name}; ×: cells where DNC is at least as good.",
+        ctx.table(
+            conjecture_table(df),
+            f"ce_conjecture_summary_{tag}",
+            f"Where L_SRG < L_DNC, per L (n = {n}, λ = {lam:g} for H_1 and every W_l), "
+            "cross-entropy and MSE.",
         )
+        for loss, name in (("ce", "cross-entropy"), ("mse", "MSE")):
+            fig, _ = plot_ratio_grid(
+                df.rename(columns={f"ratio_{loss}": "ratio"}), title=f"{name}, n = {n}, λ = {lam:g}"
+            )
+            ctx.figure(
+                fig,
+                f"ce_conjecture_ratio_{loss}_{tag}",
+                f"L_SRG / L_DNC under {name} (n = {n}, λ = {lam:g}); ×: DNC at least as good "
+                "(including ties where both optima are the all-zero point).",
+            )
     # GD at the flagship size under CE
     base = dufm_base(ctx.smoke, loss="ce")
     seeds = 2 if ctx.smoke else 10
@@ -385,8 +412,8 @@ for _exp in (
         "Does the SRG construction beat DNC under cross-entropy? Theory grid K = 6..100, L = 3..8 "
         "(both structures with scales and last layer re-optimised under CE; MSE closed forms beside), "
         "and GD at the flagship size under CE: loss against both candidates, ranks per layer.",
-        f"Theory: n = 50, λ = 0.004 everywhere. GD: {_FLAG}, cross-entropy, 100 000 steps, 10 seeds "
-        "(assumed).",
+        "Theory: (n = 50, λ = 0.004) and (n = 1, λ = 0.001) for H_1 and every W_l. "
+        f"GD: {_FLAG}, cross-entropy, 100 000 steps, 10 seeds (assumed).",
         "theory grid ≈ 5–10 min, GD ≈ 3–8 min",
         "dufm",
         _ce_conjecture,
