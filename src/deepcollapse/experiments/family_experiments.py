@@ -193,7 +193,7 @@ def _ce_conjecture(ctx: Context) -> None:
     # GD at the flagship size under CE
     base = dufm_base(ctx.smoke, loss="ce")
     seeds = 2 if ctx.smoke else 10
-    result = ctx.sweep(_spec("ce-conjecture-gd", base, seeds, seeds_per_run=max(1, seeds // 2)), "gd")
+    result = ctx.sweep(_spec("ce-conjecture-gd", base, seeds, seeds_per_run=max(1, seeds // 2)))
     K, L, n = base["classes"], base["layers"], base["n"]
     theory = compare_family(K, L, n, base["lam"], base["lam"], loss="ce")
     l_dnc, l_srg = theory["loss_dnc"], theory["loss_srg"]
