@@ -184,3 +184,32 @@ def test_family_does_not_import_torch() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("loss,act", FAMILIES)
+def test_scalar_and_loop_forms_equal_the_vectorised_ones(loss: str, act: str) -> None:
+    """The compiled kernel's one-number / plain-loop definitions agree with the numpy ones."""
+    eps = 0.25
+    fam = get_family(loss, act, eps if act == "relu_eps" else None)
+    xs = np.concatenate([np.linspace(-1, 1, 41), [0.0, eps, 1e-9, -1e-9, eps * (1 - 1e-9)]])
+    a = fam.activation
+    scal = np.array([a.scalar(float(x), eps, 1.0 / eps**2) for x in xs])
+    np.testing.assert_allclose(scal, a.forward(xs), rtol=1e-14, atol=1e-15)
+    der = np.array([a.scalar_derivative(float(x), eps, 1.0 / eps**2) for x in xs])
+    np.testing.assert_allclose(der, a.derivative(xs), rtol=1e-14, atol=1e-15)
+    assert np.isnan(a.scalar(float("nan"), eps, 1.0 / eps**2))  # NaN is not hidden (divergence stays visible)
+    rng = np.random.default_rng(3)
+    out = rng.normal(size=(4, 6)) * 5
+    Y = np.eye(4)[:, [0, 1, 2, 3, 0, 1]]
+    E = out.copy()
+    fam.loss.loop_residual_(E, Y, 0.5, np.empty(6), np.empty(6))
+    np.testing.assert_allclose(E, 0.5 * fam.loss.residual(out, Y), rtol=1e-14, atol=1e-15)
+
+
+def test_family_of_configs_and_saved_dicts() -> None:
+    from deepcollapse.family import family_of
+    from deepcollapse.models.dufm import DUFMConfig
+
+    assert family_of({}).name == "mse+relu"  # a run folder from before the family fields
+    assert family_of({"loss": "ce", "activation": "relu_eps", "eps": 0.2}).name == "ce+relu_eps(0.2)"
+    assert family_of(DUFMConfig(activation="linear")).name == "mse+linear"

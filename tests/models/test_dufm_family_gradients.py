@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from deepcollapse._checks import ConfigError
 from deepcollapse.family import ACTIVATIONS, LOSSES
 from deepcollapse.models.dufm import (
     DUFMConfig,
@@ -18,11 +19,13 @@ from deepcollapse.models.dufm import (
     objective,
     targets,
 )
-from deepcollapse.training.dufm_kernel import NumpyDUFM, advance, numpy_gradients
+from deepcollapse.training.dufm_compiled import AVAILABLE as COMPILED
+from deepcollapse.training.dufm_kernel import NumpyDUFM, advance, numpy_gradients, resolve_kernel
 
 torch.set_num_threads(1)
 EPS = 0.4
 FAMILIES = [(lo, a) for lo in LOSSES for a in ACTIVATIONS]
+KERNELS = ["numpy"] + (["compiled"] if COMPILED else [])
 
 
 def _sigma(name: str, X: torch.Tensor) -> torch.Tensor:
@@ -125,22 +128,56 @@ def test_numpy_step_is_plain_gd_for_every_family(loss: str, act: str) -> None:
         np.testing.assert_allclose(new, old - 0.3 * g.numpy(), rtol=0, atol=1e-13)
 
 
-@pytest.mark.parametrize("loss,act", [f for f in FAMILIES if f != ("mse", "relu")])
-def test_batched_runs_are_bit_identical_whatever_r_and_sub_batch(loss: str, act: str) -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("loss,act", FAMILIES)
+def test_batched_runs_are_bit_identical_whatever_r_and_sub_batch(loss: str, act: str, kernel: str) -> None:
     c = _config(loss, act, dtype="float32", runs=5)
     params = [t.numpy().copy() for t in init_params(c).tensors()]
     lrs = np.full(40, 0.1)
     args = (c.classes, c.n, c.lam_h, c.lam_w)
-    ref, div = advance(params, lrs, 0, *args, sub_batch=4, family=c.family)
+    ref, div = advance(params, lrs, 0, *args, sub_batch=4, family=c.family, kernel=kernel)
     assert div == {}
     for sub in (1, 2, 5):
-        got, _ = advance(params, lrs, 0, *args, sub_batch=sub, family=c.family)
+        got, _ = advance(params, lrs, 0, *args, sub_batch=sub, family=c.family, kernel=kernel)
         assert all(np.array_equal(a, b) for a, b in zip(got, ref))
-    alone, _ = advance([p[[3]] for p in params], lrs, 0, *args, family=c.family)
+    alone, _ = advance([p[[3]] for p in params], lrs, 0, *args, family=c.family, kernel=kernel)
     assert all(np.array_equal(a[3], b[0]) for a, b in zip(ref, alone))
 
 
-def test_cross_entropy_overflow_at_lam_zero_marks_only_that_run_diverged() -> None:
+@pytest.mark.skipif(not COMPILED, reason="numba is not installed")
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 2e-5)])
+@pytest.mark.parametrize("loss,act", FAMILIES)
+def test_numpy_and_compiled_kernels_agree(loss: str, act: str, dtype: str, tol: float) -> None:
+    c = _config(loss, act, dtype=dtype, runs=3)
+    params = [t.numpy().copy() for t in init_params(c).tensors()]
+    lrs = np.linspace(0.2, 0.05, 60)
+    args = (c.classes, c.n, c.lam_h, c.lam_w)
+    a, da = advance(params, lrs, 0, *args, family=c.family, kernel="numpy")
+    b, db = advance(params, lrs, 0, *args, family=c.family, kernel="compiled")
+    assert da == db == {}
+    for x, y, p0 in zip(a, b, params):
+        assert not np.array_equal(x, p0)  # they moved
+        np.testing.assert_allclose(x, y, rtol=0, atol=tol * max(1.0, float(np.abs(x).max())))
+
+
+def test_kernel_selection_falls_back_to_numpy_without_numba(monkeypatch) -> None:
+    import deepcollapse.training.dufm_compiled as compiled
+
+    monkeypatch.delenv("DEEPCOLLAPSE_KERNEL", raising=False)
+    assert resolve_kernel() == ("compiled" if COMPILED else "numpy")
+    monkeypatch.setattr(compiled, "AVAILABLE", False)
+    assert resolve_kernel() == "numpy" and resolve_kernel("auto") == "numpy"
+    with pytest.raises(ConfigError, match="kernel == 'compiled', must be 'numpy' or 'auto'"):
+        resolve_kernel("compiled")
+    monkeypatch.setenv("DEEPCOLLAPSE_KERNEL", "fast")
+    with pytest.raises(ConfigError, match="DEEPCOLLAPSE_KERNEL == 'fast'"):
+        resolve_kernel()
+    monkeypatch.setenv("DEEPCOLLAPSE_KERNEL", "numpy")
+    assert resolve_kernel() == "numpy"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cross_entropy_overflow_at_lam_zero_marks_only_that_run_diverged(kernel: str) -> None:
     """CE at λ = 0: a run whose logits overflow float32 is diverged at that step; the others go on."""
     c = _config("ce", "relu", dtype="float32", lam_h=0.0, lam_w=0.0, runs=3)
     params = [t.numpy().copy() for t in init_params(c).tensors()]
@@ -149,15 +186,20 @@ def test_cross_entropy_overflow_at_lam_zero_marks_only_that_run_diverged() -> No
         p[1] *= np.float32(1e13)
     lrs = np.full(30, 0.3)
     with np.errstate(all="raise"):  # the kernel silences the overflow it detects; nothing leaks
-        new, div = advance(bad, lrs, 7, c.classes, c.n, c.lam_h, c.lam_w, sub_batch=3, family=c.family)
+        new, div = advance(
+            bad, lrs, 7, c.classes, c.n, c.lam_h, c.lam_w, sub_batch=3, family=c.family, kernel=kernel
+        )
     assert div == {1: 7}
     assert all(np.array_equal(a[1], b[1]) for a, b in zip(new, bad))  # frozen where it diverged
-    ref, _ = advance([p[[0, 2]] for p in params], lrs, 7, c.classes, c.n, 0.0, c.lam_w, family=c.family)
+    ref, _ = advance(
+        [p[[0, 2]] for p in params], lrs, 7, c.classes, c.n, 0.0, c.lam_w, family=c.family, kernel=kernel
+    )
     for a, b in zip(new, ref):
         assert np.array_equal(a[[0, 2]], b) and np.isfinite(b).all()
 
 
-def test_a_sum_that_overflows_while_every_element_is_finite_is_divergence() -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_sum_that_overflows_while_every_element_is_finite_is_divergence(kernel: str) -> None:
     """Every output entry finite (≈ 3e37 < float32 max 3.4e38) but their sum overflows: diverged at once."""
     c = _config(
         "mse", "linear", dtype="float32", layers=1, width=[1], runs=2, lam_h=0.0, lam_w=0.0, init_scale=0.5
@@ -168,6 +210,29 @@ def test_a_sum_that_overflows_while_every_element_is_finite_is_divergence() -> N
     out = params[1][0] @ params[0][0]
     with np.errstate(over="ignore"):
         assert np.isfinite(out).all() and not np.isfinite(out.sum(dtype=np.float32))
-    new, div = advance(params, np.full(3, 0.1), 0, c.classes, c.n, 0.0, c.lam_w, family=c.family)
+    new, div = advance(
+        params, np.full(3, 0.1), 0, c.classes, c.n, 0.0, c.lam_w, family=c.family, kernel=kernel
+    )
     assert div == {0: 0}
     assert np.isfinite(new[0][1]).all() and 1 not in div
+
+
+def test_runtime_estimate_interpolates_benchmark_rows() -> None:
+    from deepcollapse.training.dufm_kernel import estimate_runs_steps_per_s, flops_per_step
+
+    small = DUFMConfig(classes=3, n=50, layers=4, width=30).shapes
+    big = DUFMConfig(classes=10, n=50, layers=4, width=30).shapes
+    fs, fb = flops_per_step(small), flops_per_step(big)
+    assert fs == 3 * 2 * 50 * 3 * (30 * 30 * 3 + 3 * 30) and fb == 3 * 2 * 500 * (30 * 30 * 3 + 10 * 30)
+    rows = [
+        {"flops_per_step": fs, "runs_steps_per_s": 1e9 / fs},  # 1 GFLOP/s at the small size
+        {"flops_per_step": fb, "runs_steps_per_s": 3e9 / fb},  # 3 GFLOP/s at the flagship
+    ]
+    assert estimate_runs_steps_per_s(big, rows) == pytest.approx(3e9 / fb)
+    assert estimate_runs_steps_per_s(big, rows, workers=2) == pytest.approx(6e9 / fb)
+    mid = DUFMConfig(classes=6, n=50, layers=4, width=30).shapes
+    fm = flops_per_step(mid)
+    w = (np.log(fm) - np.log(fs)) / (np.log(fb) - np.log(fs))  # linear in log FLOPs
+    assert estimate_runs_steps_per_s(mid, rows) == pytest.approx((1e9 + w * 2e9) / fm)
+    huge = DUFMConfig(classes=15, n=50, layers=7, width=128).shapes
+    assert estimate_runs_steps_per_s(huge, rows) == pytest.approx(3e9 / flops_per_step(huge))  # held flat

@@ -106,7 +106,10 @@ def get_family(loss: str = "mse", activation: str = "relu", eps: float | None = 
 
 
 def family_of(config: Any) -> Family:
-    """The family of any config with ``loss``/``activation``/``eps`` fields (missing fields: defaults)."""
+    """The family of a config object or dict with ``loss``/``activation``/``eps`` (missing: the defaults,
+    e.g. a run folder written before these fields existed)."""
+    if isinstance(config, dict):
+        return get_family(config.get("loss", "mse"), config.get("activation", "relu"), config.get("eps"))
     return get_family(
         getattr(config, "loss", "mse"), getattr(config, "activation", "relu"), getattr(config, "eps", None)
     )

@@ -5,7 +5,8 @@ Each is a value with the same methods (numpy-first; torch only inside the ``torc
     forward(X) = σ(X),  derivative(X) = σ'(X)        (elementwise, at the *pre*-activation X)
 
 plus two in-place hooks used by the numpy kernel (:mod:`deepcollapse.training.dufm_kernel`), which are the
-same formulas written with ``out=`` buffers: ``forward_(pre, post, zeros, scratch)`` writes σ(pre) into
+same formulas written with ``out=`` buffers (and ``scalar``/``scalar_derivative``, one number at a time, for
+the compiled kernel): ``forward_(pre, post, zeros, scratch)`` writes σ(pre) into
 ``post`` and ``backprop_(G, pre, post, scratch)`` multiplies ``G`` by σ'(pre) in place.  ``keeps_pre`` says
 whether ``pre`` must survive the forward pass (σ_ε) or may be overwritten by ``post`` (ReLU: σ'(H~) =
 1[H > 0] is read from the post-activation; linear: σ' = 1).
@@ -37,6 +38,19 @@ class Activation:
     name: str = ""
     keeps_pre: bool = False
     eps: float | None = None
+    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.training.dufm_compiled`)
+
+    @staticmethod
+    def scalar(x: float, eps: float, inv: float) -> float:
+        """σ(x) of one number (plain Python, compiled by the numba kernel); ``eps`` and ``inv = 1/ε²`` are
+        used by σ_ε only (a multiplication by the precomputed ``inv``: a division per element costs more
+        than the rest of the pass)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def scalar_derivative(x: float, eps: float, inv: float) -> float:
+        """σ'(x) of one number."""
+        raise NotImplementedError
 
     @property
     def label(self) -> str:
@@ -73,6 +87,16 @@ class ReLU(Activation):
     """``σ(x) = max(x, 0)``, ``σ'(x) = 1[x > 0]``."""
 
     name = "relu"
+    code = 0
+
+    @staticmethod
+    def scalar(x: float, eps: float, inv: float) -> float:
+        """σ of one number (plain Python; the compiled kernel compiles it).  NaN stays NaN."""
+        return 0.0 if x <= 0 else x
+
+    @staticmethod
+    def scalar_derivative(x: float, eps: float, inv: float) -> float:
+        return 1.0 if x > 0 else 0.0
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         return np.maximum(X, 0.0)
@@ -105,6 +129,15 @@ class Linear(Activation):
     """``σ(x) = x`` (the deep linear UFM), ``σ' = 1``."""
 
     name = "linear"
+    code = 1
+
+    @staticmethod
+    def scalar(x: float, eps: float, inv: float) -> float:
+        return x
+
+    @staticmethod
+    def scalar_derivative(x: float, eps: float, inv: float) -> float:
+        return 1.0
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         return np.array(X, copy=True)
@@ -135,6 +168,24 @@ class ReLUEps(Activation):
 
     name = "relu_eps"
     keeps_pre = True
+    code = 2
+
+    @staticmethod
+    def scalar(x: float, eps: float, inv: float) -> float:
+        """σ_ε of one number, piece by piece (the vectorised form below rounds differently, by ~1 ulp)."""
+        if x <= 0:
+            return 0.0
+        if x >= eps:
+            return x
+        return x * x * (2.0 * eps - x) * inv
+
+    @staticmethod
+    def scalar_derivative(x: float, eps: float, inv: float) -> float:
+        if x <= 0:
+            return 0.0
+        if x >= eps:
+            return 1.0
+        return x * (4.0 * eps - 3.0 * x) * inv
 
     def __init__(self, eps: float):
         self.e: float = float(eps)  # ε (typed float; ``eps`` is the shared optional attribute)

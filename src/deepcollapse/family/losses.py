@@ -33,6 +33,13 @@ class Loss:
     """Base class of a fit term (numpy value/residual, torch value/residual, in-place kernel hook)."""
 
     name: str = ""
+    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.training.dufm_compiled`)
+
+    @staticmethod
+    def loop_residual_(E: np.ndarray, Y: np.ndarray, scale: Any, m: np.ndarray, s: np.ndarray) -> None:
+        """``E ← scale · residual(E, Y)`` for one run ``E (K, N)``, as plain loops along the rows (compiled by
+        the numba kernel); ``scale`` has ``E``'s dtype, ``m``/``s`` are spare ``(N,)`` arrays."""
+        raise NotImplementedError
 
     def value(self, out: np.ndarray, Y: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -58,6 +65,14 @@ class SquaredError(Loss):
     """``1/(2N) ‖out − Y‖_F²`` per run (eq. (1)); residual ``out − Y``."""
 
     name = "mse"
+    code = 0
+
+    @staticmethod
+    def loop_residual_(E: np.ndarray, Y: np.ndarray, scale: Any, m: np.ndarray, s: np.ndarray) -> None:
+        K, N = E.shape
+        for k in range(K):
+            for j in range(N):
+                E[k, j] = (E[k, j] - Y[k, j]) * scale
 
     def value(self, out: np.ndarray, Y: np.ndarray) -> np.ndarray:
         N = out.shape[-1]
@@ -81,6 +96,28 @@ class CrossEntropy(Loss):
     """Mean softmax cross-entropy ``(1/N) Σ_i CE(softmax(out_i), y_i)`` per run; residual ``softmax − Y``."""
 
     name = "ce"
+    code = 1
+
+    @staticmethod
+    def loop_residual_(E: np.ndarray, Y: np.ndarray, scale: Any, m: np.ndarray, s: np.ndarray) -> None:
+        K, N = E.shape
+        for j in range(N):  # column maxima (the stable softmax)
+            m[j] = E[0, j]
+        for k in range(1, K):
+            for j in range(N):
+                if E[k, j] > m[j]:
+                    m[j] = E[k, j]
+        for k in range(K):
+            for j in range(N):
+                E[k, j] = np.exp(E[k, j] - m[j])
+        for j in range(N):
+            s[j] = E[0, j]
+        for k in range(1, K):
+            for j in range(N):
+                s[j] += E[k, j]
+        for k in range(K):
+            for j in range(N):
+                E[k, j] = (E[k, j] / s[j] - Y[k, j]) * scale
 
     def value(self, out: np.ndarray, Y: np.ndarray) -> np.ndarray:
         N = out.shape[-1]

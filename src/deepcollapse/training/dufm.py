@@ -16,13 +16,17 @@ and writes the run folder::
 GD is deterministic and the initialisation is a function of the seeds, so a checkpoint needs no RNG state:
 ``resume_dufm`` continues from the last checkpoint and ends bit-identical (CPU) to an uninterrupted run.
 
+Model family: ``config.loss``/``activation``/``eps`` (:mod:`deepcollapse.family`) choose the fit term and σ
+of eq. (1) in every engine and in the float64 observation below; defaults are MSE + ReLU.
+
 Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.training.dufm_kernel`, hand-written
-gradients with ``out=`` buffers on OpenBLAS, one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
+gradients on OpenBLAS (the compiled step loop of :mod:`dufm_compiled` when numba is installed, else numpy
+with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
 splits the runs over that many single-threaded processes (one per core is the fastest layout on CPU).
 ``backend='torch'``: batched ``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on
 ``cpu`` or ``cuda``.
 
-Divergence: a run whose forward pass (numpy) or gradient (torch) is not finite at step ``t`` is marked
+Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
 diverged at ``t`` and frozen there; the other runs go on.
 """
 

@@ -1,27 +1,32 @@
-"""The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients in numpy.
+"""The fast CPU kernel of the L-DUFM trainer: plain full-batch GD with hand-written gradients.
 
-numpy only (no torch import), so worker processes start quickly.  numpy's stacked ``matmul`` calls one
-OpenBLAS GEMM per run, and every elementwise operation acts on each run's own entries, so **a run's
-trajectory does not depend on which runs it is batched with** (nor on ``sub_batch`` or the number of worker
-processes): bit for bit.
+Two implementations of one algorithm, for every model family (:mod:`deepcollapse.family`: the loss residual,
+σ and σ' are the family's): :class:`NumpyDUFM` (numpy ``out=`` buffers; no torch import) and the compiled
+step loop of :mod:`deepcollapse.training.dufm_compiled` (numba; selected automatically when installed, see
+:func:`resolve_kernel`).  Both call one BLAS GEMM per run and layer, and every elementwise operation acts on
+each run's own entries, so **a run's trajectory does not depend on which runs it is batched with** (nor on
+``sub_batch`` or the number of worker processes): bit for bit.  The two paths agree to float rounding.
 
 One GD step on a sub-batch of runs (``ε`` scaled by ``lr/N``, so every back-propagated quantity is already
-the learning-rate-scaled gradient; ``D_l = 1[H_l > 0] = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l)``)::
+the learning-rate-scaled gradient; for ReLU ``D_l = 1[H_l > 0] = 1[H~_l > 0]`` since ``H_l = ReLU(H~_l)``)::
 
-    forward   H~_{l+1} = W_l H_l,  H_{l+1} = max(H~_{l+1}, 0);  E = W_L H_L − Y
-    check     runs whose Σ E is not finite are *diverged at this step*: removed, frozen at these parameters
-    backward  E ← (lr/N) E;  G = E
-              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ D_l  (l > 1)        [ΔH_1 = W_1^T G_2]
+    forward   H~_{l+1} = W_l H_l,  H_{l+1} = σ(H~_{l+1});  out = W_L H_L
+    check     runs whose Σ out is not finite (an entry inf/NaN, or the sum overflowing) are *diverged at this
+              step*: removed, frozen at these parameters
+    backward  E = (lr/N) residual(out, Y);  G = E          (MSE: out − Y;  CE: softmax(out) − Y)
+              for l = L .. 1:  ΔW_l = G H_l^T;  G ← W_l^T G;  G ← G ⊙ σ'(H~_l)  (l > 1)   [ΔH_1 = W_1^T G_2]
     update    W_l ← (1 − lr λ_{W_l}) W_l − ΔW_l,   H_1 ← (1 − lr λ_{H_1}) H_1 − ΔH_1
 
-which is exactly ``θ ← θ − lr ∇ eq.(1)`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
+which is exactly ``θ ← θ − lr ∇ objective`` (see :mod:`deepcollapse.models.dufm` for the gradient formulas).
 Working-set blocking: :func:`advance` moves ``sub_batch`` runs at a time through all the steps of a chunk,
-so the buffers of a sub-batch stay in cache (flagship size, one core, runs·steps/s by sub-batch size:
-1: 8 400, 2: 9 600, 4: 9 900, 8: 9 800, 16: 8 900; default 4).
+so the buffers of a sub-batch stay in cache (default 4; the result does not depend on it).  Throughput per
+size and family: ``benchmarks/dufm_throughput.py``.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,9 +38,11 @@ __all__ = [
     "NumpyDUFM",
     "advance",
     "advance_limited",
+    "estimate_runs_steps_per_s",
     "flops_per_step",
     "flush_denormal_is_on",
     "numpy_gradients",
+    "resolve_kernel",
 ]
 
 
@@ -175,17 +182,47 @@ def advance(
     sub_batch: int = 4,
     *,
     family: Family | None = None,
+    kernel: str | None = None,
 ) -> tuple[list[np.ndarray], dict[int, int]]:
     """Run ``len(lrs)`` GD steps (step ``start_step + i`` uses ``lrs[i]``) on all runs of ``params``.
 
     Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged
-    (their parameters are frozen at the first step whose forward pass was not finite; they are not advanced
-    further).
+    (their parameters are frozen at the first step whose output sum was not finite; they are not advanced
+    further).  ``kernel``: ``"compiled"`` (numba, :mod:`dufm_compiled`), ``"numpy"`` (:class:`NumpyDUFM`) or
+    ``None``/``"auto"``: the environment variable ``DEEPCOLLAPSE_KERNEL`` if set, else compiled when numba
+    is installed, else numpy (:func:`resolve_kernel`).
     """
+    fam = get_family() if family is None else family
     with np.errstate(
         over="ignore", invalid="ignore"
     ):  # divergence is detected and reported, not warned about
-        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, family)
+        if resolve_kernel(kernel) == "compiled":
+            from deepcollapse.training.dufm_compiled import advance_compiled
+
+            return advance_compiled(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
+        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
+
+
+KERNELS = ("auto", "compiled", "numpy")
+
+
+def resolve_kernel(kernel: str | None = None) -> str:
+    """``"compiled"`` or ``"numpy"``: ``kernel``, else ``$DEEPCOLLAPSE_KERNEL``, else compiled iff numba
+    imports (``ConfigError`` for an unknown name, or for ``compiled`` without numba)."""
+    from deepcollapse._checks import ConfigError, check_choice
+
+    name = kernel or os.environ.get("DEEPCOLLAPSE_KERNEL") or "auto"
+    check_choice("kernel" if kernel else "DEEPCOLLAPSE_KERNEL", name, KERNELS)
+    if name == "numpy":
+        return "numpy"
+    from deepcollapse.training.dufm_compiled import AVAILABLE
+
+    if name == "compiled" and not AVAILABLE:
+        raise ConfigError(
+            "kernel == 'compiled', must be 'numpy' or 'auto' when numba is not installed "
+            "(pip install numba, or unset DEEPCOLLAPSE_KERNEL)."
+        )
+    return "compiled" if AVAILABLE else "numpy"
 
 
 def _advance(
@@ -241,6 +278,8 @@ def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[i
     """
     import torch
 
+    if resolve_kernel(kwargs.get("kernel")) == "compiled":  # load numba's BLAS before limiting threads
+        import deepcollapse.training.dufm_compiled  # noqa: F401
     previous = flush_denormal_is_on()
     flushed = torch.set_flush_denormal(True)
     try:
@@ -266,3 +305,27 @@ def flops_per_step(shapes: Sequence[tuple[int, int]]) -> float:
     that ``∂H_1`` is needed too, so ``3`` for every layer: ``Σ_l 3 · 2 · d_{l+1} d_l N``."""
     N = shapes[0][1]
     return float(sum(3 * 2 * a * b * N for a, b in shapes[1:]))
+
+
+def estimate_runs_steps_per_s(
+    shapes: Sequence[tuple[int, int]], rows: Sequence[dict[str, Any]], workers: int = 1
+) -> float:
+    """Estimated runs·steps/s of a problem with ``shapes`` (``DUFMConfig.shapes``) from benchmark rows.
+
+    ``rows``: the ``sizes`` rows of ``benchmarks/dufm_throughput.py`` (each with ``flops_per_step`` and
+    ``runs_steps_per_s``, one process).  The achieved GFLOP/s is interpolated linearly in ``log FLOPs per
+    step`` between the measured sizes (held constant beyond them) and divided by this problem's FLOPs per
+    step (:func:`flops_per_step`); ``workers`` processes multiply it (one per core scales about linearly on
+    CPU).  Runtime of ``steps`` steps of ``R`` runs ≈ ``R · steps / estimate``.
+    """
+    pts = sorted(
+        (math.log(float(r["flops_per_step"])), float(r["runs_steps_per_s"]) * float(r["flops_per_step"]))
+        for r in rows
+        if r.get("runs_steps_per_s")
+    )
+    if not pts:
+        raise ValueError("rows must hold at least one benchmark row with runs_steps_per_s")
+    f = flops_per_step(shapes)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    flops_per_s = float(np.interp(math.log(f), xs, ys))
+    return workers * flops_per_s / f
