@@ -326,3 +326,11 @@ def test_family_statuses():
     rows = grid_family("6,7", "3,4", 2, LAM, LAM, loss="ce")
     assert [(r["classes"], r["layers"]) for r in rows] == [(6, 3), (6, 4), (7, 3), (7, 4)]
     assert all(r["status_dnc"] == "numerical re-optimisation" for r in rows)
+
+
+def test_linear_ce_etf_is_not_the_deep_optimum():
+    """Why CE + linear has "no closed form": at L = 4 (K = 10, n = 1, λ = 0.004) plain GD finds a point below
+    the simplex-ETF candidate, so the symmetric reduction is not the optimum of the deep model."""
+    etf = linear_optimum(10, 4, 1, LAM, LAM, "ce")
+    value, _ = _gd_linear(10, 4, 1, LAM, "ce", width=10, steps=1500, lr=0.5)
+    assert value < etf.loss * 0.9

@@ -31,10 +31,10 @@ global optimum has **no closed form** here.  The *symmetric candidate* is the si
 
     L_ETF = min_t log(1 + (K − 1) e^{−t}) + ((L+1)/2) (K − 1) Λ^{1/(L+1)} t^{2/(L+1)}
 
-(1-D; ``t = 0`` is the zero point, ``log K``).  It is the global optimum for ``L = 1`` (the UFM, where the
-regulariser is the convex nuclear norm and the problem is symmetric); for ``L >= 2`` the Schatten quasi-norm
-rewards low rank and lower-rank codes may win (Garrod & Keating 2025): the experiment ``linear-dufm``
-measures what GD reaches.
+(1-D; ``t = 0`` is the zero point, ``log K``).  For ``L = 1`` (the UFM: a convex nuclear-norm regulariser) the
+symmetric point is the known optimum; for deeper models the Schatten quasi-norm rewards low rank and GD finds
+lower-rank points below ``L_ETF`` (a test shows it at ``K = 10, L = 4``; Garrod & Keating 2025), so the ETF
+is only a candidate; the experiments ``linear-dufm`` and ``ce-depth-rank`` measure what GD reaches.
 """
 
 from __future__ import annotations
