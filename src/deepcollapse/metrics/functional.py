@@ -340,7 +340,7 @@ def _core(
     tr_W = float(m.within_ss.sum()) / N
     tr_B = float(np.einsum("kd,kd->", Mc, Mc)) / K
     _, sB, Vt = np.linalg.svd(Mc, full_matrices=False)  # Σ_B = Vt^T diag(sB²/K) Vt
-    # tr(Σ_B) can underflow to exactly 0 for means ~1e-160 (a run collapsing to the zero point) while sB[0] > 0
+    # tr(Σ_B) underflows to exactly 0 for means ~1e-160 (a run collapsing to zero) while sB[0] > 0
     identical = bool(sB[0] <= tol_means) or tr_B == 0.0
     why_identical = "class means are identical (tr(Σ_B) = 0 within tolerance)"
 
