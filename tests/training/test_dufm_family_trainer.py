@@ -119,3 +119,18 @@ def test_sweep_grid_over_families_passes_through_the_config(tmp_path):
     assert names == ["ce+relu", "ce+relu_eps(0.05)", "mse+relu", "mse+relu_eps(0.05)"]
     with pytest.raises(ConfigError, match="eps == None"):
         SweepSpec.from_dict({"base": {"activation": "relu_eps"}}).tasks(tmp_path)
+
+
+def test_numpy_kernel_path_through_the_trainer(tmp_path, monkeypatch):
+    """Without numba (forced here) the trainer runs the numpy kernel: bit-identical across workers and
+    sub-batches, and equal to the default kernel up to float rounding."""
+    c = _cfg(loss="ce", activation="relu_eps", eps=0.2, runs=4, steps=80, log_every=40, checkpoint_every=40)
+    c = DUFMConfig.from_dict({**c.to_dict(), "dtype": "float64"})  # float32 rounding differences grow in GD
+    train_dufm(c, tmp_path / "auto", progress=False)
+    monkeypatch.setenv("DEEPCOLLAPSE_KERNEL", "numpy")
+    train_dufm(c, tmp_path / "np", progress=False)
+    w = DUFMConfig.from_dict({**c.to_dict(), "workers": 2, "sub_batch": 1})
+    train_dufm(w, tmp_path / "npw", progress=False)
+    for a, b, d in zip(_params(tmp_path / "np"), _params(tmp_path / "npw"), _params(tmp_path / "auto")):
+        assert torch.equal(a, b)
+        assert torch.max(torch.abs(a - d)).item() < 1e-10 * max(1.0, a.abs().max().item())
