@@ -29,3 +29,15 @@ def test_run_curves_band_respects_bounds_and_log_band_stays_positive():
     fig, ax = plot_runs_against(pos, "eps", "dnc1", logx=True, logy=True)
     verts = ax.collections[0].get_paths()[0].vertices
     assert np.all(verts[:, 1] > 0) and ax.get_yscale() == "log"
+
+
+def test_ratio_grid_shows_zero_ties_apart_from_dnc_wins():
+    rows = [
+        {"classes": K, "layers": L, "ratio": 1.0 if K == 7 else 0.9, "both_zero": K == 7}
+        for K in (6, 7)
+        for L in (3, 4)
+    ]
+    fig, ax = plot_ratio_grid(rows)
+    assert not [line for line in ax.get_lines() if line.get_marker() == "x"]
+    dots = [line for line in ax.get_lines() if line.get_marker() == "."]
+    assert len(dots) == 1 and sorted(dots[0].get_ydata()) == [3, 4]

@@ -139,7 +139,8 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
 # ----------------------------------------------------------------------------------------------------
 def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = None) -> tuple[Figure, Axes]:
     """``L_SRG / L_DNC`` over ``(K, L)`` as a heat map (rows: ``L``, columns: ``K``), diverging at 1 (blue:
-    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×.  ``rows``: records or a DataFrame
+    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×, those where both optima are the
+    all-zero point (optional boolean column ``both_zero``) with a grey dot.  ``rows``: records or a DataFrame
     with columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
     import pandas as pd
     from matplotlib.colors import TwoSlopeNorm
@@ -166,9 +167,16 @@ def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = No
         extent=extent,
         interpolation="nearest",
     )
-    worse = np.argwhere(np.isfinite(Z) & (Z >= 1.0))  # DNC at least as good: marked
+    tie = np.zeros_like(Z, dtype=bool)
+    if "both_zero" in df:  # both optima are the all-zero point: a tie, not a DNC win
+        tie = df.pivot(index="layers", columns="classes", values="both_zero").fillna(False).to_numpy(bool)
+    worse = np.argwhere(np.isfinite(Z) & (Z >= 1.0) & ~tie)  # DNC at least as good: marked
     if worse.size:
         ax.plot(Ks[worse[:, 1]], Ls[worse[:, 0]], "kx", markersize=5, label="DNC ≤ SRG")
+    ties = np.argwhere(tie)
+    if ties.size:
+        ax.plot(Ks[ties[:, 1]], Ls[ties[:, 0]], ".", color="0.4", markersize=3, label="both zero (tie)")
+    if worse.size or ties.size:
         ax.legend(fontsize=7, loc="upper right")
     cbar = fig.colorbar(im, ax=ax)
     cbar.set_label("L_SRG / L_DNC  (< 1: SRG better)")

@@ -181,14 +181,16 @@ def _ce_conjecture(ctx: Context) -> None:
             "cross-entropy and MSE.",
         )
         for loss, name in (("ce", "cross-entropy"), ("mse", "MSE")):
-            fig, _ = plot_ratio_grid(
-                df.rename(columns={f"ratio_{loss}": "ratio"}), title=f"{name}, n = {n}, λ = {lam:g}"
+            zero = df["loss_zero"] if loss == "ce" else 0.5
+            cells = df.rename(columns={f"ratio_{loss}": "ratio"}).assign(
+                both_zero=(df[f"loss_dnc_{loss}"] >= zero - 1e-12) & (df[f"loss_srg_{loss}"] >= zero - 1e-12)
             )
+            fig, _ = plot_ratio_grid(cells, title=f"{name}, n = {n}, λ = {lam:g}")
             ctx.figure(
                 fig,
                 f"ce_conjecture_ratio_{loss}_{tag}",
-                f"L_SRG / L_DNC under {name} (n = {n}, λ = {lam:g}); ×: DNC at least as good "
-                "(including ties where both optima are the all-zero point).",
+                f"L_SRG / L_DNC under {name} (n = {n}, λ = {lam:g}); ×: DNC at least as good; "
+                "grey dots: both optima are the all-zero point (a tie).",
             )
     # GD at the flagship size under CE
     base = dufm_base(ctx.smoke, loss="ce")
