@@ -63,7 +63,7 @@ from deepcollapse.metrics.functional import (
     singular_values,
 )
 from deepcollapse.models.dufm import DUFMConfig, analytic_gradients, autograd_gradients, init_params, targets
-from deepcollapse.training.dufm_kernel import advance_limited
+from deepcollapse.training.dufm_kernel import advance_limited, resolve_kernel
 
 __all__ = ["DUFMConfig", "RUN_FILES", "observe_run", "resume_dufm", "train_dufm"]
 
@@ -162,6 +162,7 @@ class _NumpyEngine:
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
         self.params = params
         self.config = config
+        self._logged = False
         self.alive = np.ones(params[0].shape[0], dtype=bool)
         self._pool: ProcessPoolExecutor | None = None
         if config.workers > 1 and config.runs > 1:
@@ -177,6 +178,11 @@ class _NumpyEngine:
 
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
         c = self.config
+        if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
+            # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
+            # and σ_ε may drift apart between the two over many steps, so the log names the one that ran
+            log.info("DUFM kernel: %s, model %s", resolve_kernel(), c.family.name)
+            self._logged = True
         idx = np.flatnonzero(self.alive)
         if idx.size == 0:
             return {}
