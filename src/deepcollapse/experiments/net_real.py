@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepcollapse.experiments.registry import Context, Experiment, register
+from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.experiments.sweep import SweepResult, SweepSpec
 
 __all__ = ["REAL_SETTINGS", "RealSetting", "average_ranks", "rank_table", "real_spec", "theory_levels"]

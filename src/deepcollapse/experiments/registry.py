@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 EXPERIMENT_MODULES = (
     "deepcollapse.experiments.paper2024",
     "deepcollapse.experiments.paper2023",
+    "deepcollapse.experiments.family_experiments",
     "deepcollapse.experiments.net_experiments",
     "deepcollapse.experiments.net_real",
 )

@@ -341,7 +341,8 @@ def _core(
     tr_W = float(m.within_ss.sum()) / N
     tr_B = float(np.einsum("kd,kd->", Mc, Mc)) / K
     _, sB, Vt = np.linalg.svd(Mc, full_matrices=False)  # Σ_B = Vt^T diag(sB²/K) Vt
-    identical = bool(sB[0] <= tol_means)
+    # tr(Σ_B) underflows to exactly 0 for means ~1e-160 (a run collapsing to zero) while sB[0] > 0
+    identical = bool(sB[0] <= tol_means) or tr_B == 0.0
     why_identical = "class means are identical (tr(Σ_B) = 0 within tolerance)"
     # Rank cut-offs from the *centred* means' scale: a common offset (features around 1e4 in float32) inflates
     # σ_1(M) and with it the dtype tolerance, which would otherwise drop real between-class directions.
