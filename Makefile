@@ -10,7 +10,7 @@ TORCH_INDEX ?=
 EXTRAS ?= dev,ray
 DEMO_OUT ?= demo-output
 
-.PHONY: setup demo test test-all lint typecheck bench clean
+.PHONY: setup demo test test-all lint typecheck bench gpu-check clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required, found " + sys.version'
@@ -40,6 +40,11 @@ typecheck: setup
 bench: setup
 	$(BIN)/python benchmarks/dufm_throughput.py
 	$(BIN)/python benchmarks/metrics_streaming.py
+
+# GPU parity tests + throughput benchmarks on cuda (< 5 min), one JSON summary; without a GPU it says so and
+# exits 0.  Runs from the source tree with $(PYTHON) (e.g. a GPU box's own CUDA PyTorch): installs nothing.
+gpu-check:
+	PYTHONPATH=src $(PYTHON) benchmarks/gpu_check.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info src/*.egg-info

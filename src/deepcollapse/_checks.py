@@ -19,12 +19,14 @@ import numpy as np
 __all__ = [
     "ConfigError",
     "DeepCollapseError",
+    "Interrupted",
     "check_choice",
     "check_finite_array",
     "check_float",
     "check_int",
     "check_keys",
     "check_per_layer",
+    "did_you_mean",
     "rank_tolerance",
 ]
 
@@ -35,6 +37,33 @@ class DeepCollapseError(Exception):
 
 class ConfigError(DeepCollapseError, ValueError):
     """A bad value for a named field (option, argument, config key)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Long work stopped by a signal after saving its state: ``signum`` (SIGINT 2, SIGTERM 15), a one-line
+    ``message`` and ``resume``, the command that continues where it stopped.  The CLI prints both and exits
+    with ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), the shell convention."""
+
+    def __init__(self, signum: int, message: str, resume: str | None = None) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
+        self.message = message
+        self.resume = resume
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
+    """``" Did you mean 'x'?"`` when ``value`` is a near miss of one of ``allowed`` (difflib), else ``""``."""
+    import difflib
+
+    if not isinstance(value, str):
+        return ""
+    names = [str(a) for a in allowed]
+    close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _fmt(value: Any) -> str:
@@ -89,7 +118,10 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Raise ``ConfigError`` unless ``value`` is one of ``allowed``."""
     allowed = list(allowed)
     if value not in allowed:
-        raise ConfigError(f"{name} == {_fmt(value)}, must be one of {', '.join(map(_fmt, allowed))}.")
+        raise ConfigError(
+            f"{name} == {_fmt(value)}, must be one of {', '.join(map(_fmt, allowed))}."
+            + did_you_mean(value, allowed)
+        )
     return value
 
 
@@ -98,7 +130,9 @@ def check_keys(name: str, keys: Iterable[str], allowed: Iterable[str]) -> None:
     allowed = sorted(allowed)
     for key in keys:
         if key not in allowed:
-            raise ConfigError(f"unknown key {name}.{key}, must be one of {', '.join(allowed)}.")
+            raise ConfigError(
+                f"unknown key {name}.{key}, must be one of {', '.join(allowed)}." + did_you_mean(key, allowed)
+            )
 
 
 def check_per_layer(name: str, value: Any, layers: int, *, gt: float | None = 0.0) -> list[float]:

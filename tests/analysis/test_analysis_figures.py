@@ -19,8 +19,11 @@ def test_loss_curves_band_and_levels():
     fig, ax = F.plot_loss_curves(_curves(), 0.3, 0.2)
     assert isinstance(fig, Figure)
     (line,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("GD")]
-    np.testing.assert_allclose(line.get_ydata(), [1.0 / (s + 1) + 0.01 for s in range(0, 100, 10)])
-    assert len(ax.collections) == 1  # the ± std band
+    # log axis: the geometric mean over runs, with a geometric (always positive) band
+    ref = [np.exp(np.mean([np.log(1.0 / (s + 1) + 0.01 * r) for r in range(3)])) for s in range(0, 100, 10)]
+    np.testing.assert_allclose(line.get_ydata(), ref, rtol=1e-12)
+    assert len(ax.collections) == 1  # the band
+    assert ax.collections[0].get_paths()[0].vertices[:, 1].min() > 0
     levels = sorted(ln.get_ydata()[0] for ln in ax.get_lines() if "L_" in ln.get_label())
     assert levels == [0.2, 0.3]
 
@@ -36,7 +39,8 @@ def test_plot_into_given_axis():
         log2x=True,
     )
     assert f2 is fig and a2 is ax
-    np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), [-9, -8])
+    np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), [2**-9, 2**-8])  # λ itself, on a log2 axis
+    assert ax.get_xscale() == "log" and "λ" in ax.get_xlabel()
     # band from mean - std to mean + std
     verts = ax.collections[0].get_paths()[0].vertices
     assert verts[:, 1].min() == pytest.approx(4.5) and verts[:, 1].max() == pytest.approx(8.0)
@@ -62,7 +66,38 @@ def test_layer_metric_singular_values_matrix_and_save(tmp_path):
     _, ax = F.plot_loss_parts(
         pd.DataFrame({"step": [0, 1], "loss": [1.0, 0.5], "fit": [0.8, 0.3], "reg": [0.2, 0.2]})
     )
-    assert [ln.get_label() for ln in ax.get_lines()] == ["loss", "fit", "reg"]
+    assert [ln.get_label().split()[0] for ln in ax.get_lines()] == ["loss", "fit", "regularisation"]
+
+
+def test_loss_panel_shows_a_curve_that_has_not_come_down_yet():
+    """The smoke Fig. 2 case: 300 steps, losses still far above L_DNC, L_SRG: the curve's end is in view."""
+    rows = [
+        {"step": s, "run": r, "loss": 3.0 - s / 200 + 0.05 * r} for s in range(0, 301, 50) for r in range(2)
+    ]
+    _, ax = F.plot_loss_curves(pd.DataFrame(rows), 0.136, 0.111)
+    lo, hi = ax.get_ylim()
+    last = [ln for ln in ax.get_lines() if ln.get_label().startswith("GD")][0].get_ydata()[-1]
+    assert lo < 0.111 and last < hi  # both theory levels and the end of the curve are visible
+
+
+def test_bands_of_probabilities_stay_in_0_1():
+    df = pd.DataFrame({"width": [16, 32, 64], "is_dnc_mean": [0.1, 0.5, 0.9], "is_dnc_std": [0.4, 0.6, 0.4]})
+    _, ax = F.plot_sweep_curve(df, "width", "is_dnc")
+    verts = ax.collections[0].get_paths()[0].vertices
+    assert verts[:, 1].min() >= 0.0 and verts[:, 1].max() <= 1.0
+    assert ax.get_ylabel() == "P(DNC)"
+
+
+def test_singular_values_of_runs_with_different_ranks_are_not_averaged():
+    """Two runs of rank 2 and one of rank 3: two curves (labelled with rank and run count), and the band of
+    the normalised values never exceeds 1."""
+    sv = np.array([[2.0, 1.0, 1e-9], [4.0, 2.0, 1e-8], [1.0, 0.9, 0.5]])
+    _, ax = F.plot_singular_values({3: sv})
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert labels == ["layer 3 (rank 2, 2 runs)", "layer 3 (rank 3, 1 run)"]
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), [1.0, 0.9, 0.5])
+    for band in ax.collections:
+        assert band.get_paths()[0].vertices[:, 1].max() <= 1.0 + 1e-12
 
 
 def test_plotting_never_touches_pyplot(tmp_path):

@@ -78,7 +78,7 @@ def test_errors_are_one_line_exit_2(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["dufm", "train", *SMALL, "--lam", "-1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("deepcollapse: error: lam_h == -1.0") and "\n" not in err
+    assert err.startswith("deepcollapse: error: --lam == -1.0") and "\n" not in err
     assert main(["dufm", "train", *SMALL, "--width", "0", "--out", str(out)]) == 2
     assert "width == 0" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"

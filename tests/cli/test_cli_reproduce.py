@@ -36,3 +36,20 @@ def test_smoke_run_prints_the_report_path(capsys, tmp_path):
     out = capsys.readouterr().out
     assert f"report: {tmp_path.resolve() / 'report.html'}" in out
     assert (tmp_path / "report.html").is_file()
+
+
+def test_mistyped_experiment_name_suggests_the_right_one(capsys, tmp_path):
+    assert main(["reproduce", "fig2top", "--smoke", "--out", str(tmp_path)]) == 2
+    assert "Did you mean 'fig2-top'?" in capsys.readouterr().err
+
+
+def test_folder_of_another_experiment_is_refused_without_force(capsys, tmp_path):
+    out = str(tmp_path / "out")
+    assert main(["reproduce", "fig1-srg-matrices", "--smoke", "--out", out, "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["reproduce", "fig3-left", "--smoke", "--out", out, "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds 'fig1-srg-matrices'" in err[0] and "--force" in err[0]
+    # the same experiment again is fine (finished parts are reused), and --force overrides the refusal
+    assert main(["reproduce", "fig1-srg-matrices", "--smoke", "--out", out, "--no-progress"]) == 0
+    assert main(["reproduce", "fig3-left", "--smoke", "--out", out, "--no-progress", "--force"]) == 0

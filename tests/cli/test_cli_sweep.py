@@ -48,7 +48,7 @@ def test_sweep_from_command_line_only(tmp_path, capsys):
         "log_every=10",
         "--grid",
         "lr=0.1,0.2",
-        "--n-seeds",
+        "--runs",
         "2",
         "--out",
         str(tmp_path),

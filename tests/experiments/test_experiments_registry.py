@@ -1,5 +1,8 @@
 """Every registered experiment runs in --smoke mode and writes figures (PNG + PDF), tables and report.html."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,7 +31,7 @@ def test_registry_covers_the_papers_figures():
     }
     assert expected <= set(NAMES)
     for e in list_experiments():
-        assert e.paper in ("2023", "2024") and e.figure and e.description and e.settings and e.runtime
+        assert e.paper and e.figure and e.description and e.settings and e.runtime
 
 
 def test_unknown_experiment_lists_the_known_ones():
@@ -54,7 +57,10 @@ def test_every_experiment_runs_in_smoke_mode(name, tmp_path):
     if exp.kind == "dufm":
         runs = pd.read_csv(tmp_path / "results.csv")
         assert len(runs) > 0 and not runs.duplicated(["point", "seed"]).any()
-        assert np.isfinite(runs["loss_dnc"]).all()
+        # L_DNC exists for MSE + ReLU; other model families say "no closed form" in their summary
+        for run_dir, loss_dnc in zip(runs["run_dir"], runs["loss_dnc"]):
+            theory = json.loads((Path(run_dir) / "summary.json").read_text())["theory"]
+            assert np.isfinite(loss_dnc) or theory.get("closed_form") is False
 
 
 def test_fig1_matrices_have_the_theorys_ranks(tmp_path):

@@ -241,9 +241,33 @@ def test_torch_input_float32_and_float64_agree_with_numpy():
     out32 = F.collapse_metrics(H32, torch.tensor(y))
     ref32 = F.collapse_metrics(H32.double().numpy(), y)  # same values, float64 tolerance
     assert out32["nc1_trace_ratio"] == pytest.approx(ref32["nc1_trace_ratio"], rel=1e-12)
-    assert out32["rank_tolerance"] == pytest.approx(
-        8 * np.finfo(np.float32).eps * out32["singular_values"][0]
-    )
+    # the dtype rule max(D, K)·eps·σ_1 on the scale of the centred means when that is the smaller one
+    X = H32.double().numpy()
+    M = np.stack([X[y == k].mean(0) for k in range(int(y.max()) + 1)])
+    sB1 = np.linalg.svd(M - X.mean(0), compute_uv=False)[0]
+    s1 = min(out32["singular_values"][0], sB1)
+    assert out32["rank_tolerance"] == pytest.approx(8 * np.finfo(np.float32).eps * s1)
+
+
+def test_pinv_and_nc2_cut_off_from_centred_means_float32_offset():
+    """float32 features around a common offset 1e4 (class spread 0.3): the offset inflates σ_1(M) and the
+    dtype tolerance with it; Σ_B^+ and nc2_cond must still see all K-1 (K) directions.  Reference: the
+    same float32 data shifted back in float64 (shift-invariant metrics), explicit Σ_W, Σ_B, numpy's pinv."""
+    rng = np.random.default_rng(0)
+    K, D, n = 10, 64, 50
+    y = np.arange(K).repeat(n)
+    mu = 0.3 * rng.standard_normal((K, D))
+    H = (1e4 + mu[y] + 0.3 * rng.standard_normal((K * n, D))).astype(np.float32)
+    X = H.astype(np.float64) - 1e4  # exact in float64
+    M = np.stack([X[y == k].mean(0) for k in range(K)])
+    R = X - M[y]
+    S_W = R.T @ R / len(y)
+    S_B = (M - X.mean(0)).T @ (M - X.mean(0)) / K
+    ref = np.trace(S_W @ np.linalg.pinv(S_B, rcond=1e-10, hermitian=True)) / K
+    assert F.nc1_pinv(H, y) == pytest.approx(ref, rel=1e-9)
+    assert F.collapse_metrics(H, y)["nc1_pinv"] == pytest.approx(ref, rel=1e-9)
+    assert math.isfinite(F.nc2_cond(H, y))
+    assert F.collapse_metrics(H, y)["rank"] == K
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -444,3 +468,27 @@ def test_fewer_dimensions_than_classes():
     assert out["nc1_trace_ratio"] == pytest.approx(
         np.trace(ref_sigma_w(H, y, 5)) / np.trace(ref_sigma_b(H, y, 5)), rel=1e-12
     )
+
+
+def test_wh_etf_error_zhu_et_al_against_explicit_formula():
+    """Zhu et al. 2021's W–H relation ‖W M̄ᵀ/‖W M̄ᵀ‖_F − (I − 11ᵀ/K)/√(K−1)‖_F, computed here from explicit
+    matrices; 0 for a classifier equal to simplex-ETF centred means, and not Papyan's self-duality."""
+    rng = np.random.default_rng(3)
+    K, D, n = 4, 7, 6
+    y = np.arange(K).repeat(n)
+    H = rng.standard_normal((K * n, D)) + rng.standard_normal((K, D))[y]
+    W = rng.standard_normal((K, D))
+    Mbar = np.stack([H[y == k].mean(0) for k in range(K)]) - H.mean(0)
+    G = W @ Mbar.T
+    T = (np.eye(K) - np.ones((K, K)) / K) / np.sqrt(K - 1)
+    ref = np.linalg.norm(G / np.linalg.norm(G) - T)
+    assert F.wh_etf_error(W, H, y) == pytest.approx(ref, rel=1e-12)
+    out = F.collapse_metrics(H, y, weights=W)
+    assert out["wh_etf_error"] == pytest.approx(ref, rel=1e-12)
+    assert out["wh_etf_error"] != pytest.approx(out["self_duality"])
+    # simplex ETF means (rows of I − 11ᵀ/K embedded in D dims), classifier = 3 × the means: zero error
+    E = np.zeros((K, D))
+    E[:, :K] = np.eye(K) - 1.0 / K
+    assert F.wh_etf_error(3.0 * E, E) == pytest.approx(0.0, abs=1e-12)
+    # W rotated within the class-mean span so that W M̄ᵀ is no longer ETF-shaped: error > 0
+    assert F.wh_etf_error(E[::-1], E) > 0.1

@@ -78,7 +78,13 @@ def _config(**kw) -> DUFMConfig:
 @pytest.mark.parametrize(
     "kw, field",
     [
-        ({"lam_h": 0.0}, "lam_h"),
+        ({"lam_h": -0.001}, "lam_h"),  # λ = 0 is allowed (unregularised, issue 9)
+        ({"lam_w": [0.1, 0.1, -0.1, 0.1]}, "lam_w[2]"),
+        ({"loss": "hinge"}, "loss"),
+        ({"activation": "tanh"}, "activation"),
+        ({"activation": "relu_eps"}, "eps"),
+        ({"activation": "relu_eps", "eps": 0.0}, "eps"),
+        ({"eps": 0.1}, "eps"),
         ({"lam_w": -1.0}, "lam_w"),
         ({"lam_w": [0.1, 0.1]}, "lam_w"),
         ({"width": 0}, "width"),

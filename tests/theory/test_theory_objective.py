@@ -70,7 +70,7 @@ def test_forward_shapes_and_relu():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"lam_h": 0.0},
+        {"lam_h": -0.1},
         {"lam_h": float("nan")},
         {"lam_w": [0.1, 0.1, 0.1]},
         {"lam_w": -1.0},

@@ -119,3 +119,37 @@ def test_k6_dnc_and_srg_are_told_apart(tmp_path):
     assert r_dnc["classification"] == "dnc", r_dnc
     assert r_srg["classification"] == "srg_like", r_srg
     assert r_srg["ranks"][1:3] == [4, 4]
+
+
+def _class_scaled(sol, factors, n):
+    """The solution with class c's columns of H_1 scaled by factors[c]: by positive homogeneity every layer's
+    class mean c scales by the same factor, so M_L keeps orthogonal columns of unequal norms."""
+    import copy
+
+    out = copy.deepcopy(sol)
+    out.H1 = sol.H1 * np.repeat(np.asarray(factors, dtype=float), n)[None, :]
+    return out
+
+
+def test_run_heading_to_dnc_is_dnc_converging(tmp_path):
+    """The issue's trajectories (K = 10, L = 4, λ = 0.004 after 50 000 steps): rank 10 in every layer, DNC2
+    condition numbers 1.04-1.10, a loss a few 1e-4 above L_DNC and ‖∇‖ ~ 1e-3.  Built here from the explicit
+    DNC solution with unequal class scales; the losses are checked against the closed form L_DNC."""
+    K, L, n, lam, width = 10, 4, 5, 0.004, 12
+    cfg = DUFMConfig(
+        classes=K, n=n, layers=L, width=width, lam_h=lam, lam_w=lam, runs=3, steps=0, dtype="float64"
+    )
+    sol = dnc_solution(K, L, n, lam, lam, width=width)
+    heading = _class_scaled(sol, np.linspace(0.96, 1.04, K), n)  # cond(M_L) = (1.04/0.96)^... ≈ 1.08
+    far = _class_scaled(sol, np.linspace(0.6, 1.4, K), n)  # DNC-shaped but far from the optimum's scales
+    s = analyze_dufm(_folder(tmp_path, "heading", [heading, far, sol], cfg))
+    r_heading, r_far, r_dnc = s["runs"]
+    L_dnc = loss_dnc(K, L, n, lam, lam).loss
+    gap = r_heading["final_loss"] / L_dnc - 1
+    assert 0 < gap < 5e-3, gap
+    assert 1.05 < r_heading["dnc2_cond"][-1] < 1.25 and r_heading["grad_norm"] > 1e-4
+    assert r_heading["ranks"][1:] == [K] * (L - 1)
+    assert r_heading["classification"] == "dnc_converging", r_heading
+    assert r_far["final_loss"] / L_dnc - 1 > 5e-3 and r_far["classification"] != "dnc_converging"
+    assert r_dnc["classification"] == "dnc"
+    assert s["criteria"]["dnc_converging_gap"] == 5e-3

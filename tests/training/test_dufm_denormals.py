@@ -24,3 +24,19 @@ def test_denormal_parameters_are_flushed_by_the_limited_kernel():
     # the flag does not leak out of the call
     x = np.array([tiny], dtype=np.float32)
     assert (x * np.float32(0.5))[0] != 0
+
+
+def test_flush_denormal_flag_is_restored_to_its_previous_state():
+    from deepcollapse.training.dufm_kernel import flush_denormal_is_on
+
+    lrs = np.full(2, 0.5, dtype=np.float32)
+    assert not flush_denormal_is_on()
+    torch.set_flush_denormal(True)  # a caller that flushes denormals itself keeps doing so after the call
+    try:
+        assert flush_denormal_is_on()
+        advance_limited(_params(), lrs, 0, 2, 2, 0.1, [0.1, 0.1])
+        assert flush_denormal_is_on()
+    finally:
+        torch.set_flush_denormal(False)
+    advance_limited(_params(), lrs, 0, 2, 2, 0.1, [0.1, 0.1])
+    assert not flush_denormal_is_on()

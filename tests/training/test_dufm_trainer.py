@@ -141,8 +141,11 @@ def test_torch_engines_match_numpy_engine(tmp_path, engine):
         assert torch.max(torch.abs(a - b)).item() < 1e-11
 
 
-def test_runs_independent_of_batching_and_workers(tmp_path):
-    c = _cfg(runs=4, steps=150)
+@pytest.mark.parametrize(
+    "family", [{}, {"loss": "ce", "activation": "relu_eps", "eps": 0.2}, {"activation": "linear", "lr": 0.1}]
+)
+def test_runs_independent_of_batching_and_workers(tmp_path, family):
+    c = _cfg(runs=4, steps=150, **family)
     train_dufm(c, tmp_path / "all", progress=False)
     train_dufm(
         DUFMConfig.from_dict({**c.to_dict(), "workers": 2, "sub_batch": 1}), tmp_path / "w", progress=False
@@ -185,8 +188,10 @@ def test_resume_after_kill_drops_records_past_checkpoint(tmp_path):
         assert torch.equal(a, b)
 
 
-def test_sigterm_checkpoint_and_resume(tmp_path):
-    """SIGTERM mid-run (real process): checkpoint at the stop step; resume continues bit-identically."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_checkpoint_and_resume(tmp_path, signum):
+    """SIGTERM / SIGINT (Ctrl-C) mid-run (real process): checkpoint at the stop step, exit 128 + signum, the
+    message names the resume command; resume continues bit-identically."""
     c = _cfg(steps=10**7, checkpoint_every=10**6, log_every=10**6, runs=2)
     full, cut = tmp_path / "full", tmp_path / "cut"
     cfg_file = tmp_path / "c.yaml"
@@ -197,9 +202,10 @@ def test_sigterm_checkpoint_and_resume(tmp_path):
     while time.time() < deadline and not (cut / "metrics.jsonl").is_file():
         time.sleep(0.05)
     time.sleep(0.3)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    assert proc.returncode == 128 + signum, err.decode()
+    assert f"resume with: deepcollapse dufm resume {cut}" in err.decode()
     stop = torch.load(cut / "checkpoint.pt", weights_only=True)["step"]
     assert 0 < stop < 10**6  # written on SIGTERM, not at a checkpoint_every boundary
     assert not (cut / "params.pt").exists()

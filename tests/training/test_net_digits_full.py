@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from deepcollapse.experiments.net_presets import digits_demo_config
@@ -11,7 +10,6 @@ from deepcollapse.training.supervised import train_net
 torch.set_num_threads(1)
 
 
-@pytest.mark.slow
 def test_digits_reaches_full_train_accuracy_with_collapse(tmp_path):
     cfg = digits_demo_config(epochs=30, eval_every=30)
     summary = train_net(cfg, tmp_path / "run", progress=False)

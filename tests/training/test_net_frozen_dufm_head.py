@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from deepcollapse.training.supervised import NetConfig, train_net
@@ -10,7 +9,6 @@ from deepcollapse.training.supervised import NetConfig, train_net
 torch.set_num_threads(1)
 
 
-@pytest.mark.slow
 def test_backbone_under_frozen_dufm_head_reaches_collapse(tmp_path):
     from deepcollapse.models.dufm import DUFMConfig
     from deepcollapse.training.dufm import train_dufm

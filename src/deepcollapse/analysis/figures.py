@@ -23,6 +23,11 @@ from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "BOUNDED",
+    "LABELS",
+    "L_DNC",
+    "L_SRG",
+    "axis_label",
     "new_axes",
     "plot_band",
     "plot_layer_metric",
@@ -33,6 +38,39 @@ __all__ = [
     "plot_sweep_curve",
     "save_figure",
 ]
+
+
+#: How L_DNC and L_SRG are typeset in every figure (mathtext; upright subscripts).
+L_DNC = r"$L_{\mathrm{DNC}}$"
+L_SRG = r"$L_{\mathrm{SRG}}$"
+
+#: Axis labels in words and symbols for the table columns figures plot (fallback: the column name).
+LABELS: dict[str, str] = {
+    "lam": "weight decay λ (every parameter)",
+    "lam_h": r"feature decay $\lambda_{H_1}$",
+    "width": r"width $d_l$",
+    "classes": "classes K",
+    "layers": "layers L",
+    "mean_rank": r"average rank of $M_2, \ldots, M_{L-1}$",
+    "is_dnc": "P(DNC)",
+    "reaches_dnc": "P(DNC or heading to DNC)",
+    "below_dnc": f"P(loss < {L_DNC})",
+    "final_loss": "final training loss",
+    "loss": "training loss",
+    "dnc1": r"DNC1 = tr$(\Sigma_W)$ / tr$(\Sigma_B)$",
+    "train_acc": "training accuracy",
+    "test_acc": "test accuracy",
+    "step": "gradient step",
+    "epoch": "epoch",
+}
+
+#: Quantities bounded in [0, 1]: their bands are clipped to the bounds (a ± std band would leave them).
+BOUNDED = ("is_dnc", "reaches_dnc", "below_dnc", "train_acc", "test_acc", "diverged")
+
+
+def axis_label(name: str) -> str:
+    """The label of a plotted column: words and symbols (``LABELS``), else the column name."""
+    return LABELS.get(name, name)
 
 
 def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (4.8, 3.6)) -> tuple[Figure, Axes]:
@@ -63,20 +101,34 @@ def plot_band(
     color: Any = None,
     **kwargs: Any,
 ) -> tuple[Figure, Axes]:
-    """A mean curve with a ± ``std`` band."""
+    """A mean curve with a ± ``std`` band; ``bounds=(lo, hi)`` clips the band to the quantity's range."""
+    bounds = kwargs.pop("bounds", None)
     fig, ax = new_axes(ax)
     xs, m = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
     (line,) = ax.plot(xs, m, label=label, color=color, **kwargs)
     if std is not None:
         s = np.nan_to_num(np.asarray(std, dtype=float))
-        ax.fill_between(xs, m - s, m + s, color=line.get_color(), alpha=0.25, linewidth=0)
+        lo, hi = m - s, m + s
+        if bounds is not None:
+            lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
     return fig, ax
 
 
-def _log_band(ax: Axes, x: np.ndarray, m: np.ndarray, s: np.ndarray, label: str, **kwargs: Any) -> None:
-    """Draw ``10**m`` with the band ``10**(m ± s)`` (``m``, ``s``: mean and std of log10 values)."""
+def _log_band(
+    ax: Axes,
+    x: np.ndarray,
+    m: np.ndarray,
+    s: np.ndarray,
+    label: str,
+    upper: float | None = None,
+    **kwargs: Any,
+) -> None:
+    """Draw ``10**m`` with the band ``10**(m ± s)`` (``m``, ``s``: mean and std of log10 values), the band's
+    top clipped at ``upper`` (e.g. 1 for singular values divided by the largest)."""
     (line,) = ax.plot(x, 10.0**m, label=label, **kwargs)
-    ax.fill_between(x, 10.0 ** (m - s), 10.0 ** (m + s), color=line.get_color(), alpha=0.25, linewidth=0)
+    hi = 10.0 ** (m + s) if upper is None else np.minimum(10.0 ** (m + s), upper)
+    ax.fill_between(x, 10.0 ** (m - s), hi, color=line.get_color(), alpha=0.25, linewidth=0)
 
 
 def _mean_std(frame: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -91,34 +143,43 @@ def plot_loss_curves(
     *,
     ax: Axes | None = None,
     y: str = "loss",
-    label: str = "GD (mean ± std)",
+    label: str = "GD (mean ± std over seeds)",
     logy: bool = True,
     zoom: bool = True,
 ) -> tuple[Figure, Axes]:
     """Training loss over steps (mean ± std over runs) against the L_DNC and L_SRG levels (2024 Fig. 2 left).
 
     ``curves``: columns ``step``, ``run`` and ``y``.  ``zoom`` limits the y-axis to the region around the
-    theory levels (from 0.9 × the lowest of them and of the curve, up to max(0.6, 1.5 × L_DNC)), cutting the
-    first steps' large losses.
+    theory levels and the end of the curve: from 0.9 × the lowest of the levels and the curve, up to the
+    largest of max(0.6, 1.5 × L_DNC) and 1.1 × the curve's last half (so a short run that has not come down
+    yet, e.g. a smoke run, is still seen), cutting the first steps' large losses.  On a log axis the band is
+    geometric (mean ± std of log10), so it stays positive.
     """
     fig, ax = new_axes(ax)
-    stats = _mean_std(curves.dropna(subset=[y]), "step", y)
-    plot_band(stats["step"], stats["mean"], stats["std"], ax=ax, label=label)
+    data = curves.dropna(subset=[y])
+    if logy:
+        logged = data.assign(**{y: np.log10(data[y].astype(float).clip(lower=1e-300))})
+        stats = _mean_std(logged, "step", y)
+        _log_band(ax, stats["step"].to_numpy(), stats["mean"].to_numpy(), stats["std"].to_numpy(), label)
+        mean = 10.0 ** stats["mean"]
+    else:
+        stats = _mean_std(data, "step", y)
+        plot_band(stats["step"], stats["mean"], stats["std"], ax=ax, label=label)
+        mean = stats["mean"]
     if loss_dnc is not None and np.isfinite(loss_dnc):
-        ax.axhline(loss_dnc, color="tab:red", linestyle="--", label=f"$L_{{DNC}}$ = {loss_dnc:.4f}")
+        ax.axhline(loss_dnc, color="tab:red", linestyle="--", label=f"{L_DNC} = {loss_dnc:.4f}")
     if loss_srg is not None and np.isfinite(loss_srg):
-        ax.axhline(loss_srg, color="tab:green", linestyle=":", label=f"$L_{{SRG}}$ = {loss_srg:.4f}")
+        ax.axhline(loss_srg, color="tab:green", linestyle=":", label=f"{L_SRG} = {loss_srg:.4f}")
     if logy:
         ax.set_yscale("log")
     levels = [v for v in (loss_dnc, loss_srg) if v is not None and np.isfinite(v)]
-    if (
-        levels and zoom
-    ):  # the papers' view: the converged region around the theory levels, not the first steps
-        finite = stats["mean"][np.isfinite(stats["mean"])]
-        low = min([*levels, float(finite.min())]) if len(finite) else min(levels)
-        ax.set_ylim(0.9 * low, max(0.6, 1.5 * max(levels)))
+    finite = mean[np.isfinite(mean)].to_numpy()
+    if levels and zoom and len(finite):  # the papers' view: the converged region, not the first steps
+        tail = finite[len(finite) // 2 :]
+        low = min([*levels, float(finite.min())])
+        ax.set_ylim(0.9 * low, max(0.6, 1.5 * max(levels), 1.1 * float(tail.max())))
     ax.set_xlabel("gradient step")
-    ax.set_ylabel("training loss")
+    ax.set_ylabel("training loss (eq. (1))")
     ax.legend(fontsize=8)
     return fig, ax
 
@@ -128,12 +189,13 @@ def plot_loss_parts(
 ) -> tuple[Figure, Axes]:
     """Loss of one run over steps, decomposed into fit and regularisation terms (2024 Figs. 5, 7, 8)."""
     fig, ax = new_axes(ax)
+    names = {"loss": "loss (eq. (1))", "fit": r"fit $\|W_L H_L - Y\|_F^2 / (2N)$", "reg": "regularisation"}
     for col, style in (("loss", "-"), ("fit", "--"), ("reg", ":")):
         if col in curve:
-            ax.plot(curve["step"], curve[col], style, label=col)
+            ax.plot(curve["step"], curve[col], style, label=names[col])
     ax.set_yscale("log")
     ax.set_xlabel("gradient step")
-    ax.set_ylabel("loss")
+    ax.set_ylabel("loss and its parts")
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=9)
@@ -165,8 +227,8 @@ def plot_layer_metric(
             plot_band(stats[x], m, s, ax=ax, label=f"layer {layer}")
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel("gradient step" if x == "step" else x)
-    ax.set_ylabel(metric.upper() if metric == "dnc1" else metric)
+    ax.set_xlabel(axis_label(x))
+    ax.set_ylabel(axis_label(metric))
     ax.legend(fontsize=8)
     return fig, ax
 
@@ -178,28 +240,42 @@ def plot_singular_values(
     normalize: bool = True,
     logy: bool = True,
     label_fmt: str = "layer {}",
+    rank_rtol: float = 1e-3,
 ) -> tuple[Figure, Axes]:
-    """Singular values of the class-mean matrices at convergence, one curve (mean ± std over runs) per layer
-    (2024 Fig. 2 right, Fig. 4 middle, Fig. 6).  ``values[layer]``: array ``(runs, k)`` in decreasing order;
-    ``normalize`` divides each run's values by its largest one."""
+    """Singular values of the class-mean matrices at convergence, mean ± std over runs per layer (2024 Fig. 2
+    right, Fig. 4 middle, Fig. 6).  ``values[layer]``: array ``(runs, k)`` in decreasing order; ``normalize``
+    divides each run's values by its largest one.
+
+    Runs of different numerical rank (σ_i / σ_1 > ``rank_rtol``) are not averaged into one curve: each rank
+    gets its own curve, labelled with the rank and the number of runs.  The band of normalised values is
+    clipped at 1 (their bound)."""
     fig, ax = new_axes(ax)
     for layer, arr in values.items():
         a = np.atleast_2d(np.asarray(arr, dtype=float))
-        if normalize:
-            top = a[:, :1]
-            a = np.divide(a, top, out=np.zeros_like(a), where=top > 0)
-        if logy:  # geometric band; exact zeros shown at the floor 1e-16
-            a = np.log10(np.maximum(a, 1e-16))
-        m, s = a.mean(0), (a.std(0, ddof=1) if a.shape[0] > 1 else np.zeros(a.shape[1]))
-        idx = np.arange(1, a.shape[1] + 1)
-        if logy:
-            _log_band(ax, idx, m, s, label=label_fmt.format(layer), marker="o", markersize=3)
-        else:
-            plot_band(idx, m, s, ax=ax, label=label_fmt.format(layer), marker="o", markersize=3)
+        top = a[:, :1]
+        rel = np.divide(a, top, out=np.zeros_like(a), where=top > 0)
+        ranks = (rel > rank_rtol).sum(axis=1)
+        groups = sorted(set(int(r) for r in ranks))
+        for r in groups:
+            g = (rel if normalize else a)[ranks == r]
+            if logy:  # geometric band; exact zeros shown at the floor 1e-16
+                g = np.log10(np.maximum(g, 1e-16))
+            m, s = g.mean(0), (g.std(0, ddof=1) if g.shape[0] > 1 else np.zeros(g.shape[1]))
+            idx = np.arange(1, g.shape[1] + 1)
+            label = label_fmt.format(layer)
+            if len(groups) > 1:
+                label += f" (rank {r}, {g.shape[0]} run{'s' if g.shape[0] > 1 else ''})"
+            if logy:
+                upper = 1.0 if normalize else None
+                _log_band(ax, idx, m, s, label=label, upper=upper, marker="o", markersize=3)
+            else:
+                bounds = (0.0, 1.0) if normalize else None
+                plot_band(idx, m, s, ax=ax, label=label, marker="o", markersize=3, bounds=bounds)
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel("index")
-    ax.set_ylabel("singular value" + (" / largest" if normalize else ""))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("index i")
+    ax.set_ylabel(r"singular value $\sigma_i$" + (r" / $\sigma_1$" if normalize else ""))
     ax.legend(fontsize=8)
     return fig, ax
 
@@ -219,15 +295,19 @@ def plot_sweep_curve(
     10).
 
     ``summary``: one row per point with columns ``x``, ``<y>_mean`` and ``<y>_std`` (see ``aggregate_runs``).
-    ``log2x`` plots against log2(x), as the papers do for weight decay.
+    ``log2x`` puts ``x`` on a base-2 logarithmic axis (ticks 2^k), as the papers do for weight decay.  The
+    band of a quantity bounded in [0, 1] (``BOUNDED``) is clipped to [0, 1].
     """
     fig, ax = new_axes(ax)
     df = summary.sort_values(x)
-    xs = np.log2(df[x].astype(float)) if log2x else df[x].astype(float)
+    xs = df[x].astype(float)
     std = df[f"{y}_std"] if band and f"{y}_std" in df else None
-    plot_band(xs, df[f"{y}_mean"], std, ax=ax, label=label, marker="o")
-    ax.set_xlabel(f"log2({x})" if log2x else x)
-    ax.set_ylabel(ylabel or y)
+    bounds = (0.0, 1.0) if y in BOUNDED else None
+    plot_band(xs, df[f"{y}_mean"], std, ax=ax, label=label, marker="o", bounds=bounds)
+    if log2x:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(axis_label(x))
+    ax.set_ylabel(ylabel or axis_label(y))
     if label:
         ax.legend(fontsize=8)
     return fig, ax

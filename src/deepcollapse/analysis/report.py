@@ -35,10 +35,12 @@ body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max
 padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;border-bottom:2px solid
 #446;padding-bottom:.2em}h2{font-size:1.25em;margin-top:1.6em;color:#335}
-figure{display:inline-block;margin:.5em;vertical-align:top;max-width:540px} figure
-img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.85em;color:#444}
-table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{border:1px solid #ccc;padding:2px 6px;
-text-align:right}th{background:#eef}pre{background:#f6f6f8;padding:.6em;overflow-x:auto;font-size:.8em}
+figure{display:inline-block;margin:.5em;vertical-align:top;width:calc(50% - 1.2em)}
+figure.wide{display:block;width:auto;max-width:100%}
+figure img{width:100%;height:auto;border:1px solid #ddd}figcaption{font-size:.85em;color:#444}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0;display:block;max-width:100%;overflow-x:auto}
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eef}
+pre{background:#f6f6f8;padding:.6em;overflow-x:auto;font-size:.8em}
 .note{background:#fffbe6;border-left:4px solid #e5c100;padding:.4em .8em}.meta td{text-align:left}
 """
 
@@ -75,7 +77,7 @@ def environment_info() -> dict[str, str]:
 class _Section:
     heading: str
     text: str = ""
-    figures: list[tuple[str, str]] = field(default_factory=list)  # (base64 png, caption)
+    figures: list[tuple[str, str, bool]] = field(default_factory=list)  # (base64 png, caption, wide)
     tables: list[tuple[str, str]] = field(default_factory=list)  # (html, caption)
     notes: list[str] = field(default_factory=list)
 
@@ -102,9 +104,14 @@ class Report:
         return self.sections[-1]
 
     def add_figure(self, png: str | Path | bytes, caption: str = "") -> Report:
-        """Embed a PNG (a path or its bytes) as base64."""
+        """Embed a PNG (a path or its bytes) as base64.  Single panels are shown two per row; a multi-panel
+        figure (wider than 1.6 × its height) gets the full page width, so its panels stay readable."""
         data = png if isinstance(png, bytes) else Path(png).read_bytes()
-        self._current().figures.append((base64.b64encode(data).decode("ascii"), caption))
+        wide = False
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:  # IHDR: width, height (big-endian)
+            w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+            wide = h > 0 and w / h > 1.6
+        self._current().figures.append((base64.b64encode(data).decode("ascii"), caption, wide))
         return self
 
     def add_table(self, table: pd.DataFrame, caption: str = "", float_format: str = "{:.6g}") -> Report:
@@ -140,9 +147,11 @@ class Report:
                 parts.append(f"<p>{e(sec.text)}</p>")
             for note in sec.notes:
                 parts.append(f'<p class="note">{e(note)}</p>')
-            for b64, caption in sec.figures:
+            for b64, caption, wide in sec.figures:
+                cls = ' class="wide"' if wide else ""
                 parts.append(
-                    f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{b64}">'
+                    f'<figure{cls}><img alt="{e(caption)}" '
+                    f'src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(caption)}</figcaption></figure>"
                 )
             for table_html, caption in sec.tables:

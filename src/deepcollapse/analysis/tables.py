@@ -78,6 +78,7 @@ def dufm_run_rows(folder: str | Path) -> list[dict[str, Any]]:
         mid = ranks[1:-1] if len(ranks) >= 3 else ranks[:-1]
         row["mean_rank"] = float(np.mean(mid)) if mid else math.nan
         row["is_dnc"] = float(run.get("classification") == "dnc")
+        row["reaches_dnc"] = float(run.get("classification") in ("dnc", "dnc_converging"))
         row["below_dnc"] = float(row["final_loss"] < loss_dnc) if math.isfinite(loss_dnc) else math.nan
         row["loss_ratio_srg"] = (
             row["final_loss"] / loss_srg if math.isfinite(loss_srg) and loss_srg > 0 else math.nan

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from deepcollapse._checks import ConfigError
 from deepcollapse.theory import dnc_solution, loss_dnc, loss_srg, srg_geometry, srg_solution
 
-__all__ = ["plot_ratio", "plot_srg", "ratio_data", "srg_figure_data"]
+__all__ = ["plot_ratio", "plot_ratio_grid", "plot_runs_against", "plot_srg", "ratio_data", "srg_figure_data"]
 
 
 def ratio_data(
@@ -132,3 +132,114 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
         fontsize=10,
     )
     return fig, axes
+
+
+# ----------------------------------------------------------------------------------------------------
+# Model families (issue 9): the cross-entropy conjecture grid, curves over runs with bounded bands
+# ----------------------------------------------------------------------------------------------------
+def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = None) -> tuple[Figure, Axes]:
+    """``L_SRG / L_DNC`` over ``(K, L)`` as a heat map (rows: ``L``, columns: ``K``), diverging at 1 (blue:
+    SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×, those where both optima are the
+    all-zero point (optional boolean column ``both_zero``) with a grey dot.  ``rows``: records or a DataFrame
+    with columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
+    import pandas as pd
+    from matplotlib.colors import TwoSlopeNorm
+
+    df = pd.DataFrame(rows)
+    pivot = df.pivot(index="layers", columns="classes", values="ratio").astype(float)
+    Z = pivot.to_numpy()
+    if ax is None:
+        fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure  # type: ignore[assignment]
+    finite = Z[np.isfinite(Z)]
+    lo = min(float(finite.min()), 0.99) if finite.size else 0.9
+    hi = max(float(finite.max()), 1.01) if finite.size else 1.1
+    Ks, Ls = pivot.columns.to_numpy(), pivot.index.to_numpy()
+    extent = (Ks[0] - 0.5, Ks[-1] + 0.5, Ls[0] - 0.5, Ls[-1] + 0.5)
+    im = ax.imshow(
+        Z,
+        origin="lower",
+        aspect="auto",
+        cmap="RdBu_r",
+        norm=TwoSlopeNorm(1.0, lo, hi),
+        extent=extent,
+        interpolation="nearest",
+    )
+    tie = np.zeros_like(Z, dtype=bool)
+    if "both_zero" in df:  # both optima are the all-zero point: a tie, not a DNC win
+        tie = df.pivot(index="layers", columns="classes", values="both_zero").fillna(False).to_numpy(bool)
+    worse = np.argwhere(np.isfinite(Z) & (Z >= 1.0) & ~tie)  # DNC at least as good: marked
+    if worse.size:
+        ax.plot(Ks[worse[:, 1]], Ls[worse[:, 0]], "kx", markersize=5, label="DNC ≤ SRG")
+    ties = np.argwhere(tie)
+    if ties.size:
+        ax.plot(Ks[ties[:, 1]], Ls[ties[:, 0]], ".", color="0.4", markersize=3, label="both zero (tie)")
+    if worse.size or ties.size:
+        ax.legend(fontsize=7, loc="upper right")
+    cbar = fig.colorbar(im, ax=ax)
+    cbar.set_label("L_SRG / L_DNC  (< 1: SRG better)")
+    ax.set_xlabel("number of classes K")
+    ax.set_ylabel("number of layers L")
+    ax.set_yticks(Ls)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig, ax
+
+
+def plot_runs_against(
+    frame: Any,
+    x: str,
+    y: str,
+    *,
+    group: str | None = None,
+    ax: Axes | None = None,
+    bounds: tuple[float, float] | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    label_fmt: str = "{}",
+) -> tuple[Figure, Axes]:
+    """Mean ± std over runs of ``y`` against ``x``, one curve per value of ``group``.
+
+    ``frame``: one row per run (columns ``x``, ``y``, ``group``).  The band is clipped to ``bounds`` (e.g.
+    ranks in ``[0, K]``); with ``logy`` it is geometric (mean ± std of ``log10 y``), so it stays positive."""
+    import pandas as pd
+
+    df = pd.DataFrame(frame).dropna(subset=[x, y])
+    if ax is None:
+        fig = Figure(figsize=(4.8, 3.6), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure  # type: ignore[assignment]
+    groups = [(None, df)] if group is None else list(df.groupby(group, sort=True))
+    for key, sub in groups:
+        vals = sub[y].astype(float)
+        if logy:
+            vals = np.log10(vals.clip(lower=1e-300))
+        g = pd.DataFrame({"x": sub[x].astype(float), "v": vals}).groupby("x")["v"]
+        xs = np.asarray(g.mean().index, dtype=float)
+        m, s = g.mean().to_numpy(), g.std(ddof=1).fillna(0.0).to_numpy()
+        lo, hi = (10.0 ** (m - s), 10.0 ** (m + s)) if logy else (m - s, m + s)
+        mid = 10.0**m if logy else m
+        if bounds is not None:
+            lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
+        (line,) = ax.plot(
+            xs, mid, marker="o", markersize=4, label=None if key is None else label_fmt.format(key)
+        )
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+    if logx:
+        ax.set_xscale("log")
+    elif np.allclose(df[x].astype(float) % 1, 0):  # integer x (layers, widths): integer ticks
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    if group is not None:
+        ax.legend(fontsize=8)
+    return fig, ax

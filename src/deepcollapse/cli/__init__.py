@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from deepcollapse._checks import DeepCollapseError
+from deepcollapse._checks import DeepCollapseError, Interrupted
 
 # Command-group modules, in the order they appear in --help.  A module that fails to import (e.g. an optional
 # dependency missing) only disables its own commands.
@@ -23,8 +23,9 @@ _GROUPS = ("theory", "metrics", "dufm", "net", "reproduce", "sweep", "demo")
 
 def build_parser() -> argparse.ArgumentParser:
     from deepcollapse import __version__
+    from deepcollapse.cli.options import Parser, normalise
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="deepcollapse",
         description=(
             "Deep neural collapse and the low-rank bias: theory, DUFM training, metrics, experiments."
@@ -41,7 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    normalise(parser)
+    Parser.root = parser
     return parser
+
+
+def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> str:
+    """The command that continues an interrupted one: ``dufm resume`` / ``net resume`` for a training run,
+    otherwise the same command again (sweeps, reproduce and demo skip finished runs and resume the rest)."""
+    import shlex
+
+    group = getattr(args, "command", None)
+    sub = getattr(args, f"{group}_command", None) if group else None
+    if group in ("dufm", "net") and sub == "train":
+        return f"deepcollapse {group} resume {shlex.quote(str(args.out))}"
+    words = list(sys.argv[1:] if argv is None else argv)
+    return shlex.join(["deepcollapse", *words])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,8 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeepCollapseError as exc:
         print(f"deepcollapse: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"deepcollapse: interrupted: {exc.message}.", file=sys.stderr)
+        resume = exc.resume if args.command in ("dufm", "net") and exc.resume else resume_command(args, argv)
+        print(f"deepcollapse: resume with: {resume}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("deepcollapse: interrupted; partial results and checkpoints are kept on disk.", file=sys.stderr)
+        print(f"deepcollapse: resume with: {resume_command(args, argv)}", file=sys.stderr)
         return 130
     return int(code or 0)
 

@@ -57,7 +57,7 @@ def _print_results(out: Path) -> None:
     """The flagship theory comparison, then each flagship run folder's analysis next to the theory values."""
     from deepcollapse.cli.dufm import print_summary
     from deepcollapse.cli.theory import print_compare
-    from deepcollapse.experiments.registry import FLAGSHIP
+    from deepcollapse.experiments.dufm_helpers import FLAGSHIP
     from deepcollapse.theory import compare
 
     K, L, n, lam = FLAGSHIP["classes"], FLAGSHIP["layers"], FLAGSHIP["n"], FLAGSHIP["lam"]

@@ -25,6 +25,14 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--width", "width", str, "d_1..d_L: one int or comma-separated L ints (default 30)"),
     ("--lam-h", "lam_h", float, "λ_H1 (overrides --lam)"),
     ("--lam-w", "lam_w", str, "λ_W: one float or comma-separated L floats (overrides --lam)"),
+    ("--loss", "loss", str, "fit term: mse | ce (softmax cross-entropy) (default mse)"),
+    (
+        "--activation",
+        "activation",
+        str,
+        "relu | linear | relu_eps (smooth σ_ε, needs --eps) (default relu)",
+    ),
+    ("--eps", "eps", float, "ε of --activation relu_eps, > 0"),
     ("--lr", "lr", float, "learning rate (default 0.5)"),
     ("--lr-schedule", "lr_schedule", str, "constant | step | cosine (default constant)"),
     ("--lr-decay", "lr_decay", float, "step schedule factor (default 0.1)"),
@@ -66,7 +74,7 @@ def register(subparsers: Any) -> None:
     for opt, _, typ, hlp in _OPTIONS:
         t.add_argument(opt, type=typ, help=hlp)
     t.add_argument("--out", required=True, help="run folder")
-    t.add_argument("--force", action="store_true", help="overwrite an existing run in --out")
+    t.add_argument("--force", action="store_true", help="replace an existing run in --out")
     t.add_argument(
         "--max-steps", type=int, help="stop after this many steps with a checkpoint (resume later)"
     )
@@ -79,7 +87,7 @@ def register(subparsers: Any) -> None:
     r.add_argument("--steps", type=int, help="new total number of steps (extend a run)")
     r.add_argument("--workers", type=int, help="change the number of worker processes")
     r.add_argument("--max-steps", type=int, help="stop after this many steps with a checkpoint")
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(func=_resume)
 
@@ -273,9 +281,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         return
     fmt = lambda x: "-" if x is None else f"{x:.6f}"
     print(
-        f"L_DNC = {fmt(summary['loss_dnc'])}   L_SRG = {fmt(summary['loss_srg'])}   L_zero = 0.5   "
-        f"(step {summary['step']})"
+        f"L_DNC = {fmt(summary['loss_dnc'])}   L_SRG = {fmt(summary['loss_srg'])}   "
+        f"L_zero = {fmt(summary['loss_zero'])}   (step {summary['step']})"
     )
+    if summary.get("theory", {}).get("note"):
+        print(summary["theory"]["note"])
     print(
         f"{'run':>3} {'seed':>5} {'loss':>10} {'polished':>10} {'class':>14}  ranks (M_1..M_L)  dnc1 (last)"
     )
@@ -292,10 +302,23 @@ def print_summary(summary: dict[str, Any]) -> None:
     )
 
 
+def _option_of_field(args: argparse.Namespace) -> dict[str, str]:
+    """The option the user typed for each config field (``--lam`` for λ_H1 / λ_W when it set them)."""
+    names = {field: opt for opt, field, _, _ in _OPTIONS}
+    for field in ("lam_h", "lam_w"):
+        if args.lam is not None and getattr(args, field, None) is None:
+            names[field] = "--lam"
+    return names
+
+
 def _train(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import user_words
     from deepcollapse.training.dufm import train_dufm
 
-    config = build_config(args)
+    try:
+        config = build_config(args)
+    except ConfigError as exc:
+        raise user_words(exc, _option_of_field(args)) from None
     if args.max_steps is not None and args.max_steps < 0:
         raise ConfigError(f"max_steps == {args.max_steps}, must be >= 0.")
     summary = train_dufm(
@@ -306,8 +329,10 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.dufm import resume_dufm
 
+    check_folder_kind(args.dir, "dufm")
     summary = resume_dufm(
         args.dir,
         steps=args.steps,
@@ -320,8 +345,10 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.dufm_analysis import analyze_dufm
 
+    check_folder_kind(args.dir, "dufm")
     summary = analyze_dufm(args.dir, write=not args.no_write)
     print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
     return 0

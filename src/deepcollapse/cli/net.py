@@ -2,7 +2,7 @@
 
 Examples::
 
-    deepcollapse net train --dataset digits --head-layers 4 --head-width 64 --reg dufm --lam 0.005 \\
+    deepcollapse net train --dataset digits --layers 4 --width 64 --reg dufm --lam 0.005 \\
         --lam-h 5e-6 --lr 0.05 --epochs 30 --out runs/digits
     deepcollapse net train --dataset cifar10 --data-dir ~/data --classes 0,1 --epochs 200 --out runs/c10
     deepcollapse net resume runs/c10
@@ -29,7 +29,9 @@ def _floats(s: str) -> list[float]:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("net", help="train ResNet20 + MLP head on digits / MNIST / CIFAR-10")
+    p = subparsers.add_parser(
+        "net", help="train ResNet20 (or MLP) + MLP head on digits / MNIST-1D / (Fashion-)MNIST / CIFAR-10"
+    )
     sub = p.add_subparsers(dest="net_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -41,15 +43,21 @@ def register(subparsers: Any) -> None:
     t.add_argument("--preset", help="start from a paper preset (see `deepcollapse net presets`)")
     t.add_argument("--smoke", action="store_true", help="with --preset: its seconds-long digits variant")
     t.add_argument("--config", help="NetConfig YAML (over the preset); explicit options override both")
-    t.add_argument("--dataset", choices=["digits", "mnist", "cifar10"], help="(default digits)")
-    t.add_argument("--data-dir", help="folder with the MNIST IDX files or cifar-10-batches-py")
+    t.add_argument(
+        "--dataset",
+        choices=["digits", "mnist1d", "mnist", "fashion_mnist", "cifar10"],
+        help="(default digits; digits and mnist1d ship with a package)",
+    )
+    t.add_argument("--data-dir", help="folder with the (Fashion-)MNIST IDX files or cifar-10-batches-py")
     t.add_argument("--classes", help="comma-separated original labels to keep, e.g. 0,1 (default all)")
     t.add_argument("--n-per-class", type=_opt_int, help="balanced training subsample per class (default all)")
     t.add_argument(
         "--n-test-per-class", type=_opt_int, help="balanced test subsample per class (default all)"
     )
     t.add_argument("--no-normalize", action="store_true", help="keep pixels in [0, 1]")
-    t.add_argument("--backbone", choices=["resnet20"], help="(default resnet20)")
+    t.add_argument("--backbone", choices=["resnet20", "mlp"], help="(default resnet20)")
+    t.add_argument("--backbone-width", type=int, help="mlp backbone: width of H1 (default 256)")
+    t.add_argument("--backbone-depth", type=int, help="mlp backbone: affine + ReLU layers (default 2)")
     t.add_argument("--feature-dim", type=_opt_int, help="bias-free projection of the 64 backbone channels")
     t.add_argument("--head-layers", type=int, help="number L of head weight matrices (default 4)")
     t.add_argument("--head-width", type=int, help="head width d_2..d_L (default 64)")
@@ -78,22 +86,25 @@ def register(subparsers: Any) -> None:
     t.add_argument("--seed", type=int, help="(default 0)")
     t.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], help="(default auto)")
     t.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    t.add_argument("--amp", action="store_true", help="mixed precision (float16 + GradScaler on cuda)")
+    t.add_argument("--channels-last", action="store_true", help="channels-last memory format (resnet20)")
     t.add_argument("--freeze-head", action="store_true", help="train the backbone only")
     t.add_argument("--head-init", help="DUFM run folder (or params.pt) providing W_1..W_L of the head")
     t.add_argument("--head-init-run", type=int, help="run index r in the DUFM params (default 0)")
     t.add_argument("--rank-rtol", type=float, help="relative rank threshold (default 1e-3)")
     t.add_argument("--out", required=True, help="run folder")
-    t.add_argument("--force", action="store_true", help="overwrite an existing run in --out")
-    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--force", action="store_true", help="replace an existing run in --out")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.set_defaults(func=_train)
 
     ps = sub.add_parser("presets", help="list the paper presets (2024 Figs. 2, 4, 9, 10; 2023 Fig. 1)")
     ps.set_defaults(func=_presets)
 
     r = sub.add_parser("resume", help="continue a run from its last checkpoint")
-    r.add_argument("out", metavar="DIR")
+    r.add_argument("out", metavar="DIR", help="run folder")
     r.add_argument("--epochs", type=int, help="new total number of epochs")
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--batch-size", type=int, help="new batch size (e.g. after running out of GPU memory)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=_resume)
 
 
@@ -127,8 +138,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
             base[field.name] = v
     if args.no_normalize:
         base["normalize"] = False
-    if args.freeze_head:
-        base["freeze_head"] = True
+    for flag in ("freeze_head", "amp", "channels_last"):
+        if getattr(args, flag):
+            base[flag] = True
     if isinstance(base.get("classes"), str):
         from deepcollapse.data.datasets import parse_classes
 
@@ -168,17 +180,27 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import field_options, user_words
+    from deepcollapse.training.net_config import NetConfig
     from deepcollapse.training.supervised import train_net
 
-    config = config_from_args(args)
+    try:
+        config = config_from_args(args)
+    except ConfigError as exc:
+        fields = [f.name for f in dataclasses.fields(NetConfig)] + ["milestones"]
+        raise user_words(exc, field_options(fields, "net train")) from None
     summary = train_net(config, args.out, force=args.force, progress=not args.no_progress)
     _print_summary(summary, args.out)
     return 1 if summary.get("diverged") else 0
 
 
 def _resume(args: argparse.Namespace) -> int:
+    from deepcollapse.cli.options import check_folder_kind
     from deepcollapse.training.supervised import resume_net
 
-    summary = resume_net(args.out, epochs=args.epochs, progress=not args.no_progress)
+    check_folder_kind(args.out, "net")
+    summary = resume_net(
+        args.out, epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size
+    )
     _print_summary(summary, args.out)
     return 1 if summary.get("diverged") else 0

@@ -18,11 +18,16 @@ from deepcollapse._checks import ConfigError
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
     """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress``, ``--force`` (shared by sweep)."""
-    p.add_argument("--executor", default="local", help="local (default: process pool) or ray")
+    from deepcollapse.cli.options import FORCE_HELP, NO_PROGRESS_HELP
+
+    p.add_argument("--executor", default="local", help="local (a process pool) or ray")
     p.add_argument("--workers", type=int, help="parallel processes / Ray CPUs (default: min(tasks, cores))")
-    p.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local instance)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--force", action="store_true", help="re-train run folders made with a different config")
+    p.add_argument(
+        "--ray-address",
+        help="HOST:PORT of a running Ray cluster (token auth: see README) (default: start a local instance)",
+    )
+    p.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
 def register(subparsers: Any) -> None:

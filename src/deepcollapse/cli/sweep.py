@@ -3,7 +3,7 @@
 Examples::
 
     deepcollapse sweep configs/wd_rank.yaml --out runs/wd --workers 2
-    deepcollapse sweep --base classes=10 --base steps=20000 --grid lam=0.002,0.004 --n-seeds 4 --out runs/s
+    deepcollapse sweep --base classes=10 --base steps=20000 --grid lam=0.002,0.004 --runs 4 --out runs/s
     deepcollapse sweep configs/wd_rank.yaml --out runs/wd --executor ray --ray-address auto
 
 Re-running the same command skips finished points (``summary.json`` present) and resumes interrupted ones.
@@ -39,8 +39,8 @@ def register(subparsers: Any) -> None:
         help="add a grid axis (values comma-separated)",
     )
     p.add_argument("--seeds", help="comma-separated seeds (replaces the file's)")
-    p.add_argument("--n-seeds", type=int, help="seeds 0..N-1 (replaces the file's)")
-    p.add_argument("--kind", help="dufm (default) or net, when no file is given")
+    p.add_argument("--n-seeds", type=int, help="number of runs: seeds 0..N-1 (replaces the file's)")
+    p.add_argument("--kind", choices=["dufm", "net"], help="trainer, when no file is given (default: dufm)")
     add_executor_options(p)
     p.set_defaults(func=run)
 
@@ -53,7 +53,7 @@ def _grid_values(raw: str) -> list[Any]:
 
 
 def build_spec(args: argparse.Namespace) -> Any:
-    """The sweep spec from the file (if any) updated by ``--base``, ``--grid``, ``--seeds``/``--n-seeds``."""
+    """The sweep spec from the file (if any) updated by ``--base``, ``--grid``, ``--seeds``/``--runs``."""
     from deepcollapse.experiments.sweep import SweepSpec, parse_assignments
 
     data: dict[str, Any] = {}
@@ -85,7 +85,7 @@ def build_spec(args: argparse.Namespace) -> Any:
             grid[key.strip()] = _grid_values(raw)
         data["grid"] = grid
     if args.seeds is not None and args.n_seeds is not None:
-        raise ConfigError("--seeds and --n-seeds are both given, must give at most one.")
+        raise ConfigError("--seeds and --runs are both given, must give at most one.")
     if args.seeds is not None:
         data.pop("n_seeds", None)
         try:

@@ -1,7 +1,11 @@
 """``deepcollapse theory ...``: optimal DNC / SRG / zero losses of the L-DUFM, grids and figures.
 
 deepcollapse theory compare --classes 10 --layers 4 --n 50 --lam-h 0.004 --lam-w 0.004 [--json]
-deepcollapse theory grid --classes 2:100 --layers 2:8 [--format csv|markdown|json] [--out FILE]
+deepcollapse theory compare --loss ce --activation relu      (also: --activation linear | relu_eps --eps 0.1)
+deepcollapse theory grid --classes 2:100 --layers 2:8 [--format csv|markdown|json] [--out FILE] [--loss ce]
+
+Each candidate states how its loss was obtained: closed form, numerical re-optimisation, explicit evaluation
+(no closed form) or unavailable.
 deepcollapse theory plot ratio --out ratio.png
 deepcollapse theory plot srg --classes 10 --layers 4 --out srg.png
 deepcollapse theory check FILE.npz
@@ -38,6 +42,28 @@ def _problem(args: argparse.Namespace) -> tuple[int, int, int, float, list[float
     return K, L, n, lam_h, lams
 
 
+def _family(args: argparse.Namespace) -> tuple[str, str, float | None]:
+    """``(loss, activation, eps)`` from ``--loss/--activation/--eps`` (validated by the family package)."""
+    from deepcollapse.family import get_family
+
+    eps = None if args.eps is None else check_float("--eps", args.eps, gt=0.0)
+    try:
+        fam = get_family(args.loss, args.activation, eps)
+    except ConfigError as exc:  # name the options as the user typed them
+        msg = str(exc)
+        for field in ("loss", "activation", "eps"):
+            if msg.startswith(field + " =="):
+                msg = "--" + msg
+        raise ConfigError(msg) from None
+    return fam.loss.name, fam.activation.name, fam.eps
+
+
+def _add_family(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--loss", default="mse", help="fit loss: mse (eq. (1), default) or ce (cross-entropy)")
+    p.add_argument("--activation", default="relu", help="relu (default), linear or relu_eps (needs --eps)")
+    p.add_argument("--eps", default=None, help="ε > 0 of the relaxed ReLU σ_ε (Definition 7), with relu_eps")
+
+
 def _add_problem(
     p: argparse.ArgumentParser, classes: bool = True, layers: bool = True, per_layer: bool = True
 ) -> None:
@@ -66,9 +92,22 @@ def _fmt(x: Any) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from deepcollapse.theory import compare, loss_srg
+    from deepcollapse.theory import compare, compare_family, loss_srg
 
     K, L, n, lam_h, lams = _problem(args)
+    loss, activation, eps = _family(args)
+    if (loss, activation) != ("mse", "relu"):
+        if args.construction != "best":
+            raise ConfigError(
+                f"--construction == {args.construction!r}, must be 'best' with --loss {loss} "
+                f"--activation {activation} (the best SRG construction is reported)."
+            )
+        result = compare_family(K, L, n, lam_h, lams, loss=loss, activation=activation, eps=eps)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_family(result)
+        return 0
     if args.construction != "best":
         check_choice("--construction", args.construction, ("best", "def9", "def11.1", "def11.2"))
         if loss_srg(K, L, n, lam_h, lams, construction=args.construction) is None:
@@ -115,9 +154,10 @@ def print_compare(result: dict[str, Any], K: int, L: int, n: int, lam_h: float, 
         ),
         ("zero", result["loss_zero"], None, 0),
     ]
-    print(f"{'solution':<16} {'loss':>14}  {'rank':>4}  scales α_2..α_L")
+    print(f"{'solution':<16} {'loss':>14}  {'rank':>4}  {'how':<12}  scales α_2..α_L")
     for name, loss, scales, rank in rows:
-        print(f"{name:<16} {_fmt(loss):>14}  {_fmt(rank):>4}  {_fmt(scales)}")
+        how = "closed form" if loss is not None else "unavailable"
+        print(f"{name:<16} {_fmt(loss):>14}  {_fmt(rank):>4}  {how:<12}  {_fmt(scales)}")
     if result["ratio"] is not None:
         print(f"L_SRG / L_DNC = {result['ratio']:.6f}; SRG beats DNC: {result['srg_beats_dnc']}")
     t5 = "hold" if result["theorem5"] else "do not hold"
@@ -125,6 +165,26 @@ def print_compare(result: dict[str, Any], K: int, L: int, n: int, lam_h: float, 
         f"Theorem 5 conditions (K >= 6, L >= 4 or K >= 10, L = 3) {t5}; "
         f"DNC optimum is zero: {result['dnc_is_zero']} (zero threshold Λ* = {result['zero_threshold']:.6g})"
     )
+
+
+def print_family(result: dict[str, Any]) -> None:
+    """The readable table of :func:`deepcollapse.theory.compare_family` (one line per candidate, with how
+    its loss was obtained)."""
+    print(
+        f"L-DUFM {result['family']}  K = {result['classes']}, L = {result['layers']}, n = {result['n']}, "
+        f"λ_H1 = {result['lam_h']:g}, λ_W = {_fmt(result['lam_w'])}  (Λ = {result['Lambda']:.6g})"
+    )
+    print(f"{'solution':<22} {'loss':>14}  {'rank':>4}  how")
+    for name, c in result["candidates"].items():
+        label = name.upper() if name in ("dnc", "srg") else name
+        if name == "srg" and c["construction"]:
+            label += f" ({c['construction']})"
+        if name == "linear":
+            label = c["construction"]
+        note = f" — {c['note']}" if c["note"] else ""
+        print(f"{label:<22} {_fmt(c['loss']):>14}  {_fmt(c['rank']):>4}  {c['status']}{note}")
+    if result["ratio"] is not None:
+        print(f"L_SRG / L_DNC = {result['ratio']:.6f}; SRG beats DNC: {result['srg_beats_dnc']}")
 
 
 GRID_COLUMNS = (
@@ -141,7 +201,24 @@ GRID_COLUMNS = (
 )
 
 
-def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
+FAMILY_GRID_COLUMNS = (
+    "classes",
+    "layers",
+    "family",
+    "loss_dnc",
+    "status_dnc",
+    "loss_srg",
+    "status_srg",
+    "srg_construction",
+    "rank_srg",
+    "ratio",
+    "srg_beats_dnc",
+    "loss_linear",
+    "status_linear",
+)
+
+
+def format_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] = GRID_COLUMNS) -> str:
     """CSV or Markdown table (or a JSON list) of :func:`deepcollapse.theory.grid` rows."""
 
     def cell(v: Any) -> str:
@@ -154,15 +231,15 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(rows, indent=1) + "\n"
     if fmt == "csv":
-        lines = [",".join(GRID_COLUMNS)] + [",".join(cell(r[c]) for c in GRID_COLUMNS) for r in rows]
+        lines = [",".join(columns)] + [",".join(cell(r[c]) for c in columns) for r in rows]
     else:
-        lines = ["| " + " | ".join(GRID_COLUMNS) + " |", "|" + "---|" * len(GRID_COLUMNS)]
-        lines += ["| " + " | ".join(cell(r[c]) or "-" for c in GRID_COLUMNS) + " |" for r in rows]
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(cell(r[c]) or "-" for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
 def _grid(args: argparse.Namespace) -> int:
-    from deepcollapse.theory import grid, parse_range
+    from deepcollapse.theory import grid, grid_family, parse_range
 
     Ks = parse_range("--classes", args.classes, 2)
     Ls = parse_range("--layers", args.layers, 1)
@@ -170,14 +247,19 @@ def _grid(args: argparse.Namespace) -> int:
     lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
     lam_w = check_float("--lam-w", args.lam_w, gt=0.0)
     fmt = check_choice("--format", args.format, ("csv", "markdown", "json"))
+    loss, activation, eps = _family(args)
     t0 = time.perf_counter()
-    rows = grid(Ks, Ls, n, lam_h, lam_w)
-    text = format_rows(rows, fmt)
+    if (loss, activation) == ("mse", "relu"):
+        text = format_rows(grid(Ks, Ls, n, lam_h, lam_w), fmt)
+    else:
+        rows = grid_family(Ks, Ls, n, lam_h, lam_w, loss=loss, activation=activation, eps=eps)
+        text = format_rows(rows, fmt, FAMILY_GRID_COLUMNS)
+    nrows = len(Ks) * len(Ls)
     seconds = time.perf_counter() - t0
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text)
-        print(f"wrote {len(rows)} rows to {args.out} in {seconds:.2f} s", file=sys.stderr)
+        print(f"wrote {nrows} rows to {args.out} in {seconds:.2f} s", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -258,6 +340,7 @@ def register(subparsers: Any) -> None:
     _add_problem(p)
     p.add_argument("--construction", default="best", help="SRG construction: best, def9, def11.1 or def11.2")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_family(p)
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("grid", help="L_DNC, L_SRG and their ratio over ranges of K and L")
@@ -266,6 +349,7 @@ def register(subparsers: Any) -> None:
     _add_problem(p, classes=False, layers=False, per_layer=False)
     p.add_argument("--format", default="csv", help="csv, markdown or json (default csv)")
     p.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
+    _add_family(p)
     p.set_defaults(func=_grid)
 
     p = sub.add_parser("check", help="evaluate eq. (1) in float64 from the matrices of a solution .npz")

@@ -1,7 +1,8 @@
 """deepcollapse.data: image datasets from their standard files (no torchvision, nothing downloaded).
 
-- :mod:`~deepcollapse.data.idx` -- MNIST IDX files (plain or gzip): ``read_idx``, ``write_idx``,
-``load_mnist``.
+- :mod:`~deepcollapse.data.idx` -- MNIST / Fashion-MNIST IDX files (plain or gzip): ``read_idx``,
+  ``write_idx``, ``load_mnist``, ``load_fashion_mnist``.
+- :mod:`~deepcollapse.data.mnist1d` -- MNIST-1D generated offline by the ``mnist1d`` package.
 - :mod:`~deepcollapse.data.cifar` -- CIFAR-10 pickle batches: ``read_cifar_batch``, ``load_cifar10``.
 - :mod:`~deepcollapse.data.digits` -- scikit-learn's bundled 8×8 digits with a fixed stratified split.
 - :mod:`~deepcollapse.data.datasets` -- ``load_dataset``: class subsets, relabelling, balanced subsampling,

@@ -1,10 +1,14 @@
-"""MNIST from its standard IDX files (plain or gzip), read directly (no torchvision).
+"""MNIST and Fashion-MNIST from their standard IDX files (plain or gzip), read directly (no torchvision).
 
 IDX format (LeCun et al., http://yann.lecun.com/exdb/mnist/): a big-endian header ``00 00 TT DD`` where
 ``TT`` is the element type (``0x08`` = unsigned byte, the only type MNIST uses; ``0x09`` int8, ``0x0B`` int16,
 ``0x0C`` int32, ``0x0D`` float32, ``0x0E`` float64 are accepted too) and ``DD`` the number of dimensions,
 followed by ``DD`` big-endian uint32 sizes and the data in C order.  MNIST uses ``idx3`` for images ``(N, 28,
 28)`` (magic 2051) and ``idx1`` for labels ``(N,)`` (magic 2049).
+
+Fashion-MNIST (Xiao, Rasul, Vollgraf 2017, https://github.com/zalandoresearch/fashion-mnist) ships in exactly
+the same format and with the same four file names (28×28 grey images of 10 clothing classes, 60 000 training
+and 10 000 test images); :func:`load_fashion_mnist` reads it from its own folder.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 
 from deepcollapse._checks import ConfigError
 
-__all__ = ["read_idx", "write_idx", "load_mnist", "MNIST_FILES", "DataFileError"]
+__all__ = ["read_idx", "write_idx", "load_mnist", "load_fashion_mnist", "MNIST_FILES", "DataFileError"]
 
 _DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _CODES = {np.dtype(v).newbyteorder(">").str: k for k, v in _DTYPES.items()}
@@ -29,6 +33,10 @@ MNIST_FILES = {
 
 _HOW_TO_GET_MNIST = (
     "download the four files from https://ossci-datasets.s3.amazonaws.com/mnist/ (or any MNIST mirror; "
+    "plain or .gz both work) into that folder; nothing is downloaded automatically"
+)
+_HOW_TO_GET_FASHION = (
+    "download the four files from https://github.com/zalandoresearch/fashion-mnist (data/fashion; "
     "plain or .gz both work) into that folder; nothing is downloaded automatically"
 )
 
@@ -113,13 +121,21 @@ def _find(folder: Path, stem: str) -> Path | None:
     return None
 
 
-def mnist_folder(data_dir: str | Path) -> Path | None:
-    """The folder with the MNIST files: ``data_dir`` itself, ``data_dir/MNIST/raw`` or ``data_dir/mnist``."""
+def _idx_folder(data_dir: str | Path, subfolders: tuple[str, ...]) -> Path | None:
     root = Path(data_dir)
-    for folder in (root, root / "MNIST" / "raw", root / "mnist", root / "MNIST"):
+    for folder in (root, *(root / sub for sub in subfolders)):
         if _find(folder, MNIST_FILES["train"][0]) is not None:
             return folder
     return None
+
+
+_MNIST_SUBFOLDERS = ("MNIST/raw", "mnist", "MNIST")
+_FASHION_SUBFOLDERS = ("FashionMNIST/raw", "fashion_mnist", "fashion-mnist", "FashionMNIST", "data/fashion")
+
+
+def mnist_folder(data_dir: str | Path) -> Path | None:
+    """The folder with the MNIST files: ``data_dir`` itself, ``data_dir/MNIST/raw`` or ``data_dir/mnist``."""
+    return _idx_folder(data_dir, _MNIST_SUBFOLDERS)
 
 
 def load_mnist(data_dir: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
@@ -128,17 +144,33 @@ def load_mnist(data_dir: str | Path, split: str = "train") -> tuple[np.ndarray, 
     Looks in ``data_dir``, ``data_dir/MNIST/raw`` (torchvision's layout) and ``data_dir/mnist``.  A missing
     file raises :class:`DataFileError` listing the expected names and how to obtain them.
     """
+    return _load_idx_pair(data_dir, split, _MNIST_SUBFOLDERS, "MNIST", _HOW_TO_GET_MNIST)
+
+
+def load_fashion_mnist(data_dir: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """Fashion-MNIST: ``(images (N, 28, 28) uint8, labels (N,) int64)`` of the ``"train"``/``"test"`` split.
+
+    The same IDX files and names as MNIST; looked for in ``data_dir``, ``data_dir/FashionMNIST/raw``
+    (torchvision's layout), ``data_dir/fashion_mnist``, ``data_dir/fashion-mnist``, ``data_dir/FashionMNIST``
+    and ``data_dir/data/fashion`` (the layout of the project's repository).
+    """
+    return _load_idx_pair(data_dir, split, _FASHION_SUBFOLDERS, "Fashion-MNIST", _HOW_TO_GET_FASHION)
+
+
+def _load_idx_pair(
+    data_dir: str | Path, split: str, subfolders: tuple[str, ...], what: str, how_to: str
+) -> tuple[np.ndarray, np.ndarray]:
     if split not in MNIST_FILES:
         raise ConfigError(f"split == {split!r}, must be one of 'train', 'test'.")
-    folder = mnist_folder(data_dir) or Path(data_dir)
+    folder = _idx_folder(data_dir, subfolders) or Path(data_dir)
     paths = []
     for stem in MNIST_FILES[split]:
         p = _find(folder, stem)
         if p is None:
             expected = ", ".join(f"{s}[.gz]" for pair in MNIST_FILES.values() for s in pair)
             raise DataFileError(
-                f"data_dir == {str(data_dir)!r}: MNIST file {stem}[.gz] not found (looked in {folder}). "
-                f"Expected files: {expected}. To obtain them, {_HOW_TO_GET_MNIST}."
+                f"data_dir == {str(data_dir)!r}: {what} file {stem}[.gz] not found (looked in {folder}). "
+                f"Expected files: {expected}. To obtain them, {how_to}."
             )
         paths.append(p)
     images, labels = read_idx(paths[0]), read_idx(paths[1])

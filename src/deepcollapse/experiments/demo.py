@@ -17,15 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from deepcollapse._checks import check_int
-from deepcollapse.experiments.registry import (
-    FLAGSHIP,
-    Context,
-    Experiment,
-    _fig1,
-    _fig3_left,
-    fig2_panels,
-    fig2_spec,
-)
+from deepcollapse.experiments.dufm_helpers import FLAGSHIP
+from deepcollapse.experiments.framework import Context, Experiment
+from deepcollapse.experiments.paper2024 import _fig1, _fig3_left, fig2_panels, fig2_spec
 
 __all__ = ["DEMO_RUNS", "DEMO_STEPS", "run_demo"]
 

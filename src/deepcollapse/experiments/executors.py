@@ -26,19 +26,23 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._checks import ConfigError, DeepCollapseError, check_choice, check_int
+from deepcollapse._checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
 
 __all__ = [
     "EXECUTORS",
+    "RAY_AUTH_HINT",
     "RAY_INSTALL_HINT",
     "Task",
     "TaskError",
+    "connect_ray",
     "run_task",
     "run_tasks",
 ]
@@ -115,9 +119,32 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
 
 
+_WORKER = {"in_task": False, "stop": False}  # state of a pool worker process
+
+
+def _worker_signal(signum: int, frame: Any) -> None:  # pragma: no cover - runs in child processes
+    """A pool worker's SIGINT/SIGTERM handler outside the trainers' own (which checkpoint and return): during
+    a task's set-up (or a trainer without one) stop the task; between tasks remember to start no more."""
+    if _WORKER["in_task"]:
+        raise KeyboardInterrupt(f"stopped by signal {signum}")
+    _WORKER["stop"] = True
+
+
 def _worker_init() -> None:  # pragma: no cover - runs in child processes
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(level=logging.WARNING)
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _worker_signal)
+
+
+def _pool_task(task: Task) -> dict[str, Any]:  # pragma: no cover - runs in child processes
+    if _WORKER["stop"]:
+        raise KeyboardInterrupt("not started: the sweep was stopped")
+    _WORKER["in_task"] = True
+    try:
+        return run_task(task, False)
+    finally:
+        _WORKER["in_task"] = False
 
 
 def run_tasks(
@@ -160,6 +187,43 @@ def run_tasks(
     return [results[i] for i in range(len(tasks))]
 
 
+class _Stop:
+    """Signal handler of the sweep's main process: remember the signal and send SIGTERM to the worker
+    processes, whose trainers then write a checkpoint and return (the main loop shuts the pool down).  SIGTERM
+    rather than the signal received: after a Ctrl-C in a terminal the workers got SIGINT already, and a
+    trainer takes a second SIGINT as "give up without a checkpoint"."""
+
+    def __init__(self, pids: Any) -> None:
+        self.signum: int | None = None
+        self._pids = pids  # callable -> current worker pids
+
+    def forward(self) -> None:
+        for pid in self._pids():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        first = self.signum is None
+        self.signum = signum
+        if first:
+            self.forward()
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: _Stop) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in old:
+        signal.signal(s, stop)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[Any]:
     if not pending:
         return []
@@ -177,19 +241,41 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(pending)
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    # The pool's worker processes (a private attribute, stable since Python 3.8): a signal sent to the main
+    # process only (kill PID, a scheduler's SIGTERM) is passed on to them, so no worker outlives the sweep.
+    stop = _Stop(lambda: list(getattr(pool, "_processes", None) or {}))
     bar = _bar(len(pending), progress)
     try:
-        futures = {pool.submit(run_task, t, False): i for i, t in enumerate(pending)}
-        for fut in cf.as_completed(futures):
-            i = futures[fut]
-            try:
-                results[i] = fut.result()
-            except Exception as exc:
-                log.error("task %s failed: %s", pending[i].label, exc)
-                results[i] = exc
-            bar.update(1)
+        with _stop_on_signals(stop):
+            futures = {pool.submit(_pool_task, t): i for i, t in enumerate(pending)}
+            waiting = set(futures)
+            while waiting:
+                done, waiting = cf.wait(waiting, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    i = futures[fut]
+                    if fut.cancelled():
+                        results[i] = KeyboardInterrupt("not started: the sweep was stopped")
+                        continue
+                    try:
+                        results[i] = fut.result()
+                    except BaseException as exc:  # noqa: B036 - an interrupted trainer returns KeyboardInterrupt
+                        if not isinstance(exc, KeyboardInterrupt):
+                            log.error("task %s failed: %s", pending[i].label, exc)
+                        results[i] = exc
+                    bar.update(1)
+                if stop.signum is not None:
+                    for fut in waiting:
+                        fut.cancel()  # queued tasks never start; running ones checkpoint and return
+                    # again every 0.5 s: a worker may be setting up a task (before its trainer's handler)
+                    stop.forward()
+            if stop.signum is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+                name = signal.Signals(stop.signum).name
+                raise Interrupted(
+                    stop.signum,
+                    f"sweep stopped by {name}: running tasks wrote checkpoints, queued ones were not started",
+                )
     except KeyboardInterrupt:
-        # Ctrl-C reaches the workers too: the trainers checkpoint and stop; queued tasks are dropped.
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
@@ -216,6 +302,50 @@ def import_ray() -> Any:
     return ray
 
 
+RAY_AUTH_HINT = (
+    "if the cluster uses token authentication (on by default for clusters started by Ray >= 2.59), pass its "
+    "token: export RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<token> (or RAY_AUTH_TOKEN_PATH=<file>; "
+    "`ray get-auth-token` on the head node prints it); to reach a cluster without auth, start it with "
+    "RAY_AUTH_MODE=disabled ray start --head"
+)
+
+
+def _probe_address(address: str, timeout: float = 5.0) -> None:
+    """Fail fast (one line) when nothing listens at ``host:port``: ``ray.init`` would retry for minutes."""
+    import socket
+
+    if address == "auto" or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"--ray-address == {address!r}, must be the address of a running Ray cluster (nothing answers "
+            f"there: {exc}); start one with `ray start --head`, or leave --ray-address out to start a local "
+            "instance."
+        ) from None
+
+
+def connect_ray(ray: Any, address: str) -> None:
+    """``ray.init(address=...)`` with connection and authentication failures turned into one-line
+    :class:`ConfigError` messages that say how to pass the token (or reach a cluster without auth)."""
+    _probe_address(address)
+    auth_error: Any = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
+    errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)
+    if isinstance(auth_error, type) and issubclass(auth_error, BaseException):
+        errors += (auth_error,)
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except errors as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"--ray-address == {address!r}, must be a Ray cluster this process may join "
+            f"({type(exc).__name__}: {first[:160]}); {RAY_AUTH_HINT}."
+        ) from None
+
+
 def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progress: bool) -> list[Any]:
     if not pending:
         return []
@@ -223,7 +353,7 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
     started = False
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False)
+            connect_ray(ray, address)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True

@@ -19,22 +19,32 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.experiments.net_presets import NET_PRESETS, NetPreset, net_preset
-from deepcollapse.experiments.registry import Context, Experiment, register
 from deepcollapse.experiments.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
 
-# Expected full-size runtimes (GPU; CPU is impractical for 200 epochs of ResNet20 on CIFAR-10).
+# Expected full-size runtimes on one GPU: ESTIMATES from FLOP counts, not measurements.  FLOPs per image
+# counted
+# by `python benchmarks/net_throughput.py` (torch's FlopCounterMode; ResNet20 + 4-layer head, one training
+# step:
+# 244 MFLOP on CIFAR-10, 186 MFLOP on MNIST; evaluation forward 82 / 62 MFLOP) × epochs × images × runs, at an
+# assumed sustained 5 TFLOP/s (a launch-bound 0.27 M-parameter CNN at batch 128 on an A100/H100-class GPU; the
+# benchmark's cuda rows measure the real rate).  The host-side collapse metrics of each evaluation are not
+# counted.
+# On a 2-core CPU a 200-epoch CIFAR-10 run takes days (the benchmark's cpu rows give the rate).
 NET_RUNTIMES = {
-    "net-2024-fig2-bottom": "≈ 5 × 1.5 h on one GPU (200 epochs CIFAR-10); days on this 2-core CPU",
-    "net-2024-fig4-cifar10": "≈ 5 × 1.5 h on one GPU",
-    "net-2024-fig4-mnist": "≈ 5 × 1.5 h on one GPU",
-    "net-2024-fig9-wd": "≈ 18 × 1.5 h on one GPU",
-    "net-2024-fig9-lr": "≈ 10 × 1.5 h on one GPU",
-    "net-2024-fig10": "≈ 20 × 1.5 h on one GPU",
+    "net-2024-fig2-bottom": "≈ 0.7 h on one GPU (estimate: 5 runs × 200 epochs, 12.7 PFLOP)",
+    "net-2024-fig4-cifar10": "≈ 0.7 h on one GPU (estimate: 5 runs, 12.7 PFLOP)",
+    "net-2024-fig4-mnist": "≈ 0.65 h on one GPU (estimate: 5 runs, 11.6 PFLOP)",
+    "net-2024-fig9-wd": "≈ 2.5 h on one GPU (estimate: 18 runs, 45.8 PFLOP)",
+    "net-2024-fig9-lr": "≈ 1.4 h on one GPU (estimate: 10 runs, 25.4 PFLOP)",
+    "net-2024-fig10": "≈ 2.6 h on one GPU (estimate: 20 runs, 46.5 PFLOP)",
     "net-2023-fig1": (
-        "DUFM head ≈ 5 min CPU; backbone 7 × 10 000 epochs on 10 000 images ≈ 7 × 10 h on one GPU"
+        "DUFM head ≈ 5 min CPU; backbone ≈ 9.5 h on one GPU "
+        "(estimate: 7 runs × 10 000 epochs on 10 000 images, "
+        "172 PFLOP)"
     ),
 }
 
@@ -96,7 +106,7 @@ def _gram(result: SweepResult, layer: int, kind: str) -> np.ndarray | None:
 
 def _pretrain_head(ctx: Context, width: list[int]) -> Path:
     """Train the 2023 DUFM head (one seed) with the DUFM trainer; return its run folder."""
-    from deepcollapse.experiments.registry import SMOKE
+    from deepcollapse.experiments.dufm_helpers import SMOKE
 
     base = {**DUFM_HEAD_2023, "width": width}
     if ctx.smoke:
@@ -104,6 +114,50 @@ def _pretrain_head(ctx: Context, width: list[int]) -> Path:
     spec = SweepSpec(base=base, seeds=[0], name="dufm-head")
     result = ctx.sweep(spec, "dufm_head")
     return Path(result.spec.tasks(result.out_dir)[0].out_dir)
+
+
+def _loss_panel(ctx: Context, preset: NetPreset, result: SweepResult) -> None:
+    """2024 Fig. 2 bottom, left: the training loss over the epochs (mean ± std over seeds) against the optimal
+    DNC and SRG losses of the theory engine at the run's K, L, n and λ values (DUFM-like regularisation, MSE
+    only)."""
+    import json
+
+    from deepcollapse.analysis.figures import plot_loss_curves
+    from deepcollapse.analysis.tables import read_jsonl
+    from deepcollapse.experiments.net_real import theory_levels
+
+    curves, levels = [], None
+    for t in result.spec.tasks(result.out_dir):
+        folder = Path(t.out_dir)
+        if not (folder / "summary.json").is_file():
+            continue
+        n_train = int(json.loads((folder / "summary.json").read_text())["n_train"])
+        levels = theory_levels(t.config, n_train)
+        if levels is None:
+            return
+        recs = [r for r in read_jsonl(folder / "metrics.jsonl") if r.get("epoch", 0) > 0]
+        curves.append(
+            pd.DataFrame({"step": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]})
+        )
+        curves[-1]["run"] = t.config["seed"]
+    if levels is None or not curves:
+        return
+    fig, ax = plot_loss_curves(
+        pd.concat(curves, ignore_index=True),
+        levels["loss_dnc"],
+        levels["loss_srg"],
+        label="network (mean ± std)",
+    )
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("training loss (fit + regularisation)")
+    ctx.report.section("Training loss against the theory (2024 Fig. 2 bottom, left)")
+    ctx.figure(
+        fig,
+        f"{preset.name}_loss",
+        "Training loss on the training set (mean ± std over seeds) against L_DNC and L_SRG from "
+        f"deepcollapse.theory.compare at K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
+        f"λ_H1 = {levels['lam_h']:.3g}, λ_W = {levels['lam_w'][0]:.3g} (the run's DUFM-equivalent values).",
+    )
 
 
 def _net_body(preset: NetPreset) -> Callable[[Context], None]:
@@ -135,6 +189,7 @@ def _net_body(preset: NetPreset) -> Callable[[Context], None]:
                     f"Average rank (intermediate head layers) against log2 {key}, mean ± std over seeds.",
                 )
         else:
+            _loss_panel(ctx, preset, result)
             ctx.report.section("Collapse in the head (mean ± std over seeds)")
             layers = _layers_frame(result)
             if not layers.empty and "dnc1" in layers:

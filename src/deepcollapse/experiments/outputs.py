@@ -2,9 +2,10 @@
 
 ``params.pt`` holds ``{"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l), ...], "config": dict}``
 (docs/architecture.md).  The forward pass below is eq. (1) of the 2024 paper written out in float64 numpy
-(``H~_{l+1} = W_l H_l``, ``H_{l+1} = ReLU(H~_{l+1})``), followed by class means over the ``n`` samples of each
-class (samples are ordered by class, labels ``arange(K).repeat(n)``).  It is used only to *visualise* finished
-runs and theory constructions (2024 Figs. 1, 5–8); the trainer's own metrics are in ``metrics.jsonl``.
+(``H~_{l+1} = W_l H_l``, ``H_{l+1} = σ(H~_{l+1})``, σ of the run's model family, ReLU by default),
+followed by class means over the ``n`` samples of each class (samples are ordered by class, labels
+``arange(K).repeat(n)``).  It is used only to *visualise* finished runs and theory constructions (2024
+Figs. 1, 5–8); the trainer's own metrics are in ``metrics.jsonl``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def _np(t: Any) -> np.ndarray:
     return t.detach().cpu().double().numpy() if hasattr(t, "detach") else np.asarray(t, dtype=np.float64)
 
 
-def forward_class_means(H1: Any, weights: Sequence[Any], classes: int) -> dict[str, list[Any]]:
+def forward_class_means(
+    H1: Any, weights: Sequence[Any], classes: int, family: Any = None
+) -> dict[str, list[Any]]:
     """Class means of every layer: ``{"post": [M_1, ..., M_L], "pre": [None, M~_2, ..., M~_L]}``, each
     ``(d_l, K)``; list index ``l - 1`` holds layer ``l``, ``M_1`` are the class means of the free features
     ``H_1``.
@@ -31,6 +34,9 @@ def forward_class_means(H1: Any, weights: Sequence[Any], classes: int) -> dict[s
     ``H1``: ``(d1, N)`` with samples ordered by class; ``weights``: ``[W_1, ..., W_L]`` (``W_L`` is not
     applied: the output layer has no class-mean matrix of its own).
     """
+    from deepcollapse.family import get_family
+
+    act = (family or get_family()).activation  # σ of the run's model family (ReLU by default)
     H = _np(H1)  # (d1, N)
     N = H.shape[1]
     if N % classes:
@@ -44,7 +50,7 @@ def forward_class_means(H1: Any, weights: Sequence[Any], classes: int) -> dict[s
     pre: list[Any] = [None]
     for W in list(weights)[:-1]:
         Ht = _np(W) @ H  # (d_{l+1}, N)
-        H = np.maximum(Ht, 0.0)
+        H = act.forward(Ht)
         pre.append(means(Ht))
         post.append(means(H))
     return {"post": post, "pre": pre}
@@ -55,8 +61,11 @@ def class_mean_matrices(folder: str | Path, run: int, classes: int) -> dict[str,
     ``params.pt``."""
     import torch
 
+    from deepcollapse.family import family_of
+
     params = torch.load(Path(folder) / "params.pt", map_location="cpu", weights_only=False)
-    return forward_class_means(params["H1"][run], [W[run] for W in params["weights"]], classes)
+    fam = family_of(params.get("config") or {})  # the folder's loss / activation
+    return forward_class_means(params["H1"][run], [W[run] for W in params["weights"]], classes, fam)
 
 
 def best_run(folder: str | Path) -> tuple[int, dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from deepcollapse._io import atomic_write_json, finite_or_none
-from deepcollapse.experiments.registry import Context, Experiment, register
+from deepcollapse.experiments.framework import Context, Experiment, register
 
 __all__ = ["BEST_KNOWN_FULL", "BEST_KNOWN_SMOKE", "best_known_rows"]
 

@@ -392,7 +392,16 @@ def _cell(v: Any) -> Any:
     return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v
 
 
-_REPORT_METRICS = ("final_loss", "mean_rank", "is_dnc", "below_dnc", "train_acc", "test_acc", "loss")
+_REPORT_METRICS = (
+    "final_loss",
+    "mean_rank",
+    "is_dnc",
+    "reaches_dnc",
+    "below_dnc",
+    "train_acc",
+    "test_acc",
+    "loss",
+)
 
 
 def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> Path:

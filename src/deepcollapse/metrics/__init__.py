@@ -35,6 +35,7 @@ from deepcollapse.metrics.functional import (
     self_duality,
     singular_values,
     stable_rank,
+    wh_etf_error,
     within_class_cov,
 )
 from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics, two_pass_metrics
@@ -68,6 +69,7 @@ __all__ = [
     "negative_fraction",
     "numerical_rank",
     "self_duality",
+    "wh_etf_error",
     "singular_values",
     "stable_rank",
     "within_class_cov",

@@ -69,6 +69,7 @@ __all__ = [
     "self_duality",
     "singular_values",
     "stable_rank",
+    "wh_etf_error",
     "within_class_cov",
 ]
 
@@ -340,8 +341,12 @@ def _core(
     tr_W = float(m.within_ss.sum()) / N
     tr_B = float(np.einsum("kd,kd->", Mc, Mc)) / K
     _, sB, Vt = np.linalg.svd(Mc, full_matrices=False)  # Σ_B = Vt^T diag(sB²/K) Vt
-    identical = bool(sB[0] <= tol_means)
+    # tr(Σ_B) underflows to exactly 0 for means ~1e-160 (a run collapsing to zero) while sB[0] > 0
+    identical = bool(sB[0] <= tol_means) or tr_B == 0.0
     why_identical = "class means are identical (tr(Σ_B) = 0 within tolerance)"
+    # Rank cut-offs from the *centred* means' scale: a common offset (features around 1e4 in float32) inflates
+    # σ_1(M) and with it the dtype tolerance, which would otherwise drop real between-class directions.
+    tol_centred = tol_means if identical else _tolerance(float(sB[0]), (D, K), dtype, rtol)
 
     # NC1 ---------------------------------------------------------------------------------------------------
     out.set("nc1_trace_ratio", math.inf if identical else tr_W / tr_B, why_identical)
@@ -350,7 +355,7 @@ def _core(
     elif identical:
         out.set("nc1_pinv", math.inf, why_identical)
     else:
-        r = int(min(K - 1, np.count_nonzero(sB > tol_means)))
+        r = int(min(K - 1, np.count_nonzero(sB > tol_centred)))
         if r < K - 1:
             out.reasons["nc1_pinv:rank"] = (
                 f"Σ_B has rank {r} < K-1 = {K - 1}; Σ_B^+ uses its {r} non-zero eigenpairs"
@@ -377,7 +382,7 @@ def _core(
 
     # NC2 ---------------------------------------------------------------------------------------------------
     s_full = np.concatenate([s, np.zeros(max(0, K - s.size))])  # σ_1..σ_K (zeros if D < K)
-    tol = tol_means
+    tol = min(tol_means, tol_centred) if rtol is None else tol_means  # an explicit rtol is relative to σ_1(M)
     rank = int(np.count_nonzero(s > tol))
     out.values["singular_values"] = s_full
     out.values["rank"] = rank
@@ -586,10 +591,14 @@ def nc2_cond(
     below ``K`` (tolerance :func:`deepcollapse._checks.rank_tolerance` for the features' dtype, or ``rtol``),
     in particular whenever ``D < K``.  ``labels=None``: ``features`` is the means matrix ``(K, D)`` itself.
     """
-    mu, _, dtype = _means_of(features, labels, num_classes, drop_empty)
+    mu, counts, dtype = _means_of(features, labels, num_classes, drop_empty)
     s = _sv(mu)
     K = mu.shape[0]
     tol = _tolerance(float(s[0]), mu.shape[::-1], dtype, rtol)
+    if rtol is None and s.size >= K:  # the dtype tolerance on the centred means' scale (see _core)
+        sB = _sv(mu - _global_mean(counts, mu, True))
+        if sB[0] > tol:
+            tol = min(tol, _tolerance(float(sB[0]), mu.shape[::-1], dtype, None))
     if s.size < K or s[-1] <= tol:
         return math.inf
     return float(s[0] / s[-1])
@@ -853,6 +862,40 @@ def self_duality(
     return _self_duality(W, A)
 
 
+def _wh_etf_error(W: np.ndarray, A: np.ndarray) -> float:
+    K = A.shape[0]
+    G = W @ A.T  # (K, K): classifier rows against centred class means
+    nG = np.linalg.norm(G)
+    if nG == 0.0:
+        return math.nan
+    T = (np.eye(K) - np.full((K, K), 1.0 / K)) / math.sqrt(K - 1)  # simplex ETF Gram, ‖T‖_F = 1
+    return float(np.linalg.norm(G / nG - T))
+
+
+def wh_etf_error(
+    weights: ArrayLike,
+    features: ArrayLike,
+    labels: ArrayLike | None = None,
+    num_classes: int | None = None,
+    *,
+    weighted: bool = True,
+    drop_empty: bool = False,
+) -> float:
+    """Zhu et al. (2021)'s W–H relation: ``‖W M̄ᵀ/‖W M̄ᵀ‖_F − (I_K − 11ᵀ/K)/√(K−1)‖_F``.
+
+    ``W (K, D)`` the classifier, ``M̄ (K, D)`` the centred class means as rows.  0 iff ``W M̄ᵀ`` is a multiple
+    of the simplex-ETF Gram matrix.  Not Papyan's self-duality (:func:`self_duality` compares ``W`` with
+    ``M̄`` entrywise); some libraries call this one "self-duality" too (conventions table in docs/formulas.md).
+    """
+    mu, counts, _ = _means_of(features, labels, num_classes, drop_empty)
+    W = _as_weights(weights, mu.shape[1])
+    if W.shape[0] != mu.shape[0]:
+        raise ConfigError(
+            f"weights.shape == {tuple(W.shape)}, must be (K, D) == {mu.shape} for the W–H relation."
+        )
+    return _wh_etf_error(W, mu - _global_mean(counts, mu, weighted))
+
+
 def ncc_predict(features: ArrayLike, means: ArrayLike) -> np.ndarray:
     """Nearest-class-centre predictions ``argmin_c ‖h_i − μ_c‖`` (ties → smallest index), ``(N,)`` int."""
     H = _as_float64(features, "features")
@@ -937,6 +980,7 @@ METRIC_KEYS = (
     "equiangularity",
     "nc3_alignment",
     "self_duality",
+    "wh_etf_error",
     "nc4_agreement",
     "ncc_accuracy",
     "rank",
@@ -952,7 +996,7 @@ METRIC_KEYS = (
 def _weight_metrics(
     W: np.ndarray | None, m: Moments, weighted: bool, values: dict[str, Any], reasons: dict[str, str]
 ) -> None:
-    values["nc3_alignment"] = values["self_duality"] = None
+    values["nc3_alignment"] = values["self_duality"] = values["wh_etf_error"] = None
     if W is None:
         return
     mu = m.means
@@ -966,6 +1010,10 @@ def _weight_metrics(
         values["self_duality"] = v
         if not math.isfinite(v):
             reasons["self_duality"] = "weights are zero or class means are identical"
+        v = _wh_etf_error(W, A)
+        values["wh_etf_error"] = v
+        if not math.isfinite(v):
+            reasons["wh_etf_error"] = "W M^T is zero (weights zero or class means identical)"
     else:
         reasons["self_duality"] = f"weights have {W.shape[0]} rows, not K = {mu.shape[0]} (not a classifier)"
         reasons["nc4_agreement"] = reasons["self_duality"]

@@ -8,11 +8,16 @@ One problem, ``R`` independent runs stacked along a leading *run* dimension:
 
     loss = 1/(2N) ‖W_L H_L − Y‖_F²  +  Σ_l (λ_{W_l}/2) ‖W_l‖_F²  +  (λ_{H_1}/2) ‖H_1‖_F²          (eq. (1))
 
+The loss and the activation are options (``DUFMConfig.loss/activation/eps``, :mod:`deepcollapse.family`):
+``ce`` replaces the fit term by the mean softmax cross-entropy, ``linear``/``relu_eps`` replace ReLU; every
+function below takes ``family=None`` (= MSE + ReLU, eq. (1)).
+
 Samples are ordered by class (``labels = arange(K).repeat(n)``), ``N = K n``.  Run ``r`` is initialised from
 its own ``torch.Generator`` seeded with ``seeds[r]`` (``seed + r`` by default), drawing ``H1, W_1, ...,
 W_L`` in that order, so a run is the same whatever the number of runs it is batched with.
 
-Gradients (``ε = (W_L H_L − Y)/N``, ``D_l = 1[H~_l > 0]``, ``⊙`` elementwise; ReLU'(0) := 0):
+Gradients (``ε = (W_L H_L − Y)/N``, ``D_l = 1[H~_l > 0]``, ``⊙`` elementwise; ReLU'(0) := 0; any family:
+``ε = residual(W_L H_L, Y)/N`` and ``D_l = σ'(H~_l)``):
 
     G_L = ε,   ∂W_L = G_L H_L^T + λ_{W_L} W_L
     G_l = D_l ⊙ (W_l^T G_{l+1})                       (l = L .. 2; G_{l+1} is the gradient w.r.t. H~_{l+1})
@@ -40,6 +45,7 @@ from deepcollapse._checks import (
     check_per_layer,
 )
 from deepcollapse._config import ConfigMixin
+from deepcollapse.family import Family, get_family
 
 __all__ = [
     "DUFMConfig",
@@ -108,7 +114,10 @@ class DUFMConfig(ConfigMixin):
     layers: int = 4  # L, number of weight matrices W_1..W_L (L = 1: the classical UFM)
     width: Any = 30  # d_1..d_L: one int or a list of L ints (H1 has d_1 rows, W_L is (K, d_L))
     lam_h: float = 0.004  # λ_{H_1}
-    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L
+    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L (λ = 0: unregularised)
+    loss: str = "mse"  # fit term: mse (eq. (1)) | ce (mean softmax cross-entropy), deepcollapse.family
+    activation: str = "relu"  # σ: relu | linear | relu_eps (σ_ε of Definition 7, needs eps)
+    eps: float | None = None  # ε of relu_eps (> 0); must be unset for the other activations
     lr: float = 0.5  # (initial) learning rate of plain GD
     lr_schedule: str = "constant"  # constant | step (× lr_decay every lr_decay_every) | cosine (to lr_min)
     lr_decay: float = 0.1  # step schedule factor
@@ -135,8 +144,15 @@ class DUFMConfig(ConfigMixin):
         self.n = check_int("n", self.n, min=1)
         self.layers = check_int("layers", self.layers, min=1)
         self.width = _int_list("width", self.width, self.layers, min=1)
-        self.lam_h = check_float("lam_h", self.lam_h, gt=0.0)
-        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=0.0)
+        self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
+        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=None)
+        for i, lam in enumerate(self.lam_w):
+            if lam < 0:
+                name = "lam_w" if len(set(self.lam_w)) == 1 else f"lam_w[{i}]"
+                raise ConfigError(f"{name} == {lam}, must be >= 0.0.")
+        if self.eps is not None and not isinstance(self.eps, bool):
+            self.eps = check_float("eps", self.eps, gt=0.0)
+        get_family(self.loss, self.activation, self.eps)  # ConfigError naming loss / activation / eps
         self.lr = check_float("lr", self.lr, gt=0.0)
         check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
         self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
@@ -179,6 +195,11 @@ class DUFMConfig(ConfigMixin):
         self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
 
     # --- derived -----------------------------------------------------------------------------------------
+    @property
+    def family(self) -> Family:
+        """The model family (loss, activation) of :mod:`deepcollapse.family`."""
+        return get_family(self.loss, self.activation, self.eps)
+
     @property
     def N(self) -> int:
         return self.classes * self.n
@@ -263,29 +284,40 @@ def init_params(config: DUFMConfig) -> DUFMParams:
     return DUFMParams(H1=stacked[0], weights=stacked[1:])
 
 
+def _fam(family: Family | None) -> Family:
+    return get_family() if family is None else family
+
+
 def forward(
-    H1: torch.Tensor, weights: Sequence[torch.Tensor]
+    H1: torch.Tensor, weights: Sequence[torch.Tensor], family: Family | None = None
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
     """Batched forward pass: ``(pre, post, out)`` with ``pre = [H~_2..H~_L]``, ``post = [H_1..H_L]`` (each
-    ``(R, d_l, N)``) and ``out = W_L H_L`` ``(R, K, N)``."""
+    ``(R, d_l, N)``, ``H_l = σ(H~_l)`` with the family's activation, ReLU by default) and ``out = W_L H_L``
+    ``(R, K, N)``."""
+    act = _fam(family).activation
     H = H1
     pre: list[torch.Tensor] = []
     post = [H]
     for W in weights[:-1]:
         Ht = torch.bmm(W, H)  # (R, d_{l+1}, N)
         pre.append(Ht)
-        H = torch.relu(Ht)
+        H = act.torch_forward(Ht)
         post.append(H)
     return pre, post, torch.bmm(weights[-1], H)
 
 
 def objective(
-    H1: torch.Tensor, weights: Sequence[torch.Tensor], Y: torch.Tensor, lam_h: float, lam_w: Sequence[float]
+    H1: torch.Tensor,
+    weights: Sequence[torch.Tensor],
+    Y: torch.Tensor,
+    lam_h: float,
+    lam_w: Sequence[float],
+    family: Family | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Eq. (1) per run: ``(total, fit, reg)``, each ``(R,)``; ``Y (K, N)``."""
-    N = H1.shape[-1]
-    _, _, out = forward(H1, weights)
-    fit = ((out - Y) ** 2).sum(dim=(1, 2)) / (2.0 * N)
+    """Eq. (1) per run: ``(total, fit, reg)``, each ``(R,)``; ``Y (K, N)``.  ``fit`` is the family's loss
+    (``1/(2N) ‖W_L H_L − Y‖_F²`` by default, mean softmax cross-entropy for ``ce``)."""
+    _, _, out = forward(H1, weights, family)
+    fit = _fam(family).loss.torch_value(out, Y)  # (R,)
     reg = 0.5 * lam_h * (H1**2).sum(dim=(1, 2))
     for lam, W in zip(lam_w, weights):
         reg = reg + 0.5 * lam * (W**2).sum(dim=(1, 2))
@@ -293,11 +325,16 @@ def objective(
 
 
 def autograd_gradients(
-    H1: torch.Tensor, weights: Sequence[torch.Tensor], Y: torch.Tensor, lam_h: float, lam_w: Sequence[float]
+    H1: torch.Tensor,
+    weights: Sequence[torch.Tensor],
+    Y: torch.Tensor,
+    lam_h: float,
+    lam_w: Sequence[float],
+    family: Family | None = None,
 ) -> list[torch.Tensor]:
     """``[∂H1, ∂W_1 .. ∂W_L]`` of ``Σ_r loss_r`` (runs independent), torch autograd of :func:`objective`."""
     params = [t.detach().requires_grad_(True) for t in (H1, *weights)]
-    total, _, _ = objective(params[0], params[1:], Y, lam_h, lam_w)
+    total, _, _ = objective(params[0], params[1:], Y, lam_h, lam_w, family)
     return list(torch.autograd.grad(total.sum(), params))
 
 
@@ -308,12 +345,15 @@ def analytic_gradients(
     lam_h: float,
     lam_w: Sequence[float],
     scale: float = 1.0,
+    family: Family | None = None,
 ) -> list[torch.Tensor]:
     """``[∂H1, ∂W_1, ..., ∂W_L]`` of eq. (1) by the hand-written backward in the module docstring (batched
-    ``bmm``/``baddbmm``).  ``scale`` multiplies the whole gradient (the trainer passes ``lr``)."""
+    ``bmm``/``baddbmm``), for any family: ``G_L = residual(out, Y)/N``, ``D_l = σ'(H~_l)``.  ``scale``
+    multiplies the whole gradient (the trainer passes ``lr``)."""
+    fam = _fam(family)
     N = H1.shape[-1]
-    pre, post, out = forward(H1, weights)
-    G = (out - Y) * (scale / N)  # (R, K, N)
+    pre, post, out = forward(H1, weights, fam)
+    G = fam.loss.torch_residual(out, Y) * (scale / N)  # (R, K, N)
     L = len(weights)
     grads: list[torch.Tensor] = [torch.empty(0)] * (L + 1)
     for l in range(L, 0, -1):  # weight W_l (index l-1) maps H_l (post[l-1]) to the next layer
@@ -321,7 +361,7 @@ def analytic_gradients(
         grads[l] = torch.baddbmm(W, G, post[l - 1].transpose(1, 2), beta=scale * lam_w[l - 1])
         dH = torch.bmm(W.transpose(1, 2), G)  # (R, d_l, N)
         if l > 1:
-            G = dH * (pre[l - 2] > 0)
+            G = dH * fam.activation.torch_derivative(pre[l - 2])  # D_l ⊙ (W_l^T G_{l+1})
         else:
             grads[0] = dH.add_(H1, alpha=scale * lam_h)
     return grads

@@ -6,6 +6,10 @@
 * :mod:`.constructions`: DNC (Definitions 1/10) and SRG (Definitions 4/9/11) solutions, optimal scales,
   closed-form losses :func:`loss_dnc` / :func:`loss_srg`, the zero threshold, SRG Gram matrices.
 * :mod:`.compare`: :func:`compare` and :func:`grid`.
+* :mod:`.cross_entropy`: the DNC / SRG structures re-optimised under cross-entropy (issue 9).
+* :mod:`.linear`: the deep linear UFM's optimum (MSE) and simplex-ETF candidate (CE).
+* :mod:`.family_compare`: :func:`compare_family` / :func:`grid_family` for every loss × activation, with a
+  status per candidate (closed form, numerical re-optimisation, explicit evaluation, unavailable).
 """
 
 from deepcollapse.theory.compare import compare, grid, parse_range
@@ -31,6 +35,15 @@ from deepcollapse.theory.constructions import (
     zero_threshold,
     zero_threshold_equal_lambda,
 )
+from deepcollapse.theory.cross_entropy import (
+    CEFit,
+    ce_dnc,
+    ce_dnc_solution,
+    ce_srg,
+    ce_srg_solution,
+    ce_symmetric_last_layer,
+)
+from deepcollapse.theory.family_compare import compare_family, grid_family
 from deepcollapse.theory.graphs import (
     adjacency_matrix,
     incidence_matrix,
@@ -48,10 +61,23 @@ from deepcollapse.theory.layers import (
     ridge_last_layer,
     solution_from_class_means,
 )
-from deepcollapse.theory.objective import ObjectiveParts, dufm_objective, forward, one_hot
+from deepcollapse.theory.linear import LinearOptimum, linear_optimum, linear_solution
+from deepcollapse.theory.objective import ObjectiveParts, dufm_objective, forward, loss_zero_point, one_hot
 
 __all__ = [
     "LOSS_ZERO",
+    "CEFit",
+    "LinearOptimum",
+    "ce_dnc",
+    "ce_dnc_solution",
+    "ce_srg",
+    "ce_srg_solution",
+    "ce_symmetric_last_layer",
+    "compare_family",
+    "grid_family",
+    "linear_optimum",
+    "linear_solution",
+    "loss_zero_point",
     "SRG_CONSTRUCTIONS",
     "ClosedForm",
     "Geometry",

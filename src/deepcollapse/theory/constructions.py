@@ -349,10 +349,7 @@ def optimise_scales(
     P, q = geom.coefficients(L)
     e, counts = _grouped(geom.e)
     zero_value = geom.e.size / (2.0 * K)
-    if L == 1:
-        GB = 0.5 * P * n * lam_h
-    else:
-        GB = (P / 2.0) ** 2 * float(np.prod([qi / 2.0 for qi in q])) * n * lam_h * float(np.prod(lams[:-1]))
+    GB = half_terms_coefficient(geom, L, n, lam_h, lams)
     g = GB ** (1.0 / L)
 
     def phi(x: np.ndarray) -> np.ndarray:
@@ -385,16 +382,44 @@ def optimise_scales(
     value = float(phi(np.array(x_star)))
     if not value < zero_value:
         return zero_value, [0.0] * max(L - 1, 1)
-    aL = math.exp(x_star)
+    return value, scales_from_last(geom, L, n, lam_h, lams, math.exp(x_star))
+
+
+def half_terms_coefficient(
+    geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float]
+) -> float:
+    """``G B`` of the AM–GM reduction: for fixed ``α_L`` the minimum over ``α_2 .. α_{L-1}`` of the ``L`` half
+    terms (``H_1``, ``W_1 .. W_{L-1}``) of :func:`chain_loss` is ``L (G B α_L)^{1/L}`` (``L >= 2``; for ``L =
+    1`` the single term is ``G B α_1`` with ``G B = nλ_{H_1} ‖X_1‖_F² / 2``).  ``G = (P/2)² Π_l (q_l/2)``,
+    ``B = nλ_{H_1} Π_{l<L} λ_{W_l}``.  Independent of the fit loss (the cross-entropy candidates reuse it)."""
+    L = layers
+    lams = list(lam_w)
+    P, q = geom.coefficients(L)
     if L == 1:
-        return value, [aL]
-    tau = (GB * aL) ** (1.0 / L)
+        return 0.5 * P * n * lam_h
+    return (P / 2.0) ** 2 * float(np.prod([qi / 2.0 for qi in q])) * n * lam_h * float(np.prod(lams[:-1]))
+
+
+def scales_from_last(
+    geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float], aL: float
+) -> list[float]:
+    """``[α_2 .. α_L]`` minimising the half terms of :func:`chain_loss` at fixed ``α_L = aL`` (all ``L`` half
+    terms equal ``τ = (G B α_L)^{1/L}``): ``α_2 = (2τ / (c P))²``, ``α_{l+1} = α_l 2τ / (λ_{W_l} q_l)``; for
+    ``L = 1`` just ``[α_1]``."""
+    L = layers
+    lams = list(lam_w)
+    if L == 1:
+        return [aL]
+    if aL == 0:
+        return [0.0] * (L - 1)
+    P, q = geom.coefficients(L)
+    tau = (half_terms_coefficient(geom, L, n, lam_h, lams) * aL) ** (1.0 / L)
     c = math.sqrt(lams[0] * n * lam_h)
     scales = [(2.0 * tau / (c * P)) ** 2]
     for i in range(L - 3):
         scales.append(scales[-1] * 2.0 * tau / (lams[i + 1] * q[i]))
     scales.append(aL)
-    return value, scales
+    return scales
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -2,26 +2,37 @@
 
 Notation (paper): ``H1`` is ``(d_1, N)`` with one column per sample, samples ordered by class
 (``labels = arange(K).repeat(n)``, i.e. ``Y = I_K ⊗ 1_n^T``); ``H~_{l+1} = W_l H_l``, ``H_{l+1} =
-ReLU(H~_{l+1})`` for ``l = 1 .. L-1``; the output is ``W_L H_L`` (``K x N``).  Bias-free.  The objective is
+σ(H~_{l+1})`` for ``l = 1 .. L-1``; the output is ``W_L H_L`` (``K x N``).  Bias-free.  The objective is
 
-    1/(2N) ‖W_L H_L − Y‖_F²  +  Σ_{l=1..L} (λ_{W_l}/2) ‖W_l‖_F²  +  (λ_{H_1}/2) ‖H_1‖_F²
+    fit(W_L H_L, Y)  +  Σ_{l=1..L} (λ_{W_l}/2) ‖W_l‖_F²  +  (λ_{H_1}/2) ‖H_1‖_F²
 
-(fit = first term, reg = the rest).  The all-zero point has loss exactly 1/2.  Everything is float64 numpy.
+(fit = first term, reg = the rest).  The model family (issue 9, :mod:`deepcollapse.family`) chooses
+
+* ``loss="mse"`` (eq. (1)): ``fit = 1/(2N) ‖W_L H_L − Y‖_F²``; the all-zero point has loss exactly 1/2;
+* ``loss="ce"``: ``fit = (1/N) Σ_i [log Σ_k exp(o_ki) − o_{y_i i}]`` with ``o = W_L H_L`` (mean softmax
+  cross-entropy, stable log-sum-exp); the all-zero point has loss exactly ``log K``;
+* ``activation``: σ = ``relu`` (eq. (1)), ``linear`` (deep linear UFM) or ``relu_eps`` (σ_ε of Definition 7,
+  with ``eps > 0``).
+
+``λ = 0`` is allowed here (unregularised models).  Everything is float64 numpy.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from deepcollapse._checks import ConfigError, check_float, check_per_layer
+from deepcollapse.family import Family, get_family
 
 __all__ = [
     "ObjectiveParts",
     "dufm_objective",
     "forward",
+    "loss_zero_point",
     "one_hot",
     "per_layer_lam_w",
 ]
@@ -46,9 +57,22 @@ def default_labels(N: int, K: int) -> np.ndarray:
     return np.repeat(np.arange(K), N // K)
 
 
-def per_layer_lam_w(lam_w: float | Sequence[float] | str, layers: int, name: str = "lam_w") -> list[float]:
-    """Expand ``lam_w`` (one value, a list of ``layers`` values, or a comma-separated string) to a list."""
+def per_layer_lam_w(
+    lam_w: float | Sequence[float] | str, layers: int, name: str = "lam_w", *, allow_zero: bool = False
+) -> list[float]:
+    """Expand ``lam_w`` (one value, a list of ``layers`` values, or a comma-separated string) to a list
+    (every value ``> 0``, or ``>= 0`` with ``allow_zero``)."""
+    if allow_zero:
+        vals = check_per_layer(name, lam_w, layers, gt=None)
+        for v in vals:
+            check_float(name, v, ge=0.0)
+        return vals
     return check_per_layer(name, lam_w, layers, gt=0.0)
+
+
+def loss_zero_point(classes: int, loss: str = "mse") -> float:
+    """Objective at the all-zero point (every output 0): ``1/2`` for MSE, ``log K`` for cross-entropy."""
+    return 0.5 if loss == "mse" else math.log(classes)
 
 
 def one_hot(labels: np.ndarray, classes: int) -> np.ndarray:
@@ -60,20 +84,21 @@ def one_hot(labels: np.ndarray, classes: int) -> np.ndarray:
 
 
 def forward(
-    H1: np.ndarray, weights: Sequence[np.ndarray]
+    H1: np.ndarray, weights: Sequence[np.ndarray], family: Family | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    """Forward pass of the L-DUFM.
+    """Forward pass of the L-DUFM with the activation σ of ``family`` (default ReLU).
 
-    Returns ``(pre, post, out)``: ``pre = [H~_2, ..., H~_L]`` (before ReLU), ``post = [H_1, H_2, ..., H_L]``
-    (``H_1`` itself first, then after ReLU) and ``out = W_L H_L`` of shape ``(K, N)``.
+    Returns ``(pre, post, out)``: ``pre = [H~_2, ..., H~_L]`` (before σ), ``post = [H_1, H_2, ..., H_L]``
+    (``H_1`` itself first, then after σ) and ``out = W_L H_L`` of shape ``(K, N)``.
     """
+    sigma = (family or get_family()).activation.forward
     H = np.asarray(H1, dtype=np.float64)
     pre: list[np.ndarray] = []
     post: list[np.ndarray] = [H]
     for W in weights[:-1]:
         Ht = np.asarray(W, dtype=np.float64) @ H  # (d_{l+1}, N)
         pre.append(Ht)
-        H = np.maximum(Ht, 0.0)
+        H = sigma(Ht)
         post.append(H)
     out = np.asarray(weights[-1], dtype=np.float64) @ H  # (K, N)
     return pre, post, out
@@ -85,28 +110,36 @@ def dufm_objective(
     lam_h: float,
     lam_w: float | Sequence[float],
     labels: np.ndarray | None = None,
+    *,
+    loss: str = "mse",
+    activation: str = "relu",
+    eps: float | None = None,
 ) -> ObjectiveParts:
-    """Evaluate eq. (1) on explicit matrices.
+    """Evaluate eq. (1) (or its family variant, module docstring) on explicit matrices.
 
     Args:
         H1: ``(d_1, N)`` unconstrained features, columns = samples.
         weights: ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``; ``L = len(weights) >= 1``.
-        lam_h: ``λ_{H_1} > 0``.
-        lam_w: ``λ_W`` for all layers, or a list of ``L`` values ``λ_{W_1} .. λ_{W_L}``.
+        lam_h: ``λ_{H_1} >= 0``.
+        lam_w: ``λ_W >= 0`` for all layers, or a list of ``L`` values ``λ_{W_1} .. λ_{W_L}``.
         labels: ``(N,)`` integer labels in ``0 .. K-1``; default ``arange(K).repeat(N // K)`` (needs ``K |
-        N``).
+            N``).
+        loss: ``"mse"`` (``fit = ‖W_L H_L − Y‖²/(2N)``) or ``"ce"`` (mean softmax cross-entropy).
+        activation: ``"relu"``, ``"linear"`` or ``"relu_eps"`` (then ``eps > 0``).
+        eps: the ε of σ_ε (Definition 7), only with ``activation="relu_eps"``.
 
     Returns:
-        :class:`ObjectiveParts` with ``fit = ‖W_L H_L − Y‖²/(2N)`` and ``reg`` the regularisation terms.
+        :class:`ObjectiveParts` with the fit term and ``reg`` the regularisation terms.
     """
+    family = get_family(loss, activation, eps)
     if len(weights) < 1:
         raise ConfigError("weights has 0 matrices, must have at least 1 (L >= 1).")
     H1 = np.asarray(H1, dtype=np.float64)
     if H1.ndim != 2:
         raise ConfigError(f"H1.ndim == {H1.ndim}, must be 2 (shape (d1, N)).")
     L = len(weights)
-    lam_h = check_float("lam_h", lam_h, gt=0.0)
-    lams = per_layer_lam_w(lam_w, L)
+    lam_h = check_float("lam_h", lam_h, ge=0.0)
+    lams = per_layer_lam_w(lam_w, L, allow_zero=True)
     d_prev = H1.shape[0]
     for i, W in enumerate(weights):
         if np.ndim(W) != 2 or np.shape(W)[1] != d_prev:
@@ -119,8 +152,8 @@ def dufm_objective(
     labels = default_labels(N, K) if labels is None else np.asarray(labels)
     if labels.shape != (N,):
         raise ConfigError(f"labels.shape == {labels.shape}, must be ({N},).")
-    _, _, out = forward(H1, weights)
-    fit = float(np.sum((out - one_hot(labels, K)) ** 2) / (2.0 * N))
+    _, _, out = forward(H1, weights, family)
+    fit = float(family.loss.value(out, one_hot(labels, K)))
     reg = 0.5 * lam_h * float(np.sum(H1**2))
     for lam, W in zip(lams, weights):
         reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))

@@ -16,13 +16,17 @@ and writes the run folder::
 GD is deterministic and the initialisation is a function of the seeds, so a checkpoint needs no RNG state:
 ``resume_dufm`` continues from the last checkpoint and ends bit-identical (CPU) to an uninterrupted run.
 
+Model family: ``config.loss``/``activation``/``eps`` (:mod:`deepcollapse.family`) choose the fit term and σ
+of eq. (1) in every engine and in the float64 observation below; defaults are MSE + ReLU.
+
 Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.training.dufm_kernel`, hand-written
-gradients with ``out=`` buffers on OpenBLAS, one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
+gradients on OpenBLAS (the compiled step loop of :mod:`dufm_compiled` when numba is installed, else numpy
+with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
 splits the runs over that many single-threaded processes (one per core is the fastest layout on CPU).
 ``backend='torch'``: batched ``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on
 ``cpu`` or ``cuda``.
 
-Divergence: a run whose forward pass (numpy) or gradient (torch) is not finite at step ``t`` is marked
+Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
 diverged at ``t`` and frozen there; the other runs go on.
 """
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import shlex
 import signal
 import threading
 import time
@@ -42,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._checks import ConfigError, Interrupted
 from deepcollapse._io import (
     append_jsonl,
     atomic_torch_save,
@@ -50,6 +55,7 @@ from deepcollapse._io import (
     prepare_run_folder,
     truncate_jsonl,
 )
+from deepcollapse.family import Family, get_family
 from deepcollapse.metrics.functional import (
     class_means,
     nc1_trace_ratio,
@@ -58,7 +64,7 @@ from deepcollapse.metrics.functional import (
     singular_values,
 )
 from deepcollapse.models.dufm import DUFMConfig, analytic_gradients, autograd_gradients, init_params, targets
-from deepcollapse.training.dufm_kernel import advance_limited
+from deepcollapse.training.dufm_kernel import advance_limited, resolve_kernel
 
 __all__ = ["DUFMConfig", "RUN_FILES", "observe_run", "resume_dufm", "train_dufm"]
 
@@ -77,14 +83,15 @@ _CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5
 # observation
 # ------------------------------------------------------------------------------------------------------------
 def _forward64(
-    H1: np.ndarray, weights: Sequence[np.ndarray]
+    H1: np.ndarray, weights: Sequence[np.ndarray], family: Family | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    act = (family or get_family()).activation
     H = np.asarray(H1, dtype=np.float64)
     pre, post = [], [H]
     for W in weights[:-1]:
         Ht = np.asarray(W, dtype=np.float64) @ H
         pre.append(Ht)
-        H = np.maximum(Ht, 0.0)
+        H = act.forward(Ht)
         post.append(H)
     return pre, post, np.asarray(weights[-1], dtype=np.float64) @ H
 
@@ -92,10 +99,12 @@ def _forward64(
 def loss_parts(
     H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
 ) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of eq. (1) for one run, evaluated in float64."""
-    _, _, out = _forward64(H1, weights)
-    Y = np.kron(np.eye(config.classes), np.ones((1, config.n)))
-    fit = float(np.sum((out - Y) ** 2)) / (2.0 * config.N)
+    """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64."""
+    fam = config.family
+    _, _, out = _forward64(H1, weights, fam)
+    Y = fam.targets(config.classes, config.n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        fit = float(fam.loss.value(out, Y))
     reg = 0.5 * config.lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
     for lam, W in zip(config.lam_w, weights):
         reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
@@ -118,7 +127,7 @@ def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: 
 def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig) -> dict[str, Any]:
     """Loss parts and per-layer collapse metrics of one run (float64, features ``H_l^T``, ``(N, d_l)``).
 
-    Layers: ``1 post`` (``H_1`` itself), then ``l pre`` (``H~_l``) and ``l post`` (``H_l = ReLU(H~_l)``) for
+    Layers: ``1 post`` (``H_1`` itself), then ``l pre`` (``H~_l``) and ``l post`` (``H_l = σ(H~_l)``) for
     ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l,
     K)``; ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
     """
@@ -128,7 +137,7 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
         "fit": finite_or_none(fit),
         "reg": finite_or_none(reg),
     }
-    pre, post, _ = _forward64(H1, weights)
+    pre, post, _ = _forward64(H1, weights, config.family)
     if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
         rec["layers"] = []
         return rec
@@ -154,6 +163,7 @@ class _NumpyEngine:
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
         self.params = params
         self.config = config
+        self._logged = False
         self.alive = np.ones(params[0].shape[0], dtype=bool)
         self._pool: ProcessPoolExecutor | None = None
         if config.workers > 1 and config.runs > 1:
@@ -169,17 +179,23 @@ class _NumpyEngine:
 
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
         c = self.config
+        if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
+            # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
+            # and σ_ε may drift apart between the two over many steps, so the log names the one that ran
+            log.info("DUFM kernel: %s, model %s", resolve_kernel(), c.family.name)
+            self._logged = True
         idx = np.flatnonzero(self.alive)
         if idx.size == 0:
             return {}
         args = (c.classes, c.n, c.lam_h, c.lam_w, c.sub_batch)
+        fam = c.family
         if self._pool is None:
             groups = [idx]
-            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args)]
+            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args, family=fam)]
         else:
             groups = [g for g in np.array_split(idx, min(c.workers, idx.size)) if g.size]
             futs = [
-                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args)
+                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args, family=fam)
                 for g in groups
             ]
             results = [f.result() for f in futs]
@@ -209,6 +225,7 @@ class _TorchEngine:
         self.device = torch.device(config.device)
         self.params = [torch.from_numpy(np.array(p)).to(self.device) for p in params]
         self.Y = targets(config.classes, config.n, config.torch_dtype, self.device)
+        self.family = config.family
         self.alive = torch.ones(params[0].shape[0], dtype=torch.bool, device=self.device)
 
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
@@ -218,10 +235,10 @@ class _TorchEngine:
             lr = float(lr)
             H1, Ws = self.params[0], self.params[1:]
             if c.grad == "autograd":
-                g = autograd_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w)
+                g = autograd_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, family=self.family)
                 steps = [t.mul_(lr) for t in g]
             else:
-                steps = analytic_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, scale=lr)
+                steps = analytic_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, scale=lr, family=self.family)
             ok = torch.stack([torch.isfinite(t.flatten(1).sum(1)) for t in steps]).all(0)  # (R,)
             new_bad = self.alive & ~ok
             if bool(new_bad.any()):
@@ -368,11 +385,12 @@ def _run_loop(
     t0, step0 = time.perf_counter(), step
     per_process = math.ceil(config.runs / (config.workers if config.resolved_backend == "numpy" else 1))
     chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // per_process))
+    best_seen = math.inf  # the progress bar's best=: the lowest loss seen so far (a running minimum)
     try:
         with _signals(flag):
             if fresh:
-                best = _append_records(out, step, engine.numpy_params(), diverged, config)
-                bar.set_postfix(best=f"{best:.6g}")
+                best_seen = _append_records(out, step, engine.numpy_params(), diverged, config)
+                bar.set_postfix(best=f"{best_seen:.6g}")
             while step < stop_at:
                 nxt = min(
                     stop_at,
@@ -391,13 +409,17 @@ def _run_loop(
                     best = _append_records(out, step, P, diverged, config)
                 else:
                     best = _best_loss(P, diverged, config)
-                bar.set_postfix(best=f"{best:.6g}", diverged=len(diverged))
+                best_seen = best if not math.isfinite(best_seen) else min(best_seen, best)
+                bar.set_postfix(best=f"{best_seen:.6g}", diverged=len(diverged))
                 if step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None:
                     _write_checkpoint(out, step, P, diverged, config)
                 if flag.signum is not None:
                     log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
-                    raise KeyboardInterrupt(
-                        f"stopped by signal {flag.signum} at step {step}; checkpoint written"
+                    raise Interrupted(
+                        flag.signum,
+                        f"stopped by {signal.Signals(flag.signum).name} at step {step}; checkpoint written "
+                        f"to {out}",
+                        resume=f"deepcollapse dufm resume {shlex.quote(str(out))}",
                     )
     finally:
         bar.close()
@@ -456,6 +478,28 @@ def train_dufm(
     return _run_loop(out, config, params, 0, {}, progress=progress, fresh=True, max_steps=max_steps)
 
 
+# fields that define the trained model and its trajectory; resume refuses a config.yaml that changed them
+_MODEL_FIELDS = ("loss", "activation", "eps", "classes", "n", "layers", "width", "lam_h", "lam_w", "dtype")
+
+
+def _check_same_model(config: DUFMConfig, saved: dict[str, Any], out: Path) -> None:
+    """``ConfigError`` if ``config.yaml`` describes another model than the checkpoint was trained on."""
+    if not saved:
+        return
+    defaults = DUFMConfig().to_dict()  # checkpoints written before a field existed used its default
+    now = config.to_dict()
+    for f in _MODEL_FIELDS:
+        was = saved.get(f, defaults[f] if f in ("loss", "activation", "eps") else now[f])
+        if isinstance(was, (list, tuple)):
+            was = list(was)
+        if was != now[f]:
+            raise ConfigError(
+                f"{f} == {now[f]!r} in {out / 'config.yaml'}, must be {was!r} as in its checkpoint.pt "
+                f"(the folder holds a {saved.get('loss', 'mse')}+{saved.get('activation', 'relu')} model); "
+                "train the other model into a new folder with `deepcollapse dufm train --out NEW ...`."
+            )
+
+
 def resume_dufm(
     out_dir: str | Path,
     *,
@@ -487,6 +531,7 @@ def resume_dufm(
     ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=True)
     if ck.get("format") != CHECKPOINT_FORMAT:
         raise ConfigError(f"checkpoint format == {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}.")
+    _check_same_model(config, ck.get("config") or {}, out)
     step = int(ck["step"])
     if step > config.steps:
         raise ConfigError(f"steps == {config.steps}, must be >= the checkpoint step {step}.")

@@ -1,11 +1,12 @@
-"""``NetConfig``: the validated configuration of one real-network run (ResNet20 + bias-free MLP head).
+"""``NetConfig``: the validated configuration of one real-network run (ResNet20 or MLP backbone + bias-free
+MLP head).
 
 Every field is checked at construction; a bad value raises :class:`~deepcollapse.ConfigError` naming the
 field, the value and what is allowed.  ``to_dict`` / ``from_dict`` (rejecting unknown keys) and ``to_yaml`` /
 ``from_yaml`` round-trip exactly.
 
-Regularisation (``reg``), with ``B`` the batch, ``h1_i`` the backbone output of sample ``i`` and ``W_l``
-the head:
+Regularisation (``reg``), with ``B`` the batch, ``h1_i`` the backbone output of sample ``i`` and ``W_l`` the
+head:
 
 - ``"standard"``: ``(lam/2) Σ_θ ‖θ‖²`` over **every** parameter (backbone convolutions, BatchNorm scales and
   shifts, projection, head) -- plain coupled weight decay ``lam``.
@@ -22,6 +23,15 @@ the head:
 
 Loss ``"mse"``: ``(1/(2|B|)) Σ_{i∈B} ‖f(x_i) − e_{y_i}‖²`` (one-hot targets; the DUFM's ``1/(2N)`` convention,
 summed over the K outputs); ``"ce"``: mean cross-entropy.
+
+GPU options (both off by default; meant for CUDA, where they speed up the ResNet20 runs):
+
+- ``amp``: the forward pass and the loss run under ``torch.autocast`` -- float16 on CUDA with a
+  ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero), bfloat16
+  on the CPU (no scaler needed: bfloat16 has float32's exponent range).  Collapse metrics are always evaluated
+  in float32 without autocast (then accumulated in float64).
+- ``channels_last``: the ResNet20 backbone and every image batch use ``torch.channels_last`` memory format
+  (NHWC), which lets cuDNN use tensor-core convolutions; a no-op for the MLP backbone.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from typing import Any
 
 from deepcollapse._checks import ConfigError, check_choice, check_float, check_int
 from deepcollapse._config import ConfigMixin
-from deepcollapse.data.datasets import DATASETS, dataset_num_classes, parse_classes
+from deepcollapse.data.datasets import BUNDLED_DATASETS, DATASETS, dataset_num_classes, parse_classes
 
 __all__ = ["NetConfig", "REGULARISATIONS", "LOSSES", "OPTIMIZERS", "SCHEDULES", "BACKBONES"]
 
@@ -39,7 +49,7 @@ REGULARISATIONS = ("dufm", "standard", "none")
 LOSSES = ("mse", "ce")
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "multistep", "cosine")
-BACKBONES = ("resnet20",)
+BACKBONES = ("resnet20", "mlp")
 LAM_H_SCALES = ("batch_mean", "dataset")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -48,17 +58,19 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 class NetConfig(ConfigMixin):
     """One end-to-end run; units in the comments, ``reg``/``loss`` in the module docstring."""
 
-    dataset: str = "digits"  # digits | mnist | cifar10
-    data_dir: str | None = None  # folder with the dataset files (not needed for digits)
+    dataset: str = "digits"  # digits | mnist | fashion_mnist | cifar10 | mnist1d
+    data_dir: str | None = None  # folder with the dataset files (not needed for digits, mnist1d)
     classes: list[int] | None = (
         None  # original labels to keep (relabelled 0..K-1 in this order); None = all 10
     )
     n_per_class: int | None = None  # balanced training subsample per class; None = every training sample
     n_test_per_class: int | None = None  # same for the test split
     normalize: bool = True  # per-channel standardisation with training-subset mean/std
-    backbone: str = "resnet20"
+    backbone: str = "resnet20"  # resnet20 (images >= 8x8) | mlp (models/mlp_backbone.py; any input, MNIST-1D)
+    backbone_width: int = 256  # mlp backbone: width w of its layers (= d1, the width of H1)
+    backbone_depth: int = 2  # mlp backbone: number D of affine + ReLU layers
     feature_dim: int | None = (
-        None  # None: H1 = the 64 pooled channels; int: bias-free projection 64 -> feature_dim
+        None  # resnet20 only. None: H1 = the 64 pooled channels; int: bias-free projection 64 -> feature_dim
     )
     head_layers: int = 4  # L, number of bias-free head matrices W_1..W_L (1 = linear classifier)
     head_width: int = 64  # d_2 = ... = d_L
@@ -85,6 +97,8 @@ class NetConfig(ConfigMixin):
     freeze_head: bool = False  # train the backbone only (2023 experiment)
     head_init: str | None = None  # DUFM run folder (or params.pt) whose W_1..W_L initialise the head
     head_init_run: int = 0  # which run r of the DUFM's batched params to take
+    amp: bool = False  # mixed precision: autocast (float16 + GradScaler on cuda, bfloat16 on cpu)
+    channels_last: bool = False  # channels-last memory format for the resnet20 backbone and its input batches
     rank_rtol: float | None = (
         1e-3  # singular values below rank_rtol·σ_1 count as zero (None: machine-eps rule)
     )
@@ -93,7 +107,7 @@ class NetConfig(ConfigMixin):
         check_choice("dataset", self.dataset, DATASETS)
         if self.data_dir is not None:
             self.data_dir = str(self.data_dir)
-        if self.dataset != "digits" and self.data_dir is None:
+        if self.dataset not in BUNDLED_DATASETS and self.data_dir is None:
             raise ConfigError(
                 f"data_dir == None, must be the folder holding the {self.dataset} files (--data-dir)."
             )
@@ -106,6 +120,19 @@ class NetConfig(ConfigMixin):
         self.normalize = _check_bool("normalize", self.normalize)
         self.freeze_head = _check_bool("freeze_head", self.freeze_head)
         check_choice("backbone", self.backbone, BACKBONES)
+        self.backbone_width = check_int("backbone_width", self.backbone_width, min=1)
+        self.backbone_depth = check_int("backbone_depth", self.backbone_depth, min=1)
+        if self.dataset == "mnist1d" and self.backbone == "resnet20":
+            raise ConfigError(
+                "backbone == 'resnet20', must be 'mlp' for dataset mnist1d (1-D signals of length 40)."
+            )
+        if self.backbone == "mlp" and self.feature_dim is not None:
+            raise ConfigError(
+                f"feature_dim == {self.feature_dim}, must be None with backbone mlp "
+                "(set backbone_width, the width of H1)."
+            )
+        self.amp = _check_bool("amp", self.amp)
+        self.channels_last = _check_bool("channels_last", self.channels_last)
         self.head_layers = check_int("head_layers", self.head_layers, min=1)
         self.head_width = check_int("head_width", self.head_width, min=1)
         if self.head_layers >= 2 and self.head_width < K:

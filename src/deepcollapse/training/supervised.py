@@ -1,9 +1,10 @@
 """The one supervised loop for real networks: ResNet20 + bias-free MLP head (2024 §6.2–6.3, 2023 §4.2).
 
-``train_net(config, out_dir)`` trains a :class:`~deepcollapse.models.head.HeadNetwork` on ``digits``,
-``mnist`` or ``cifar10`` with minibatch SGD (momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and
-the regularisation of :mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every
-``eval_every`` epochs measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
+``train_net(config, out_dir)`` trains a :class:`~deepcollapse.models.head.HeadNetwork` (ResNet20 or the MLP
+backbone) on ``digits``, ``mnist1d``, ``mnist``, ``fashion_mnist`` or ``cifar10`` with minibatch SGD
+(momentum) or Adam, the MSE-to-one-hot loss (or cross-entropy) and the regularisation of
+:mod:`deepcollapse.training.net_config` (``dufm``, ``standard`` or ``none``), and every ``eval_every`` epochs
+measures, per head layer (``H1``, ``H~l``, ``Hl``), the collapse metrics of
 :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training set in eval mode**
 (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition number of the
 class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and the
@@ -16,6 +17,12 @@ depend on how many epochs ran in this process; the learning rate of epoch ``e`` 
 Together with the checkpoint (model, optimizer state) written atomically after every epoch, an interrupted run
 resumed with :func:`resume_net` reproduces the uninterrupted one bit for bit on the CPU.  A final batch of a
 single sample is dropped (BatchNorm needs two).
+
+Devices: the datasets are moved to the device once; batches are indexed there (no per-batch host copy) and the
+evaluation gathers features on the device and copies each to the host once per evaluation.  ``amp`` and
+``channels_last`` (off by default) are described in :mod:`deepcollapse.training.net_config`.  Running out of
+device memory raises :class:`DeviceMemoryError` naming the batch size; the last epoch's checkpoint stays on
+disk.
 
 Run folder (docs/architecture.md): ``config.yaml``, ``metrics.jsonl`` (one JSON object per evaluation, see
 :func:`evaluate`), ``checkpoint.pt``, ``summary.json``.
@@ -45,11 +52,13 @@ from deepcollapse._io import (
 )
 from deepcollapse.data.datasets import DataSplits, ImageData, load_dataset
 from deepcollapse.models.head import HeadNetwork, MLPHead, feature_layers, load_dufm_head_weights
+from deepcollapse.models.mlp_backbone import MLPBackbone
 from deepcollapse.models.resnet import ResNet20
 from deepcollapse.training.net_config import NetConfig
 
 __all__ = [
     "NetConfig",
+    "DeviceMemoryError",
     "build_network",
     "evaluate",
     "load_net_data",
@@ -58,6 +67,7 @@ __all__ = [
     "resume_net",
     "select_device",
     "train_net",
+    "train_step",
 ]
 
 log = logging.getLogger(__name__)
@@ -104,9 +114,13 @@ def load_net_data(config: NetConfig) -> DataSplits:
     return data
 
 
-def build_network(config: NetConfig, in_channels: int) -> HeadNetwork:
-    """ResNet20 (+ optional projection) and the MLP head, initialised from ``config.seed``; DUFM head
-    loaded and frozen as configured.  The global RNG state is restored afterwards."""
+def build_network(
+    config: NetConfig, in_channels: int, in_shape: tuple[int, ...] | None = None
+) -> HeadNetwork:
+    """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
+    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen
+    as configured; channels-last memory format if ``config.channels_last``.  The global RNG state is restored
+    afterwards."""
     K = config.num_classes
     dufm_weights = None
     if config.head_init is not None:
@@ -117,7 +131,7 @@ def build_network(config: NetConfig, in_channels: int) -> HeadNetwork:
                 f"{len(dufm_weights)} ({config.head_init})."
             )
         d1 = int(dufm_weights[0].shape[1])
-        backbone_dim = config.feature_dim or 64
+        backbone_dim = config.backbone_width if config.backbone == "mlp" else (config.feature_dim or 64)
         if backbone_dim != d1:
             raise ConfigError(
                 f"feature_dim == {config.feature_dim} (backbone width {backbone_dim}), "
@@ -132,7 +146,15 @@ def build_network(config: NetConfig, in_channels: int) -> HeadNetwork:
             )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        backbone = ResNet20(in_channels, config.feature_dim)
+        backbone: ResNet20 | MLPBackbone
+        if config.backbone == "mlp":
+            if in_shape is None:
+                raise ConfigError("in_shape == None, must be the sample shape (C, H, W) for backbone mlp.")
+            backbone = MLPBackbone(in_shape, config.backbone_width, config.backbone_depth)
+        else:
+            backbone = ResNet20(in_channels, config.feature_dim)
+            if config.channels_last:
+                backbone = backbone.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         head = MLPHead(backbone.out_features, config.head_width, config.head_layers, K)
     if dufm_weights is not None:
         head.set_weights(dufm_weights)
@@ -236,19 +258,34 @@ def _layer_record(
 def _pass(
     config: NetConfig, model: HeadNetwork, data: ImageData, stats: dict[str, Any] | None
 ) -> dict[str, float]:
-    """One no-grad pass in eval mode: accuracy, fit and the H1 term; features streamed into ``stats``."""
-    n, correct, fit_sum, h1_sq = len(data), 0, 0.0, 0.0
+    """One no-grad pass in eval mode: accuracy, fit and the H1 term; features streamed into ``stats``.
+
+    Everything stays on the model's device during the pass (sums in float64 device tensors, features gathered
+    in device buffers); the host sees one copy per feature at the end, not one per batch.
+    """
+    n = len(data)
+    device = data.labels.device
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    fit_sum = torch.zeros((), dtype=torch.float64, device=device)
+    h1_sq = torch.zeros((), dtype=torch.float64, device=device)
+    gathered: dict[str, list[torch.Tensor]] = {key: [] for key in (stats or {})}
     bs = config.eval_batch_size
     for start in range(0, n, bs):
-        x, y = data.batch(slice(start, min(start + bs, n)))
+        x, y = data.batch(slice(start, min(start + bs, n)))  # on the device already
+        if config.channels_last and x.ndim == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
         out, feats = model(x)
-        correct += int((out.argmax(dim=1) == y).sum())
-        fit_sum += float(fit_loss(config, out, y)) * y.shape[0]
-        h1_sq += float(feats["H1"].double().pow(2).sum())
-        if stats is not None:
-            for key, st in stats.items():
-                st.update(feats[key].detach().cpu(), y.cpu())  # accumulated in float64
-    return {"acc": correct / max(n, 1), "fit": fit_sum / max(n, 1), "h1_sq": h1_sq / max(n, 1)}
+        correct += (out.argmax(dim=1) == y).sum()
+        fit_sum += fit_loss(config, out, y).double() * y.shape[0]
+        h1_sq += feats["H1"].double().pow(2).sum()
+        for key, chunks in gathered.items():
+            chunks.append(feats[key].detach())
+    if stats is not None:
+        labels = data.labels.cpu()
+        for key, st in stats.items():
+            st.update(torch.cat(gathered[key]).cpu(), labels)  # one host copy; accumulated in float64
+    m = max(n, 1)
+    return {"acc": int(correct) / m, "fit": float(fit_sum) / m, "h1_sq": float(h1_sq) / m}
 
 
 def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[str, Any]:
@@ -335,6 +372,70 @@ def _summary(
     return out
 
 
+class DeviceMemoryError(ConfigError):
+    """The device ran out of memory; the message names the batch size and the checkpoint that was kept."""
+
+
+_OOM_ERRORS: tuple[type[BaseException], ...] = tuple(
+    {getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError), torch.cuda.OutOfMemoryError}
+)
+
+
+def make_grad_scaler(config: NetConfig, device: torch.device) -> torch.amp.GradScaler:
+    """The loss scaler of ``config.amp``: enabled for float16 autocast on CUDA only (a no-op otherwise)."""
+    return torch.amp.GradScaler(device.type, enabled=config.amp and device.type == "cuda")
+
+
+def train_step(
+    config: NetConfig,
+    model: HeadNetwork,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    n_train: int,
+) -> torch.Tensor:
+    """One optimisation step on the batch ``(x (B, C, H, W), y (B,))``; returns the detached batch loss
+    ``fit + reg_h1 + reg_w`` (a device tensor: no synchronisation).
+
+    With ``config.amp`` the forward pass runs under ``torch.autocast`` (float16 on CUDA, bfloat16 elsewhere);
+    the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
+    through the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
+    """
+    if config.channels_last and x.ndim == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    amp_dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
+    with torch.autocast(x.device.type, dtype=amp_dtype, enabled=config.amp):
+        out, feats = model(x)  # (B, K), features
+    fit = fit_loss(config, out.float(), y)
+    reg_h1, reg_w = regularisation(config, model, feats["H1"].float(), n_train)
+    loss = fit + reg_h1 + reg_w
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.detach()
+
+
+def _oom_error(
+    config: NetConfig, out: Path, device: torch.device, epoch: int, what: str
+) -> DeviceMemoryError:
+    """One line naming the batch size, the checkpoint kept on disk and the command that resumes."""
+    if what == "training":
+        name, size, how = (
+            "batch_size",
+            config.batch_size,
+            f"`deepcollapse net resume {out} --batch-size SMALLER`",
+        )
+    else:
+        name, size = "eval_batch_size", config.eval_batch_size
+        how = f"`deepcollapse net resume {out}` after lowering eval_batch_size in its config.yaml"
+    return DeviceMemoryError(
+        f"{name} == {size}, must be smaller: {device} ran out of memory in {what} at epoch {epoch}; "
+        f"the checkpoint of epoch {epoch - 1} is kept in {out}; resume with {how}."
+    )
+
+
 def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallback | None) -> dict[str, Any]:
     if config.threads is not None:
         torch.set_num_threads(config.threads)
@@ -343,14 +444,17 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
         torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
     data = load_net_data(config)
     data = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
-    model = build_network(config, data.in_channels).to(device)
+    model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:])).to(device)
     optimizer = _make_optimizer(config, model)
+    scaler = make_grad_scaler(config, device)
     ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.jsonl"
     state: dict[str, Any] = {"epoch": 0, "history": [], "elapsed": 0.0, "diverged": False, "last": None}
     if ckpt_path.is_file():
         ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
+        if ckpt.get("scaler"):
+            scaler.load_state_dict(ckpt["scaler"])
         state = ckpt["state"]
         log.info("resuming %s from epoch %d", out, state["epoch"])
     truncate_jsonl(metrics_path, "epoch", state["epoch"])
@@ -358,7 +462,10 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
     N = len(data.train)
 
     def record(epoch: int, extra: dict[str, Any]) -> dict[str, Any]:
-        rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
+        try:
+            rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
+        except _OOM_ERRORS:
+            raise _oom_error(config, out, device, max(epoch, 1), "evaluation") from None
         append_jsonl(metrics_path, [finite_or_none(rec)])
         state["last"] = rec
         return rec
@@ -379,20 +486,18 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
         order = _epoch_order(config, epoch, N).to(device)
         total = torch.zeros((), dtype=torch.float64, device=device)  # on the device: no sync per step
         seen = 0
-        for start in range(0, N, config.batch_size):
-            idx = order[start : start + config.batch_size]
-            if idx.numel() < 2:
-                continue
-            x, y = data.train.batch(idx)
-            out_, feats = model(x)
-            fit = fit_loss(config, out_, y)
-            reg_h1, reg_w = regularisation(config, model, feats["H1"], N)
-            loss = fit + reg_h1 + reg_w
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += loss.detach().double() * idx.numel()
-            seen += idx.numel()
+        try:
+            for start in range(0, N, config.batch_size):
+                idx = order[start : start + config.batch_size]
+                if idx.numel() < 2:
+                    continue
+                x, y = data.train.batch(idx)  # indexing device tensors: no host copy
+                loss = train_step(config, model, optimizer, scaler, x, y, N)
+                total += loss.double() * idx.numel()
+                seen += idx.numel()
+        except _OOM_ERRORS:
+            bar.close()
+            raise _oom_error(config, out, device, epoch, "training") from None
         train_loss = float(total) / max(seen, 1)
         epoch_time = time.perf_counter() - t0
         if not math.isfinite(train_loss):
@@ -415,6 +520,7 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
             {
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
+                "scaler": scaler.state_dict() if scaler.is_enabled() else None,
                 "state": state,
                 "config": config.to_dict(),
             },
@@ -456,17 +562,41 @@ def resume_net(
     epochs: int | None = None,
     progress: bool = True,
     callback: EpochCallback | None = None,
+    batch_size: int | None = None,
 ) -> dict[str, Any]:
     """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
 
-    ``epochs`` extends (or shortens) the run; note that ``multistep``/``cosine`` schedules are defined
-    relative to ``epochs``, so changing it changes later learning rates.
+    ``epochs`` extends (or shortens) the run with the learning-rate schedule it was started with: ``constant``
+    as is; ``multistep`` keeps its milestones at the same epochs (the fractions are rescaled to the new
+    length); ``cosine`` is defined over the whole run, so a different length is refused (``ConfigError``).
+    ``batch_size`` changes the batch size of the remaining epochs (after running out of GPU memory; the result
+    then differs from an uninterrupted run).
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
         raise ConfigError(f"out_dir == {str(out)!r}, must be a net run folder holding config.yaml.")
     config = NetConfig.from_yaml(out / "config.yaml")
-    if epochs is not None:
-        config = config.replace(epochs=epochs)
+    changed = False
+    if epochs is not None and epochs != config.epochs:
+        config, changed = _same_schedule(config, int(epochs), out), True
+    if batch_size is not None and batch_size != config.batch_size:
+        config, changed = config.replace(batch_size=batch_size), True
+    if changed:
         config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
+
+
+def _same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
+    """``config`` with ``epochs`` and the learning rate of every epoch unchanged (see :func:`resume_net`)."""
+    if config.lr_schedule == "cosine":
+        raise ConfigError(
+            f"--epochs == {epochs}, must be {config.epochs} (the run's length) for lr_schedule 'cosine': the "
+            "cosine schedule spans the whole run, so a new length would change the learning rates already "
+            f"used; to train longer start a new run, e.g. deepcollapse net train --config {out}/config.yaml "
+            f"--epochs {epochs} --out NEW_DIR."
+        )
+    if config.lr_schedule == "multistep":
+        at = [round(f * config.epochs) for f in config.milestones]  # milestone epochs, kept as they are
+        kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
+        return config.replace(epochs=epochs, milestones=kept)
+    return config.replace(epochs=epochs)

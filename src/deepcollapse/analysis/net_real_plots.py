@@ -1,0 +1,112 @@
+"""Figures of the real-data network experiments (:mod:`deepcollapse.experiments.net_real`).
+
+- :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a
+  swept hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);
+- :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the end
+  and, when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2
+  bottom, 4).
+
+Bands are mean ± sample std over seeds, clipped to the quantity's range (ranks in [0, K], accuracies in [0,
+1]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from deepcollapse.analysis.figures import plot_layer_metric, plot_loss_curves, plot_singular_values
+
+__all__ = ["plot_dnc_panels", "plot_rank_sweep"]
+
+_REG_LABELS = {
+    "dufm": r"DUFM-like ($\lambda$ on the head, $\lambda_{H_1}$ on $H_1$)",
+    "standard": r"standard ($\lambda$ on all parameters)",
+}
+_X_LABELS = {"lam": r"$\log_2$ weight decay $\lambda$", "lr": r"$\log_2$ learning rate $\eta$"}
+
+
+def _clipped_band(
+    ax: Any, x: np.ndarray, m: np.ndarray, s: np.ndarray, lo: float, hi: float, label: str
+) -> None:
+    (line,) = ax.plot(x, m, marker="o", label=label)
+    s = np.nan_to_num(s)
+    ax.fill_between(
+        x, np.clip(m - s, lo, hi), np.clip(m + s, lo, hi), color=line.get_color(), alpha=0.25, lw=0
+    )
+
+
+def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Figure:
+    """Two panels against ``log2(x)``: average rank of ``M~_2..M~_L`` and training accuracy, one curve per
+    regularisation.  ``summary``: columns ``reg, x, avg_rank_mean/_std, train_acc_mean/_std``."""
+    fig = Figure(figsize=(9.0, 3.6))
+    ax_r, ax_a = fig.subplots(1, 2)
+    for reg, sub in summary.groupby("reg", sort=False):
+        sub = sub.sort_values(x)
+        xs = np.log2(sub[x].to_numpy(dtype=float))
+        label = _REG_LABELS.get(str(reg), str(reg))
+        _clipped_band(
+            ax_r,
+            xs,
+            sub["avg_rank_mean"].to_numpy(float),
+            sub["avg_rank_std"].to_numpy(float),
+            0,
+            num_classes,
+            label,
+        )
+        _clipped_band(
+            ax_a, xs, sub["train_acc_mean"].to_numpy(float), sub["train_acc_std"].to_numpy(float), 0, 1, label
+        )
+    ax_r.axhline(num_classes, color="grey", lw=0.8, ls="--", label=f"K = {num_classes} (DNC)")
+    ax_r.set_ylim(0, num_classes + 0.5)
+    ax_r.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
+    ax_r.set_ylabel(r"average rank of $\tilde M_2..\tilde M_L$")
+    ax_r.legend(fontsize=7)
+    ax_a.axhline(1.0 / num_classes, color="grey", lw=0.8, ls=":", label="chance")
+    ax_a.set_ylim(0, 1.05)
+    ax_a.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
+    ax_a.set_ylabel("training accuracy")
+    ax_a.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_dnc_panels(
+    layers: pd.DataFrame,
+    singular_values: Mapping[Any, np.ndarray],
+    curves: pd.DataFrame,
+    levels: Mapping[str, Any] | None,
+) -> Figure:
+    """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (mean ± std over seeds, geometric
+    band), normalised singular values of ``M~_l`` at the end and, with ``levels`` (a
+    :func:`deepcollapse.theory.compare` dict), the training loss against ``L_DNC`` and ``L_SRG``.
+
+    ``layers``: :func:`deepcollapse.analysis.tables.layer_metrics_frame` rows (``x = "epoch"``) with ``run``;
+    ``curves``: columns ``epoch, run, loss``.
+    """
+    panels = 3 if levels is not None else 2
+    fig = Figure(figsize=(4.4 * panels, 3.6))
+    axes = fig.subplots(1, panels)
+    plot_layer_metric(layers, "dnc1", x="epoch", kind="post", ax=axes[0])
+    axes[0].set_ylabel(r"DNC1 = tr$\Sigma_W$ / tr$\Sigma_B$ of $H_l$")
+    legend = axes[0].get_legend()
+    if legend is not None:  # "layer l" -> the paper's symbol H_l
+        for text in legend.get_texts():
+            text.set_text(f"$H_{{{text.get_text().removeprefix('layer ')}}}$")
+    plot_singular_values(singular_values, ax=axes[1], label_fmt=r"$\tilde M_{}$")
+    axes[1].set_xlabel("index i")
+    axes[1].set_ylabel(r"$s_i(\tilde M_l)$ / $s_1(\tilde M_l)$")
+    if levels is not None:
+        df = curves.rename(columns={"epoch": "step"})
+        df = df[df["step"] > 0]
+        plot_loss_curves(
+            df, levels.get("loss_dnc"), levels.get("loss_srg"), ax=axes[2], label="network (mean ± std)"
+        )
+        axes[2].set_xlabel("epoch")
+        axes[2].set_ylabel("training loss (fit + regularisation)")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,342 @@
+"""One set of rules for every command's options (issue 12), and the helpers that apply them.
+
+* **One name per idea**, the same in every command (``--n`` samples per class, ``--layers`` / ``--width``,
+  ``--lam``, ``--lr-schedule`` / ``--lr-decay``, ``--out``, ``--force``, ``--no-progress``); an old spelling
+  stays accepted for one release as a hidden alias that prints a deprecation warning (:func:`add_option` with
+  ``aliases=``; the table :data:`RENAMES` lists them).
+* **One default per option in --help**: the default is written by :func:`add_option` as ``(default: X)`` and
+  nowhere else (no ``ArgumentDefaultsHelpFormatter``, no default repeated in the help text).
+* **Every option described**, plain text (no RST markup) — ``tests/cli/test_cli_help.py`` walks every
+  sub-command's ``--help`` and checks these rules, including for options added later.
+* **Did you mean**: :class:`Parser` suggests the closest sub-command, choice or option for a typo.
+* **Errors in the user's words**: :func:`user_words` rewrites a config error about a field (``lam_h == -0.1``)
+  into the option the user typed (``--lam == -0.1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from deepcollapse._checks import ConfigError
+
+__all__ = [
+    "DESCRIPTIONS",
+    "FORCE_HELP",
+    "NO_PROGRESS_HELP",
+    "RENAMES",
+    "Parser",
+    "add_option",
+    "check_folder_kind",
+    "folder_kind",
+    "normalise",
+    "user_words",
+]
+
+#: Old spelling -> new spelling of every renamed option (accepted, hidden from --help, for one release).
+RENAMES: dict[str, dict[str, str]] = {
+    "net train": {
+        "--n-per-class": "--n",
+        "--n-test-per-class": "--n-test",
+        "--head-layers": "--layers",
+        "--head-width": "--width",
+        "--gamma": "--lr-decay",
+        "--milestones": "--lr-milestones",
+    },
+    "net resume": {},
+    "sweep": {"--n-seeds": "--runs"},
+    "dufm resume": {},
+}
+
+FORCE_HELP = "replace what --out holds that conflicts with this command (another config or experiment)"
+NO_PROGRESS_HELP = "no progress bars"
+
+#: What an option is, for options whose help gives only a default: the same words in every command.
+DESCRIPTIONS: dict[str, str] = {
+    "--dataset": "dataset to train on",
+    "--backbone": "feature extractor in front of the MLP head",
+    "--loss": "fit term: mse (squared error) or ce (softmax cross-entropy)",
+    "--reg": "regularisation: dufm (λ_H1 on features, λ on head weights), standard (weight decay), none",
+    "--optimizer": "optimiser",
+    "--momentum": "SGD momentum",
+    "--lr": "learning rate",
+    "--lr-schedule": "learning-rate schedule",
+    "--lr-decay": "factor by which a step schedule multiplies the learning rate",
+    "--epochs": "training epochs",
+    "--batch-size": "mini-batch size",
+    "--seed": "random seed",
+    "--device": "where to compute",
+    "--no-progress": NO_PROGRESS_HELP,
+    "--force": FORCE_HELP,
+    "--json": "print JSON instead of a table",
+    "--out": "output folder",
+    "--workers": "parallel worker processes",
+}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _default_text(default: Any) -> str:
+    if isinstance(default, (list, tuple)):
+        return ",".join(str(v) for v in default)
+    return str(default)
+
+
+class _DeprecatedAlias(argparse.Action):
+    """Stores like the new option, after a one-line warning naming the new spelling."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", store: Any = None, **kw: Any):
+        self.new = new
+        self.store = store  # a constant for flags (store_true), None for options taking a value
+        super().__init__(option_strings, dest, nargs=0 if store is not None else None, **kw)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        print(
+            f"deepcollapse: warning: {option_string} is deprecated, use {self.new} "
+            "(the old spelling is accepted until the next release)",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, self.store if self.store is not None else values)
+
+
+def add_option(
+    parser: argparse.ArgumentParser,
+    name: str,
+    help: str,
+    *,
+    default: Any = None,
+    shown_default: str | None = None,
+    aliases: Iterable[str] = (),
+    **kwargs: Any,
+) -> argparse.Action:
+    """``parser.add_argument(name, ...)`` following the module's rules.
+
+    ``help`` describes the option (plain text, without its default); ``default`` is the parsed default and is
+    appended once as ``(default: X)`` (``shown_default`` when the real default is computed later, e.g. "all
+    classes"); ``aliases`` are old spellings, accepted with a deprecation warning and hidden from --help.
+    """
+    if not help or not help.strip():
+        raise ValueError(f"option {name} needs a description")
+    if "(default" in help:
+        raise ValueError(f"option {name}: write the default with default=/shown_default=, not in the help")
+    text = _one_line(help)
+    if shown_default is not None:
+        text += f" (default: {shown_default})"
+    elif default is not None and kwargs.get("action") not in ("store_true", "store_false"):
+        text += f" (default: {_default_text(default)})"
+    action = parser.add_argument(name, help=text, default=default, **kwargs)
+    for alias in aliases:
+        store = None
+        if kwargs.get("action") == "store_true":
+            store = True
+        typed: dict[str, Any] = {"type": kwargs["type"]} if kwargs.get("type") is not None else {}
+        parser.add_argument(
+            alias,
+            dest=action.dest,
+            action=_DeprecatedAlias,
+            new=name,
+            store=store,
+            help=argparse.SUPPRESS,
+            **typed,
+        )
+    return action
+
+
+def _all_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Option strings of ``parser`` and of every sub-parser below it (for "did you mean")."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(s for s in action.option_strings if s.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _all_options(sub)
+    return out
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors suggest the closest sub-command, choice or option."""
+
+    root: Parser | None = None
+
+    def error(self, message: str) -> NoReturn:
+        hint = ""
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in m.group(2).split(",")]
+            close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.5)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+        m = re.search(r"unrecognized arguments: (.*)", message)
+        if m:
+            known = sorted(_all_options(self.root or self) | _all_options(self))
+            for word in m.group(1).split():
+                if word.startswith("--"):
+                    close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                    if close:
+                        hint = f" Did you mean {close[0]}?"
+                        break
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def user_words(exc: ConfigError, options: Mapping[str, str]) -> ConfigError:
+    """``exc`` with its leading field name (``lam_h == ...``, ``lam_w[2] == ...``) replaced by the option the
+    user typed (``options[field]``, e.g. ``{"lam_h": "--lam"}``); unchanged if the field is not mapped."""
+    text = str(exc)
+    m = re.match(r"^(?:unknown key \w+\.)?([A-Za-z_][A-Za-z0-9_]*)(\[\d+\])?( ==|,)", text)
+    if not m or m.group(1) not in options:
+        return exc
+    return ConfigError(
+        options[m.group(1)] + (m.group(2) or "") + text[m.end(2) if m.group(2) else m.end(1) :]
+    )
+
+
+def folder_kind(path: str | Path) -> str:
+    """What a folder holds: ``"dufm"`` (a DUFM run), ``"net"`` (a network run), ``"sweep"``, ``"experiment"``
+    (a ``reproduce`` output), ``"missing"`` or ``"other"``."""
+    p = Path(path)
+    if not p.is_dir():
+        return "missing"
+    if (p / "experiment.json").is_file():
+        return "experiment"
+    if (p / "sweep.yaml").is_file():
+        return "sweep"
+    cfg = p / "config.yaml"
+    if cfg.is_file():
+        import yaml
+
+        try:
+            data = yaml.safe_load(cfg.read_text()) or {}
+        except yaml.YAMLError:
+            return "other"
+        if isinstance(data, dict) and isinstance(data.get("config"), dict):
+            data = data["config"]
+        if isinstance(data, dict) and ("dataset" in data or "backbone" in data):
+            return "net"
+        if isinstance(data, dict) and "layers" in data and "n" in data:
+            return "dufm"
+    return "other"
+
+
+_WHAT = {
+    "dufm": ("a DUFM run folder", "deepcollapse dufm resume {dir} (or dufm analyze)"),
+    "net": ("a network run folder", "deepcollapse net resume {dir}"),
+    "sweep": (
+        "a sweep folder",
+        "the sweep command again, e.g. deepcollapse sweep {dir}/sweep.yaml --out {dir}",
+    ),
+    "experiment": ("a reproduce output folder", "the reproduce command again (see {dir}/report.html)"),
+}
+
+
+def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> None:
+    """Raise a one-line :class:`ConfigError` when ``path`` is not a ``expected`` folder, saying what it is and
+    which command fits it."""
+    kind = folder_kind(path)
+    if kind == expected:
+        return
+    want = _WHAT[expected][0]
+    if kind in _WHAT:
+        what, command = _WHAT[kind]
+        raise ConfigError(
+            f"{option} == {str(path)!r}, must be {want}; it is {what}: use {command.format(dir=path)}."
+        )
+    if kind == "missing":
+        raise ConfigError(f"{option} == {str(path)!r}, must be {want} (no such folder).")
+    raise ConfigError(f"{option} == {str(path)!r}, must be {want} (no config.yaml of one found there).")
+
+
+_RST = [(re.compile(r":(?:func|class|mod|meth|data|attr):`~?([^`]*)`"), r"\1"), (re.compile(r"``"), "")]
+_DEFAULT = re.compile(r"\s*\((?:default:?)\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _plain(text: str | None) -> str | None:
+    if not text:
+        return text
+    for pattern, repl in _RST:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _sub_parsers(
+    parser: argparse.ArgumentParser, path: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    out = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out += _sub_parsers(sub, f"{path} {name}".strip())
+    return out
+
+
+def _rename(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    action = parser._option_string_actions.get(old)
+    if action is None or new in parser._option_string_actions:
+        return
+    del parser._option_string_actions[old]
+    action.option_strings = [new if s == old else s for s in action.option_strings]
+    parser._option_string_actions[new] = action
+    if action.metavar is None and action.nargs != 0:
+        action.metavar = new.lstrip("-").upper().replace("-", "_")
+    store = True if isinstance(action, argparse._StoreTrueAction) else None
+    typed: dict[str, Any] = {"type": action.type} if action.type is not None else {}
+    parser.add_argument(
+        old, dest=action.dest, action=_DeprecatedAlias, new=new, store=store, help=argparse.SUPPRESS, **typed
+    )
+
+
+def normalise(root: argparse.ArgumentParser) -> None:
+    """Apply the module's rules to every parser below ``root`` (run once, after every command group has
+    registered; so options other modules add follow them too): the renames of :data:`RENAMES` with hidden
+    aliases, plain-text help and descriptions (RST markup removed), one ``(default: X)`` per option, the
+    shared description of an option whose help gave only a default."""
+    for path, parser in _sub_parsers(root):
+        parser.formatter_class = argparse.HelpFormatter  # never ArgumentDefaultsHelpFormatter: one default
+        parser.description = _plain(parser.description)
+        for old, new in RENAMES.get(path, {}).items():
+            _rename(parser, old, new)
+        for action in parser._actions:
+            if action.help is argparse.SUPPRESS or not action.option_strings or action.dest == "help":
+                continue
+            name = next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
+            text = _plain(action.help) or ""
+            defaults = _DEFAULT.findall(text)
+            body = _DEFAULT.sub("", text).strip().rstrip(";,")
+            if not body and name in DESCRIPTIONS:
+                body = DESCRIPTIONS[name]
+            shown = defaults[0].strip() if defaults else None
+            if shown is None and action.default not in (None, False, argparse.SUPPRESS, []):
+                shown = _default_text(action.default)
+            action.help = body + (f" (default: {shown})" if shown else "")
+
+
+def field_options(fields: Iterable[str], command: str) -> dict[str, str]:
+    """``field -> --option`` for config fields exposed as options named after them (dashes for underscores),
+    with the renames of :data:`RENAMES` ``[command]`` applied."""
+    renames = RENAMES.get(command, {})
+    out = {}
+    for f in fields:
+        opt = "--" + f.replace("_", "-")
+        out[f] = renames.get(opt, opt)
+    return out
+
+
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``dest -> --option`` for the visible options of ``parser`` (for :func:`user_words`)."""
+    return {
+        a.dest: a.option_strings[0]
+        for a in parser._actions
+        if a.option_strings and a.help is not argparse.SUPPRESS and a.option_strings[0].startswith("--")
+    }
+
+
+def json_or(text: str, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)``, or a JSON list when ``text`` starts with ``[`` (shared by list-valued options)."""
+    return json.loads(text) if text.strip().startswith("[") else parse(text)

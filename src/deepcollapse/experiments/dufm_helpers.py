@@ -1,0 +1,189 @@
+"""Helpers shared by the DUFM figure definitions: the flagship setting, sweep specs with the papers' seeds,
+and the tables / curves / class means read back from a sweep's run folders."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deepcollapse.experiments.framework import Context
+from deepcollapse.experiments.sweep import SweepResult, SweepSpec
+
+__all__ = ["DNC_CRITERION", "DNC_CRITERION_SHORT", "FLAGSHIP", "SMOKE", "dufm_base", "zero_threshold_lam"]
+
+# The flagship 4-DUFM of 2024 §6.1 / Fig. 2 top: K = 10, n = 50, width 30, λ = 0.004 everywhere, lr 0.5.
+FLAGSHIP: dict[str, Any] = {
+    "classes": 10,
+    "n": 50,
+    "layers": 4,
+    "width": 30,
+    "lam": 0.004,
+    "lr": 0.5,
+    "steps": 100_000,
+    "log_every": 1000,
+}
+SMOKE: dict[str, Any] = {"n": 5, "steps": 300, "log_every": 50}
+
+
+def zero_threshold_lam(classes: int, layers: int, n: int) -> float:
+    """The common weight decay λ (λ_H1 = every λ_Wl = λ) at which the DNC optimum becomes the all-zero point:
+    ``Λ = n λ^{L+1} = Λ*`` (:func:`deepcollapse.theory.zero_threshold`), i.e. ``λ* = (Λ*/n)^{1/(L+1)}``."""
+    from deepcollapse.theory import zero_threshold
+
+    return float((zero_threshold(classes, layers) / n) ** (1.0 / (layers + 1)))
+
+
+def dufm_base(smoke: bool, **overrides: Any) -> dict[str, Any]:
+    """The flagship config with ``overrides``; the smoke version has n = 5 and 300 steps (logged every 50)."""
+    base = {**FLAGSHIP, **overrides}
+    if smoke:
+        base.update(SMOKE)
+    return base
+
+
+def _dnc_criterion() -> tuple[str, str]:
+    from deepcollapse.training.dufm_analysis import DNC2_TOL, DNC_CONVERGING_COND, DNC_CONVERGING_GAP
+
+    long = (
+        f"DNC: rank K in every layer and σ_1/σ_K(M_L) ≤ {1 + DNC2_TOL:g}; heading to DNC (dnc_converging): "
+        f"rank K in every layer, σ_1/σ_K(M_L) ≤ {1 + DNC_CONVERGING_COND:g} and a loss at most "
+        f"{100 * DNC_CONVERGING_GAP:g} % above L_DNC."
+    )
+    short = (
+        "DNC or heading to DNC:\n"
+        rf"rank $K$, $\sigma_1/\sigma_K \leq {1 + DNC_CONVERGING_COND:g}$, "
+        rf"loss $\leq (1 + {DNC_CONVERGING_GAP:g})\,L_{{\mathrm{{DNC}}}}$"
+    )
+    return long, short
+
+
+DNC_CRITERION, DNC_CRITERION_SHORT = _dnc_criterion()
+
+
+def _point_folders(result: SweepResult, point: str | None = None) -> list[Path]:
+    return [
+        Path(t.out_dir)
+        for t in result.spec.tasks(result.out_dir)
+        if point is None or t.meta["point"] == point
+    ]
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
+    """Per (step, seed) losses of every run of a point; ``run`` is the seed (unique across run folders)."""
+    from deepcollapse.analysis.tables import step_metrics_frame
+
+    df = _concat([step_metrics_frame(f) for f in _point_folders(result, point)])
+    if not df.empty:
+        df["run"] = df["seed"]
+    return df
+
+
+def _layer_frame(result: SweepResult, point: str | None = None) -> pd.DataFrame:
+    from deepcollapse.analysis.tables import layer_metrics_frame
+
+    df = _concat([layer_metrics_frame(f) for f in _point_folders(result, point)])
+    if not df.empty:
+        df["run"] = df["seed"]
+    return df
+
+
+def _final_sv(result: SweepResult, point: str | None = None, kind: str = "post") -> dict[int, np.ndarray]:
+    from deepcollapse.analysis.tables import final_singular_values
+
+    out: dict[int, list[np.ndarray]] = {}
+    for f in _point_folders(result, point):
+        for layer, arr in final_singular_values(f, kind=kind).items():
+            out.setdefault(layer, []).append(arr)
+    merged = {}
+    for layer, arrs in sorted(out.items()):
+        k = max(a.shape[1] for a in arrs)
+        merged[layer] = np.vstack([np.pad(a, ((0, 0), (0, k - a.shape[1]))) for a in arrs])
+    return merged
+
+
+def _best_means(
+    result: SweepResult, points: Sequence[str], classes: int
+) -> tuple[dict[str, list[Any]], dict[str, Any], str]:
+    """Class means of the best run over ``points``: the lowest ``final_loss / L_DNC`` (so that points with
+    different λ compare fairly), non-diverged runs first.  Returns (means, summary entry, point id)."""
+    from deepcollapse.analysis.tables import read_summary
+    from deepcollapse.experiments.outputs import class_mean_matrices
+
+    best: tuple[float, Path, int, dict[str, Any], str] | None = None
+    for point in points:
+        for f in _point_folders(result, point):
+            summary = read_summary(f)
+            loss_dnc = float(summary.get("loss_dnc") or 1.0)
+            for i, run in enumerate(summary["runs"]):
+                loss = float(run.get("final_loss") if run.get("final_loss") is not None else math.inf)
+                score = loss / loss_dnc if not run.get("diverged") and math.isfinite(loss) else math.inf
+                if best is None or score < best[0]:
+                    best = (score, f, i, run, point)
+    if best is None:
+        raise ValueError(f"no finished run among points {list(points)}")
+    _, folder, i, run, point = best
+    return class_mean_matrices(folder, i, classes), run, point
+
+
+_RUN_COLUMNS = [
+    "point",
+    "seed",
+    "final_loss",
+    "loss_dnc",
+    "loss_srg",
+    "classification",
+    "mean_rank",
+    "diverged",
+]
+
+
+def _runs_table(ctx: Context, result: SweepResult, name: str, caption: str) -> None:
+    cols = list(dict.fromkeys(["point", *result.spec.varying_keys(), *_RUN_COLUMNS[1:]]))
+    cols += [c for c in result.runs.columns if c.startswith("rank_")]
+    ctx.table(result.runs, f"{name}_runs", caption, columns=cols)
+
+
+def _summary_table(
+    ctx: Context, result: SweepResult, name: str, caption: str, metrics: Sequence[str]
+) -> None:
+    """Write the full per-point table (CSV) and show ``metrics`` as "mean ± std" columns in the report."""
+    from deepcollapse.analysis.tables import format_mean_std
+
+    path = ctx.out_dir / "tables" / f"{name}_summary.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    result.summary.to_csv(path, index=False)
+    keys = ["point", *result.spec.varying_keys()]
+    ctx.report.add_table(format_mean_std(result.summary, keys, metrics), caption)
+
+
+def _spec(
+    name: str,
+    base: dict[str, Any],
+    seeds: int,
+    *,
+    grid: dict[str, list[Any]] | None = None,
+    points: list[dict[str, Any]] | None = None,
+    seeds_per_run: int | None = None,
+) -> SweepSpec:
+    """Seeds ``0..seeds-1``; a single-point experiment splits its seeds into two trainer calls (one per core
+    of a 2-core machine; results do not depend on the split)."""
+    if seeds_per_run is None and not grid and not points and seeds > 1:
+        seeds_per_run = math.ceil(seeds / 2)
+    return SweepSpec(
+        base=base,
+        grid=grid or {},
+        points=points or [],
+        seeds=list(range(seeds)),
+        name=name,
+        seeds_per_run=seeds_per_run,
+    )

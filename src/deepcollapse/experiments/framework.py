@@ -1,0 +1,221 @@
+"""The experiment framework: :class:`Experiment` (a named, documented reproduction of one paper figure),
+:class:`Context` (what an experiment's body gets: its folder, run options, a report, sweep / figure / table
+helpers) and :func:`register`.
+
+Figure definitions live in their own modules (``paper2024``, ``paper2023``, ``net_experiments``, ...), which
+import this module and call :func:`register` on import; :mod:`deepcollapse.experiments.registry` imports them
+and looks experiments up by name.  This module imports none of them (no import circle).
+
+Each experiment is a *configuration* of the toolkit's engines (the theory engine, the batched L-DUFM trainer
+via :mod:`deepcollapse.experiments.sweep`, the supervised trainer via the network presets), never a copy of a
+training loop.  ``run`` writes into ``out_dir``: the run folders (``points/...``), tables (``tables/*.csv``),
+figures (``figures/*.png`` and ``*.pdf``) and a self-contained ``report.html``; it returns the report's path.
+Re-running into the same folder skips finished runs; a folder that holds another experiment is refused unless
+``force``.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from deepcollapse._checks import ConfigError, check_choice
+from deepcollapse.experiments.executors import EXECUTORS
+from deepcollapse.experiments.sweep import SweepResult, SweepSpec, run_sweep
+
+__all__ = ["Context", "Experiment", "register", "registered"]
+
+log = logging.getLogger(__name__)
+
+
+class Context:
+    """What an experiment's body gets: its folder, the run options, a report, helpers to run sweeps and save
+    figures and tables (figures go to ``figures/`` as PNG + PDF and into the report)."""
+
+    def __init__(
+        self,
+        experiment: Experiment,
+        out_dir: Path,
+        smoke: bool,
+        executor: str,
+        workers: int | None,
+        ray_address: str | None,
+        progress: bool,
+        force: bool = False,
+    ) -> None:
+        from deepcollapse.analysis.report import Report
+
+        self.experiment = experiment
+        self.out_dir = out_dir
+        self.smoke = smoke
+        self.executor = executor
+        self.workers = workers
+        self.ray_address = ray_address
+        self.progress = progress
+        self.force = force
+        cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
+        cmd += f" --out {shlex.quote(str(out_dir))}"
+        title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
+        self.report = Report(title, description=experiment.description, command=cmd)
+        self.report.section("Settings", experiment.settings)
+        self.settings_section = self.report.sections[-1]
+        if smoke:
+            self.report.add_note(
+                "Smoke variant: tiny sizes and step counts to check the pipeline, "
+                "not a reproduction of the paper."
+            )
+        else:
+            self.report.add_note(f"Expected runtime on a 2-core CPU: {experiment.runtime}.")
+        self.configs: dict[str, Any] = {}
+
+    def sweep(self, spec: SweepSpec, sub: str = "") -> SweepResult:
+        """Run ``spec`` into ``out_dir/sub`` (skipping finished points) and keep its config for the report."""
+        self.configs[sub or spec.name] = spec.to_dict()
+        return run_sweep(
+            spec,
+            self.out_dir / sub if sub else self.out_dir,
+            executor=self.executor,
+            workers=self.workers,
+            ray_address=self.ray_address,
+            progress=self.progress,
+            force=self.force,
+        )
+
+    def figure(self, fig: Any, name: str, caption: str) -> Path:
+        from deepcollapse.analysis.figures import save_figure
+
+        png, _ = save_figure(fig, self.out_dir / "figures", name)
+        self.report.add_figure(png, caption)
+        return png
+
+    def table(self, df: pd.DataFrame, name: str, caption: str, columns: Sequence[str] | None = None) -> Path:
+        path = self.out_dir / "tables" / f"{name}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False)
+        shown = df[[c for c in columns if c in df.columns]] if columns else df
+        self.report.add_table(shown, caption)
+        return path
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named, documented reproduction of one paper figure."""
+
+    name: str
+    paper: str
+    figure: str
+    description: str
+    settings: str
+    runtime: str
+    kind: str  # "theory", "dufm" or "net"
+    body: Callable[[Context], None]
+    command: str | None = None  # how to reproduce, without --out (default: deepcollapse reproduce NAME)
+
+    def run(
+        self,
+        out_dir: str | Path,
+        smoke: bool = False,
+        executor: str = "local",
+        *,
+        workers: int | None = None,
+        ray_address: str | None = None,
+        progress: bool = False,
+        force: bool = False,
+    ) -> Path:
+        """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
+
+        Finished runs in ``out_dir`` are reused if their config matches; ``force`` re-trains those that do not
+        (otherwise ``ConfigError``)."""
+        check_choice("executor", executor, EXECUTORS)
+        out = Path(out_dir).resolve()
+        self._claim_folder(out, force)
+        ctx = Context(self, out, smoke, executor, workers, ray_address, progress, force)
+        self.body(ctx)
+        if smoke:  # say what was run, not only the full-size settings
+            ctx.settings_section.text = (
+                f"This report is the smoke variant. Actually run: {describe_configs(ctx.configs)}. "
+                f"The full experiment: {self.settings}"
+            )
+        ctx.report.set_config(ctx.configs)
+        path = ctx.report.write(out / "report.html")
+        log.info("report written to %s", path)
+        return path
+
+    def _claim_folder(self, out: Path, force: bool) -> None:
+        """Refuse an output folder that holds another experiment (or a sweep) unless ``force``; then mark it
+        as this experiment's (``experiment.json``), so that two reports never mix in one folder."""
+        import json
+
+        marker = out / "experiment.json"
+        other = None
+        if marker.is_file():
+            try:
+                other = json.loads(marker.read_text()).get("name")
+            except (OSError, ValueError, AttributeError):
+                other = "an unreadable experiment.json"
+        elif out.is_dir() and ((out / "sweep.yaml").is_file() or (out / "report.html").is_file()):
+            other = "a sweep or another report"
+        if other is not None and other != self.name and not force:
+            raise ConfigError(
+                f"--out == {str(out)!r}, must be an empty folder or one holding experiment {self.name!r} "
+                f"(it holds {other if other.startswith(('a ', 'an ')) else repr(other)}); choose another "
+                "folder, or pass --force to write into it anyway."
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"name": self.name, "paper": self.paper, "figure": self.figure}) + "\n")
+
+
+_SYMBOLS = {"classes": "K", "layers": "L", "lam": "λ", "lam_h": "λ_H1", "lam_w": "λ_W", "width": "width"}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (list, tuple)):
+        return "{" + ", ".join(_value(x) for x in v) + "}"
+    return str(v)
+
+
+def describe_configs(configs: dict[str, Any]) -> str:
+    """One readable line per sweep or theory setting of ``Context.configs`` (the settings actually run)."""
+    parts = []
+    for name, cfg in configs.items():
+        if not isinstance(cfg, dict):
+            continue
+        if "base" in cfg:  # a sweep spec
+            base = ", ".join(f"{_SYMBOLS.get(k, k)} = {_value(v)}" for k, v in cfg["base"].items())
+            grid = "; ".join(
+                f"{_SYMBOLS.get(k, k)} ∈ {_value(v)}" for k, v in (cfg.get("grid") or {}).items()
+            )
+            points = cfg.get("points") or []
+            seeds = cfg.get("seeds") or []
+            text = f"{name}: {base}"
+            text += f"; {grid}" if grid else ""
+            text += f"; {len(points)} points {_value(points)}" if points else ""
+            text += f"; {len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+        else:
+            text = f"{name}: " + ", ".join(f"{_SYMBOLS.get(k, k)} = {_value(v)}" for k, v in cfg.items())
+        parts.append(text)
+    return " | ".join(parts) if parts else "see the configuration below"
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def register(experiment: Experiment) -> Experiment:
+    """Add an experiment to the registry (names are unique)."""
+    if experiment.name in _REGISTRY:
+        raise ValueError(f"experiment {experiment.name!r} registered twice")
+    _REGISTRY[experiment.name] = experiment
+    return experiment
+
+
+def registered() -> list[Experiment]:
+    """The experiments registered so far, in registration order (importing a figure module registers its)."""
+    return list(_REGISTRY.values())

@@ -1,0 +1,411 @@
+"""Real-data network experiments a CPU finishes: the low-rank bias and deep neural collapse on data that ships
+with a package (scikit-learn's 8×8 digits; MNIST-1D generated offline by the ``mnist1d`` package).
+
+They are the small counterparts of the 2024 paper's end-to-end figures, with an MLP backbone (two affine +
+ReLU layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP
+head:
+
+- ``real-<data>-rank-wd`` (2024 Figs. 9 left and 10): average rank of the head's class means at the end of
+  training against log2 weight decay, with DUFM-like regularisation (``reg = dufm``: ``λ`` on the head,
+  ``λ_H1`` on the backbone output) and with standard regularisation (``reg = standard``: weight decay ``λ`` on
+  every parameter);
+- ``real-<data>-rank-lr`` (2024 Fig. 9 right): the same against log2 learning rate, per regularisation;
+- ``real-<data>-dnc`` (2024 Figs. 2 bottom and 4): DNC1 of every head layer over training, the singular values
+  of the class means at the end, and (DUFM-like regularisation, MSE loss) the training loss against the
+  optimal DNC and SRG losses ``L_DNC``, ``L_SRG`` that the theory engine (:func:`deepcollapse.theory.compare`)
+  gives at the run's ``K``, ``L``, ``n`` and ``λ`` values.
+
+**Average rank** (what Figs. 3, 9 and 10 plot): the mean numerical rank (``rank_rtol = 1e-3``, relative to the
+largest singular value) of the pre-activation class-mean matrices ``M~_2, ..., M~_L`` of the head, the
+matrices whose rank the SRG construction lowers to ``r ≈ √(2K)``; ``M_L = ReLU(M~_L)`` has rank ``K`` in every
+good fit and ``H1`` is the backbone's, so neither enters.  The tables also give the mean rank of the post-ReLU
+middle layers ``M_2 .. M_{L-1}`` (``avg_rank_post``) and the training accuracy: a run whose accuracy is at
+chance has collapsed to the trivial (all-zero) solution, whose rank is 1 for a different reason.
+
+**The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective (eq.
+(1)) with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the
+training set is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's
+``n``.  The network's ``H1`` is constrained by the backbone, so its loss can approach, never beat, the DUFM
+optimum, which is at most ``min(L_DNC, L_SRG)``.
+
+Settings are ours (the papers have no such runs): balanced training subsamples (digits 139 per class of the
+fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with momentum
+0.9, lr 0.05 with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss, ``λ_H1 =
+5e-4`` (``batch_mean``), MLP backbone of width 128 (digits) / 256 (MNIST-1D), head width 32.  Weight-decay
+grids run from values that keep every rank at ``K`` to values where the rank is well below ``K`` (the largest
+DUFM-like value on digits costs training accuracy).  The small MLP does not fit MNIST-1D completely in 100
+epochs and its accuracy falls along the grids (and at small learning rates): read MNIST-1D ranks together with
+the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, grid ends, 2 seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.experiments.sweep import SweepResult, SweepSpec
+
+__all__ = ["REAL_SETTINGS", "RealSetting", "average_ranks", "rank_table", "real_spec", "theory_levels"]
+
+REGS = ("dufm", "standard")
+
+
+@dataclass(frozen=True)
+class RealSetting:
+    """One dataset's base configuration, grids and runtimes (full size; ``smoke`` holds the smoke changes)."""
+
+    dataset: str
+    base: dict[str, Any]
+    wd: dict[str, list[float]]  # reg -> weight decays of the rank-vs-wd experiment
+    lrs: list[float]  # learning rates of the rank-vs-lr experiment
+    lam_at_lr: dict[str, float]  # reg -> weight decay held fixed in the rank-vs-lr experiment
+    dnc_lam: dict[str, float]  # reg -> weight decay of the DNC experiment
+    smoke: dict[str, Any] = field(default_factory=dict)
+    runtime: dict[str, str] = field(default_factory=dict)
+
+
+_COMMON: dict[str, Any] = {
+    "backbone": "mlp",
+    "backbone_depth": 2,
+    "head_layers": 4,
+    "head_width": 32,
+    "loss": "mse",
+    "lam_h": 5e-4,
+    "lam_h_scale": "batch_mean",
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "lr": 0.05,
+    "lr_schedule": "multistep",
+    "milestones": [0.5, 0.75],
+    "batch_size": 128,
+    "eval_every": 0,
+    "threads": 1,
+    "device": "cpu",
+}
+
+# Smoke: 30 samples per class, 40 epochs of 5 batches; a second or two per run.
+_SMOKE: dict[str, Any] = {"n_per_class": 30, "n_test_per_class": 10, "epochs": 40, "batch_size": 60}
+
+REAL_SETTINGS: dict[str, RealSetting] = {
+    "digits": RealSetting(
+        "digits",
+        {
+            **_COMMON,
+            "dataset": "digits",
+            "n_per_class": 139,
+            "n_test_per_class": 35,
+            "backbone_width": 128,
+            "epochs": 200,
+        },
+        wd={"dufm": [0.002, 0.004, 0.008, 0.012, 0.016], "standard": [0.001, 0.002, 0.004, 0.006, 0.008]},
+        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
+        lam_at_lr={"dufm": 0.008, "standard": 0.004},
+        dnc_lam={"dufm": 0.008, "standard": 0.004},
+        smoke=_SMOKE,
+        runtime={"wd": "30 runs of 5-40 s", "lr": "30 runs of 5-40 s", "dnc": "6 runs of 10-60 s"},
+    ),
+    "mnist1d": RealSetting(
+        "mnist1d",
+        {
+            **_COMMON,
+            "dataset": "mnist1d",
+            "n_per_class": 200,
+            "n_test_per_class": 89,
+            "backbone_width": 256,
+            "epochs": 100,
+        },
+        wd={
+            "dufm": [0.00025, 0.0005, 0.001, 0.002, 0.004],
+            "standard": [0.0001, 0.0002, 0.0005, 0.001, 0.002],
+        },
+        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
+        lam_at_lr={"dufm": 0.002, "standard": 0.0005},
+        dnc_lam={"dufm": 0.001, "standard": 0.0005},
+        smoke={**_SMOKE, "backbone_width": 64},
+        runtime={"wd": "30 runs of 10-45 s", "lr": "30 runs of 10-45 s", "dnc": "6 runs of 15-60 s"},
+    ),
+}
+
+SMOKE_SEEDS = 2
+FULL_SEEDS = 3
+
+
+def _base(setting: RealSetting, smoke: bool) -> dict[str, Any]:
+    return {**setting.base, **(setting.smoke if smoke else {})}
+
+
+def _ends(values: list[float], smoke: bool) -> list[float]:
+    """Smoke grids keep the smallest and the largest value (the direction the tests check)."""
+    return [values[0], values[-1]] if smoke else list(values)
+
+
+def real_spec(setting: RealSetting, which: str, smoke: bool) -> SweepSpec:
+    """The ``kind: net`` sweep of experiment ``which`` (``wd``, ``lr`` or ``dnc``) on ``setting``."""
+    base = _base(setting, smoke)
+    points: list[dict[str, Any]]
+    if which == "wd":
+        points = [{"reg": r, "lam": v} for r in REGS for v in _ends(setting.wd[r], smoke)]
+    elif which == "lr":
+        points = [
+            {"reg": r, "lam": setting.lam_at_lr[r], "lr": v} for r in REGS for v in _ends(setting.lrs, smoke)
+        ]
+    else:
+        base = {**base, "eval_every": 4 if smoke else 5}
+        points = [{"reg": r, "lam": setting.dnc_lam[r]} for r in REGS]
+    seeds = list(range(SMOKE_SEEDS if smoke else FULL_SEEDS))
+    return SweepSpec(
+        base=base, points=points, seeds=seeds, kind="net", name=f"real-{setting.dataset}-{which}"
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Tables
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _last_record(folder: str | Path) -> dict[str, Any] | None:
+    from deepcollapse.analysis.tables import read_jsonl
+
+    recs = read_jsonl(Path(folder) / "metrics.jsonl")
+    return recs[-1] if recs else None
+
+
+def average_ranks(record: dict[str, Any]) -> tuple[float, float]:
+    """``(avg_rank, avg_rank_post)`` of one evaluation record: the mean rank of ``M~_2 .. M~_L`` and of the
+    post-ReLU middle layers ``M_2 .. M_{L-1}`` (NaN where a layer has no rank or the head has no such
+    layer)."""
+    layers = record.get("layers", [])
+    top = max((int(e["layer"]) for e in layers), default=1)
+    pre = [e["rank"] for e in layers if e.get("kind") == "pre" and e.get("rank") is not None]
+    post = [
+        e["rank"]
+        for e in layers
+        if e.get("kind") == "post" and 2 <= int(e["layer"]) < top and e.get("rank") is not None
+    ]
+    return (float(np.mean(pre)) if pre else math.nan, float(np.mean(post)) if post else math.nan)
+
+
+def rank_table(result: SweepResult) -> pd.DataFrame:
+    """One row per run: ``reg, lam, lr, seed, train_acc, test_acc, loss, avg_rank, avg_rank_post`` and the
+    rank of every head feature (``rank_<name>``), from the last evaluation of each run folder."""
+    rows = []
+    for task in result.spec.tasks(result.out_dir):
+        rec = _last_record(task.out_dir)
+        if rec is None:
+            continue
+        cfg = task.config
+        avg, avg_post = average_ranks(rec)
+        row = {
+            "reg": cfg["reg"],
+            "lam": cfg["lam"],
+            "lr": cfg["lr"],
+            "seed": cfg["seed"],
+            "train_acc": rec.get("train_acc"),
+            "test_acc": rec.get("test_acc"),
+            "loss": rec.get("loss"),
+            "avg_rank": avg,
+            "avg_rank_post": avg_post,
+        }
+        for e in rec.get("layers", []):
+            row[f"rank_{e['name']}"] = e.get("rank")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Mean and sample std over seeds per ``(reg, x)``: ``avg_rank``, ``avg_rank_post``, accuracies, loss."""
+    cols = ["avg_rank", "avg_rank_post", "train_acc", "test_acc", "loss"]
+    g = runs.groupby(["reg", x])[cols]
+    mean, std = g.mean().add_suffix("_mean"), g.std(ddof=1).add_suffix("_std")
+    out = pd.concat([mean, std], axis=1).reset_index()
+    out["seeds"] = g.size().to_numpy()
+    return out
+
+
+def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None:
+    """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
+
+    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
+    unbalanced training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced
+    by ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
+    (formulas.md).
+    """
+    if config.get("reg") != "dufm" or config.get("loss") != "mse":
+        return None
+    from deepcollapse.theory import compare
+
+    K = len(config["classes"]) if config.get("classes") else 10
+    lam_h = (
+        config["lam_h"] / n_train
+        if config.get("lam_h_scale", "batch_mean") == "batch_mean"
+        else config["lam_h"]
+    )
+    n = n_train // K
+    if n * K != n_train:
+        n, lam_h = 1, lam_h * n_train / K
+    return compare(K, int(config["head_layers"]), n, lam_h, float(config["lam"]))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Bodies
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _fmt(summary: pd.DataFrame, x: str) -> pd.DataFrame:
+    shown = summary[["reg", x, "seeds"]].copy()
+    for c in ("avg_rank", "avg_rank_post", "train_acc", "test_acc"):
+        shown[c] = [
+            f"{m:.3g} ± {s:.2g}" if np.isfinite(s) else f"{m:.3g}"
+            for m, s in zip(summary[f"{c}_mean"], summary[f"{c}_std"])
+        ]
+    return shown
+
+
+def _rank_body(setting: RealSetting, which: str) -> Any:
+    x = "lam" if which == "wd" else "lr"
+
+    def body(ctx: Context) -> None:
+        from deepcollapse.analysis.net_real_plots import plot_rank_sweep
+
+        result = ctx.sweep(real_spec(setting, which, ctx.smoke), "net")
+        runs = rank_table(result)
+        summary = summarise(runs, x)
+        name = ctx.experiment.name
+        (ctx.out_dir / "tables").mkdir(parents=True, exist_ok=True)
+        summary.to_csv(ctx.out_dir / "tables" / f"{name}_summary.csv", index=False)
+        ctx.report.section("Average rank of the head's class means")
+        fig = plot_rank_sweep(summary, x)
+        what = "weight decay λ" if which == "wd" else "learning rate η"
+        ctx.figure(
+            fig,
+            f"{name}_rank",
+            f"Left: average rank of M~_2..M~_L at the end of training against log2 {what}, "
+            "per regularisation "
+            f"(mean ± std over {int(summary['seeds'].min())} seeds; K = 10). Right: training accuracy "
+            "(chance is 0.1: a run there has collapsed to the zero solution).",
+        )
+        ctx.report.add_table(
+            _fmt(summary, x), "Mean ± std over seeds (avg_rank: M~_2..M~_L; post: M_2..M_{L-1})."
+        )
+        ctx.table(runs, f"{name}_runs", "Per run (last evaluation).")
+
+    return body
+
+
+def _dnc_body(setting: RealSetting) -> Any:
+    def body(ctx: Context) -> None:
+        from deepcollapse.analysis.net_real_plots import plot_dnc_panels
+        from deepcollapse.analysis.tables import final_singular_values, layer_metrics_frame, read_jsonl
+
+        result = ctx.sweep(real_spec(setting, "dnc", ctx.smoke), "net")
+        name = ctx.experiment.name
+        levels_rows = []
+        for reg in REGS:
+            tasks = [t for t in result.spec.tasks(result.out_dir) if t.config["reg"] == reg]
+            layers: list[pd.DataFrame] = []
+            curves: list[pd.DataFrame] = []
+            sv_acc: dict[int, list[np.ndarray]] = {}
+            levels = None
+            for t in tasks:
+                df = layer_metrics_frame(t.out_dir, x="epoch")
+                if df.empty:
+                    continue
+                df["run"] = t.config["seed"]
+                layers.append(df)
+                recs = read_jsonl(Path(t.out_dir) / "metrics.jsonl")
+                curves.append(
+                    pd.DataFrame(
+                        {"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}
+                    ).assign(run=t.config["seed"])
+                )
+                for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
+                    sv_acc.setdefault(layer, []).append(arr)
+                n_train = int(t.config["n_per_class"]) * 10
+                levels = theory_levels(t.config, n_train)
+            if not layers:
+                continue
+            sv = {k: np.vstack(v) for k, v in sorted(sv_acc.items()) if int(k) >= 2}
+            fig = plot_dnc_panels(
+                pd.concat(layers, ignore_index=True), sv, pd.concat(curves, ignore_index=True), levels
+            )
+            lam = setting.dnc_lam[reg]
+            caption = (
+                f"{'DUFM-like' if reg == 'dufm' else 'Standard'} regularisation, λ = {lam}: "
+                "DNC1 of every post-ReLU head feature H_l over the epochs, "
+                "singular values of M~_l at the end "
+                f"(normalised by the largest), mean ± std over {len(tasks)} seeds"
+            )
+            if levels is not None:
+                caption += (
+                    "; right: training loss against L_DNC and L_SRG from the theory engine at "
+                    f"K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
+                    f"λ_H1 = {levels['lam_h']:.3g}, λ_W = {lam}"
+                )
+                levels_rows.append(
+                    {
+                        "reg": reg,
+                        "K": levels["classes"],
+                        "L": levels["layers"],
+                        "n": levels["n"],
+                        "lam_h": levels["lam_h"],
+                        "lam_w": lam,
+                        "L_DNC": levels["loss_dnc"],
+                        "L_SRG": levels["loss_srg"],
+                        "srg_construction": levels["srg_construction"],
+                        "final_loss_mean": float(pd.concat(curves).groupby("run")["loss"].last().mean()),
+                    }
+                )
+            ctx.report.section(f"Collapse in the head ({reg})")
+            ctx.figure(fig, f"{name}_{reg}", caption + ".")
+        if levels_rows:
+            ctx.table(
+                pd.DataFrame(levels_rows), f"{name}_theory", "Final training loss against the theory levels."
+            )
+        runs = rank_table(result)
+        ctx.table(
+            runs, f"{name}_runs", "Per run (last evaluation): accuracies, loss, rank of every head feature."
+        )
+
+    return body
+
+
+def _settings_text(setting: RealSetting, which: str) -> str:
+    base = ", ".join(f"{k} = {v}" for k, v in setting.base.items() if k not in ("threads", "device"))
+    if which == "wd":
+        grid = "; ".join(f"{r}: λ ∈ {setting.wd[r]}" for r in REGS)
+    elif which == "lr":
+        grid = f"lr ∈ {setting.lrs}; λ = " + ", ".join(f"{setting.lam_at_lr[r]} ({r})" for r in REGS)
+    else:
+        grid = "λ = " + ", ".join(f"{setting.dnc_lam[r]} ({r})" for r in REGS) + "; evaluated every 5 epochs"
+    return f"{base}; {grid}; {FULL_SEEDS} seeds (smoke: {SMOKE_SEEDS}, grid ends only)"
+
+
+_TITLES = {
+    "wd": ("Figs. 9 left, 10 (small)", "average rank of the head's class means against weight decay"),
+    "lr": ("Fig. 9 right (small)", "average rank of the head's class means against learning rate"),
+    "dnc": ("Figs. 2 bottom, 4 (small)", "DNC1 per head layer, singular values, loss vs L_DNC / L_SRG"),
+}
+_DATA_NAMES = {"digits": "8×8 digits (scikit-learn)", "mnist1d": "MNIST-1D (mnist1d package)"}
+
+for _setting in REAL_SETTINGS.values():
+    for _which in ("wd", "lr", "dnc"):
+        _fig, _what = _TITLES[_which]
+        register(
+            Experiment(
+                f"real-{_setting.dataset}-{'rank-' + _which if _which != 'dnc' else 'dnc'}",
+                "2024",
+                _fig,
+                f"{_what}; MLP backbone + 4-layer bias-free head on {_DATA_NAMES[_setting.dataset]}, "
+                "DUFM-like and standard regularisation",
+                _settings_text(_setting, _which),
+                _setting.runtime.get(_which, "minutes") + " on 2 CPU cores (idle to heavily shared)",
+                "net",
+                _dnc_body(_setting) if _which == "dnc" else _rank_body(_setting, _which),
+            )
+        )

@@ -1,0 +1,16 @@
+"""NC1 of features that collapsed to (almost) zero: tr(Σ_B) underflows to 0, the metric must not crash."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from deepcollapse.metrics.functional import nc1_trace_ratio
+
+
+def test_nc1_of_underflowing_class_means_is_inf_not_an_error():
+    # a DUFM run collapsing to the zero point under cross-entropy left features ~1e-170: squares underflow
+    X = np.random.default_rng(0).normal(size=(20, 5)) * 1e-170  # (N, D)
+    y = np.repeat(np.arange(4), 5)
+    assert math.isinf(nc1_trace_ratio(X, y, 4))
