@@ -101,6 +101,7 @@ def _point(out: Path, K: int, L: int, s: dict[str, Any], progress: bool) -> dict
         "lambda_min_off_symmetry": land["lowest_eigenvalues_off_symmetry"][0],
         "search_s": summary["elapsed_s"],
         "solution": str((folder / "solutions" / best["file"]).relative_to(out)),
+        "run_dir": str(folder),
     }
 
 

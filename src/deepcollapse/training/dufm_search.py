@@ -226,10 +226,9 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     (``ranks_pre``), cosine Gram matrices of ``M_l`` and the structure label of
     :mod:`deepcollapse.training.dufm_analysis` (``classification``), with its criteria."""
     from deepcollapse.models.dufm import DUFMConfig
-    from deepcollapse.theory.compare import compare
     from deepcollapse.theory.constructions import srg_gram
     from deepcollapse.theory.objective import dufm_objective
-    from deepcollapse.training.dufm_analysis import _analyze_run
+    from deepcollapse.training.dufm_analysis import _analyze_run, _theory
 
     K, L = problem.classes, problem.layers
     config = DUFMConfig(
@@ -242,7 +241,7 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
         runs=1,
         steps=1,
     )
-    theory = compare(K, L, problem.n, problem.lam_h, list(problem.lam_w))
+    theory = _theory(config)  # compare(...) plus the classifier's own keys (closed_form, loss_zero)
     G_srg = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
     # the point is the end of a converged polish: tell the classifier its loss has stopped decreasing (a
     # flat history), so that a minimum at a ReLU kink, where the one-sided gradient need not vanish, is
@@ -517,6 +516,7 @@ def _finish(
         "cpu_s": state["cpu_s"],
         "history": state["history"],
         "solutions": rows,
+        "theory": {**theory, "closed_form": True},  # MSE + ReLU: the closed forms apply
     }
     atomic_write_json(out / "summary.json", finite_or_none(summary))
     return summary
