@@ -33,10 +33,10 @@ optimum is the zero point with all scales 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from scipy import optimize
@@ -51,6 +51,14 @@ from deepcollapse.theory.graphs import (
 )
 from deepcollapse.theory.layers import Solution, ridge_last_layer, solution_from_class_means
 from deepcollapse.theory.objective import dufm_objective, per_layer_lam_w
+
+
+class _HasLoss(Protocol):
+    loss: float
+
+
+_C = TypeVar("_C", bound=_HasLoss)
+
 
 __all__ = [
     "LOSS_ZERO",
@@ -523,15 +531,20 @@ def loss_srg(
     check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
     if not srg_defined(K, L, construction):
         return None
-    if r_from_classes(K) is not None:
-        return _closed(list(srg_geometry(K, "def9")), "def9", K, L, n, lam_h, lams)
+    return best_srg_candidate(
+        K, construction, lambda name: _closed(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
+    )
+
+
+def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str], _C]) -> _C:
+    """``evaluate(name)`` of the SRG construction asked for: Definition 9 when ``K = C(r, 2)``, else the one
+    named, or for ``"best"`` the lower-loss of Definitions 11.1 and 11.2 (each candidate has ``.loss``).
+    Shared by the MSE closed forms and the cross-entropy re-optimisation."""
+    if r_from_classes(classes) is not None:
+        return evaluate("def9")
     names = ("def11.1", "def11.2") if construction == "best" else (construction,)
-    best: ClosedForm | None = None
-    for name in names:
-        cf = _closed(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
-        if best is None or cf.loss < best.loss:
-            best = cf
-    return best
+    candidates = [evaluate(name) for name in names]
+    return min(candidates, key=lambda c: c.loss)
 
 
 def theorem5_conditions(classes: int, layers: int) -> bool:

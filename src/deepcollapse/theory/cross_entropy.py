@@ -52,10 +52,10 @@ from deepcollapse.theory.constructions import (
     Geometry,
     _check_problem,
     _means_from,
+    best_srg_candidate,
     dnc_geometry,
     half_terms_coefficient,
     optimise_scales,
-    r_from_classes,
     scales_from_last,
     srg_defined,
     srg_geometry,
@@ -303,15 +303,9 @@ def ce_srg(
     check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
     if not srg_defined(K, L, construction):
         return None
-    if r_from_classes(K) is not None:
-        return _fit(list(srg_geometry(K, "def9")), "def9", K, L, n, lam_h, lams)
-    names = ("def11.1", "def11.2") if construction == "best" else (construction,)
-    best: CEFit | None = None
-    for name in names:
-        fit = _fit(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
-        if best is None or fit.loss < best.loss:
-            best = fit
-    return best
+    return best_srg_candidate(
+        K, construction, lambda name: _fit(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
+    )
 
 
 def ce_symmetric_last_layer(classes: int, scale: float, lam: float) -> tuple[float, float]:
