@@ -112,7 +112,12 @@ def _add_problem(p: argparse.ArgumentParser) -> None:
 def _register_search(sub: Any) -> None:
     s = sub.add_parser("search", help="global search for the lowest loss of eq. (1) (resumable)")
     _add_problem(s)
-    s.add_argument("--budget", type=float, default=30.0, help="minutes for this call (default 30)")
+    s.add_argument(
+        "--budget",
+        type=float,
+        default=30.0,
+        help="minutes for this call; a call always finishes one round (default 30)",
+    )
     s.add_argument("--runs", type=int, default=32, help="GD starts per round (default 32)")
     s.add_argument("--steps", type=int, default=10_000, help="GD steps per round (default 10000)")
     s.add_argument("--lr", type=float, default=0.5, help="GD learning rate (default 0.5)")

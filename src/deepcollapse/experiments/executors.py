@@ -1,8 +1,9 @@
 """Executors: where the independent tasks of a sweep run.
 
 A *task* is one call of a trainer (``train_dufm`` for the L-DUFM, with all the seeds of one grid point batched
-into one call; ``train_net`` for a real network, one seed) writing one run folder.  A task is *done* when its
-folder holds ``summary.json``; done tasks are skipped, interrupted ones (a ``checkpoint.pt`` but no summary)
+into one call; ``train_net`` for a real network, one seed; ``search``: one point of the global search plus its
+Hessian verdict) writing one folder.  A task is *done* when its folder holds ``summary.json`` (``point.json``
+for a search point); done tasks are skipped, interrupted ones (a ``checkpoint.pt`` but no summary)
 are resumed, so a sweep can be killed and re-launched at any time without redoing or duplicating work.
 
 Two executors run the same :func:`run_task` on the same task list:
@@ -51,7 +52,9 @@ log = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL_HINT = "pip install 'deepcollapse[ray]'"
-TASK_KINDS = ("dufm", "net")
+TASK_KINDS = ("dufm", "net", "search")
+# the file whose presence marks a task's folder as finished
+DONE_FILE = {"dufm": "summary.json", "net": "summary.json", "search": "point.json"}
 
 
 class TaskError(DeepCollapseError):
@@ -60,7 +63,9 @@ class TaskError(DeepCollapseError):
 
 @dataclass(frozen=True)
 class Task:
-    """One trainer call: ``kind`` (``'dufm'`` or ``'net'``), the full config as a dict, the run folder."""
+    """One trainer call: ``kind`` (``'dufm'``, ``'net'``, or ``'search'``: one point of a global search, see
+    :func:`deepcollapse.experiments.search_experiments.run_search_point`), the full config as a dict, the
+    folder."""
 
     kind: str
     config: dict[str, Any]
@@ -70,7 +75,7 @@ class Task:
 
     @property
     def done(self) -> bool:
-        return (Path(self.out_dir) / "summary.json").is_file()
+        return (Path(self.out_dir) / DONE_FILE.get(self.kind, "summary.json")).is_file()
 
 
 @contextlib.contextmanager
@@ -105,6 +110,12 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
                 resume_dufm(out, progress=progress)
             else:
                 train_dufm(DUFMConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
+    elif task.kind == "search":
+        from deepcollapse.experiments.search_experiments import run_search_point
+
+        resume = (out / "search.json").is_file()
+        with _torch_threads(1):
+            run_search_point(dict(task.config), out, progress=progress)
     elif task.kind == "net":
         # real networks: threads and device come from the NetConfig (``threads``, ``device``)
         from deepcollapse.training.supervised import NetConfig, resume_net, train_net

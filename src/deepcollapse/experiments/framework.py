@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from deepcollapse._checks import ConfigError, check_choice
-from deepcollapse.experiments.executors import EXECUTORS
+from deepcollapse.experiments.executors import EXECUTORS, Task, run_tasks
 from deepcollapse.experiments.sweep import SweepResult, SweepSpec, run_sweep
 
 __all__ = ["Context", "Experiment", "register", "registered"]
@@ -85,6 +85,17 @@ class Context:
             ray_address=self.ray_address,
             progress=self.progress,
             force=self.force,
+        )
+
+    def tasks(self, tasks: Sequence[Task]) -> list[dict[str, Any]]:
+        """Run the independent tasks (:class:`~deepcollapse.experiments.executors.Task`) that are not done
+        yet with this run's executor, workers and Ray address."""
+        return run_tasks(
+            tasks,
+            executor=self.executor,
+            workers=self.workers,
+            ray_address=self.ray_address,
+            progress=self.progress,
         )
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:

@@ -11,7 +11,12 @@ One *round* (deterministic given ``(seed, round)``, so an interrupted search res
 1. ``runs`` diverse starts (reduced problem, float32): random Gaussian points at three scales; the DNC and SRG
    constructions (:func:`~deepcollapse.theory.constructions.dnc_solution`, ``srg_solution`` for every SRG
    variant defined at this ``K``) with multiplicative and additive noise; perturbations of the best points
-   found so far (from round 1 on).
+   found so far (from round 1 on); and *redrawn* starts: an SRG construction (from round 1 on also one of the
+   best points) whose last one or two weight matrices are replaced by random ones at three scales.  The
+   2024 paper reports that the solutions gradient descent found below L_SRG at K = 6 and K = 15 differ from
+   SRG only in ``M~_L`` (its App. B.1); keeping the lower layers and re-drawing the top ones reaches them
+   (round 0 plan: 1/4 random, 1/4 perturbed constructions, 1/2 redrawn; later rounds 1/4 random, 1/8
+   constructions, 1/4 perturbed best, 3/8 redrawn).
 2. ``steps`` full-batch GD steps at rate ``lr`` for all starts at once through the trainer's batched numpy
    kernel (:func:`~deepcollapse.training.dufm_kernel.advance_limited`), in chunks so the budget and Ctrl-C are
    honoured within about a second.
@@ -185,6 +190,33 @@ def _perturb(point: Sequence[np.ndarray], rng: np.random.Generator, sigma: float
     return out
 
 
+def _redraw(
+    point: Sequence[np.ndarray], rng: np.random.Generator, layers: int, scale: float
+) -> list[np.ndarray]:
+    """``point`` with its last ``layers`` weight matrices replaced by Gaussian ones of std ``scale/√d_in``."""
+    out = [np.asarray(A, dtype=np.float64).copy() for A in point]
+    for j in range(len(out) - layers, len(out)):
+        out[j] = scale * rng.standard_normal(out[j].shape) / math.sqrt(out[j].shape[1])
+    return out
+
+
+def _plan(R: int, first: bool) -> dict[str, int]:
+    """How many starts of each kind one round draws (module docstring, step 1)."""
+    if first:
+        n_random = R // 4
+        n_cons = R // 4
+        return {"random": n_random, "construction": n_cons, "best": 0, "redraw": R - n_random - n_cons}
+    n_best = R // 4
+    n_cons = R // 8
+    n_redraw = (R * 3) // 8
+    return {
+        "random": R - n_best - n_cons - n_redraw,
+        "construction": n_cons,
+        "best": n_best,
+        "redraw": n_redraw,
+    }
+
+
 def _starts(
     config: SearchConfig,
     rng: np.random.Generator,
@@ -195,12 +227,7 @@ def _starts(
     R = config.runs
     starts: list[list[np.ndarray]] = []
     labels: list[str] = []
-    if first or not pool:
-        plan = {"random": R // 2, "construction": R - R // 2, "best": 0}
-    else:
-        n_best = (R * 3) // 8
-        n_cons = R // 4
-        plan = {"random": R - n_best - n_cons, "construction": n_cons, "best": n_best}
+    plan = _plan(R, first or not pool)
     for i in range(plan["random"]):
         scale = (0.3, 1.0, 2.0)[i % 3]
         starts.append(_random_point(config, rng, scale))
@@ -215,6 +242,18 @@ def _starts(
         sigma = (0.01, 0.05, 0.2)[(i // max(1, min(len(pool), config.keep))) % 3]
         starts.append(_perturb(entry["params"], rng, sigma))
         labels.append(f"best#{entry['id']}+noise {sigma}")
+    # the lower layers of a construction (or of a good point) kept, the last one or two layers drawn afresh:
+    # the 2024 paper's K = 6 and K = 15 solutions below L_SRG differ from SRG only in M~_L (its App. B.1)
+    srg = [c for c in constructions if c[0] != "dnc"] or constructions
+    bases = [(name, point) for name, point in srg]
+    if pool and not first:
+        bases = [(f"best#{e['id']}", e["params"]) for e in pool[: config.keep]] + bases
+    for i in range(plan["redraw"]):
+        name, point = bases[i % len(bases)]
+        k = min(config.layers, 1 + (i // len(bases)) % 2)
+        scale = (0.5, 1.0, 2.0)[(i // (2 * len(bases))) % 3]
+        starts.append(_redraw(point, rng, k, scale))
+        labels.append(f"{name}, last {k} layer(s) redrawn (scale {scale})")
     return starts, labels
 
 
@@ -385,7 +424,8 @@ def search_dufm(
     config: SearchConfig, out_dir: str | Path, *, force: bool = False, progress: bool = True
 ) -> dict[str, Any]:
     """Run (or resume) the search of the module docstring for ``config.budget`` minutes (or
-    ``config.rounds`` rounds); returns the summary (also written to ``summary.json``)."""
+    ``config.rounds`` rounds; a call always completes at least one round, whatever the budget); returns the
+    summary (also written to ``summary.json``)."""
     from tqdm.auto import tqdm
 
     from deepcollapse.theory.compare import compare
@@ -409,7 +449,8 @@ def search_dufm(
         bar.set_postfix_str(f"round {state['round']} best {best:.10f}")
 
     def out_of_time() -> bool:
-        return time.monotonic() - t0 >= budget_s
+        # every call completes at least one round: a budget shorter than one round still searches
+        return state["round"] > first_round and time.monotonic() - t0 >= budget_s
 
     def save() -> None:
         state["elapsed_s"] = elapsed0 + time.monotonic() - t0
