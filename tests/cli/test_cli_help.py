@@ -64,6 +64,15 @@ def test_typos_get_did_you_mean(argv, suggestion, capsys):
     assert suggestion in capsys.readouterr().err
 
 
+def test_an_option_of_another_sub_command_is_named_as_such(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["theory", "check", "x.npz", "--steps", "5"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--steps is not an option of `deepcollapse theory check`" in err
+    assert "Did you mean --steps" not in err
+
+
 def test_errors_name_the_option_the_user_typed(tmp_path, capsys):
     assert main(["dufm", "train", "--lam", "-0.1", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err

@@ -161,10 +161,36 @@ def _all_options(parser: argparse.ArgumentParser) -> set[str]:
     return out
 
 
+def _closest(option: str, options: Sequence[str]) -> list[str]:
+    """The option of ``options`` closest to ``option`` (compared without the leading ``--``), or ``[]``."""
+    names = {o[2:]: o for o in options}
+    close = difflib.get_close_matches(option[2:], list(names), n=1, cutoff=0.6)
+    return [names[c] for c in close]
+
+
+def _chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The deepest sub-parser that ``argv`` selects (``deepcollapse dufm landscape ...`` -> that parser)."""
+    words = [w for w in argv if not w.startswith("-")]
+    current = parser
+    for word in words:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or word not in subs[0].choices:
+            continue
+        current = subs[0].choices[word]
+    return current
+
+
 class Parser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors suggest the closest sub-command, choice or option."""
+    """``argparse.ArgumentParser`` whose errors suggest the closest sub-command, choice or option (among the
+    options of the sub-command typed; an option that only other sub-commands have is said to be so)."""
 
     root: Parser | None = None
+    _argv: list[str] | None = None
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self is (self.root or self):
+            self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         hint = ""
@@ -175,10 +201,21 @@ class Parser(argparse.ArgumentParser):
             hint = f" Did you mean {close[0]!r}?" if close else ""
         m = re.search(r"unrecognized arguments: (.*)", message)
         if m:
-            known = sorted(_all_options(self.root or self) | _all_options(self))
+            root = self.root or self
+            chosen = _chosen(root, getattr(root, "_argv", None) or [])
+            here = sorted(_all_options(chosen))
+            everywhere = _all_options(root) | _all_options(self)
             for word in m.group(1).split():
                 if word.startswith("--"):
-                    close = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                    key = word.split("=")[0]
+                    close = _closest(key, here)
+                    if close and close[0] != key:
+                        hint = f" Did you mean {close[0]}?"
+                        break
+                    if key in everywhere:  # an option of another sub-command
+                        hint = f" {key} is not an option of `{chosen.prog}`; `{chosen.prog} --help` lists its options."
+                        break
+                    close = _closest(key, sorted(everywhere))
                     if close:
                         hint = f" Did you mean {close[0]}?"
                         break
