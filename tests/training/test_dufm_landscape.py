@@ -149,3 +149,46 @@ def test_load_point_errors_and_constructions(tmp_path):
         construction="dnc", classes=2, layers=3, n=3, lam_h=0.01, lam_w=0.01, width=2
     )
     assert problem.N == 6 and params[0].shape == (2, 6) and "dnc" in what
+
+
+def test_kinks_left_at_rounding_level_do_not_hide_a_critical_point():
+    """The flagship SRG construction (K = 10, L = 4, width 10, n = 1) is critical at its kinks; moving every
+    weight by 1e-13 leaves its ~180 zero pre-activations at ±1e-13, where the exact-zero test sees almost
+    none and the piece's gradient is ~1e-2.  The near-kink test still finds the Clarke residual ~1e-10."""
+    params, problem, _ = load_point(
+        construction="srg", classes=10, layers=4, n=1, lam_h=0.004, lam_w=0.004, width=10
+    )
+    rng = np.random.default_rng(0)
+    moved = [params[0]] + [W + 1e-13 * rng.standard_normal(W.shape) for W in params[1:]]
+    r = landscape(moved, problem)
+    assert sum(r["zero_preactivations"]) < 10 and sum(r["near_kinks"]) >= 150
+    assert r["grad_norm"] > 1e-3 and r["clarke_residual"] < 1e-8
+    assert r["verdict"] == "critical at a kink"
+
+
+def test_srg_construction_at_k6_is_not_even_a_local_minimum():
+    """At K = 6 (L = 4) the paper finds solutions below L_SRG (App. B.1); the landscape finds more: the SRG
+    construction itself has a descent direction.  Checked independently: the step the probe reports, along
+    −∇f from float64 autograd of an objective written here, lowers the theory engine's eq. (1) below L_SRG."""
+    import torch
+
+    from deepcollapse.theory import dufm_objective, loss_srg
+
+    params, problem, _ = load_point(
+        construction="srg", classes=6, layers=4, n=1, lam_h=0.004, lam_w=0.004, width=6
+    )
+    r = landscape(params, problem)
+    assert r["verdict"] == "not critical" and r["descent_probe"]["direction"] == 0
+    ts = [torch.tensor(p, requires_grad=True) for p in params]
+    H = ts[0]
+    for W in ts[1:-1]:
+        H = torch.relu(W @ H)
+    f = ((ts[-1] @ H - torch.eye(6)) ** 2).sum() / 12 + 0.002 * sum((t**2).sum() for t in ts)
+    g = torch.autograd.grad(f, ts)
+    norm = float(torch.sqrt(sum((x**2).sum() for x in g)))
+    step = r["descent_probe"]["step"] / norm
+    moved = [p - step * x.numpy() for p, x in zip(params, g)]
+    lower = dufm_objective(moved[0], moved[1:], 0.004, [0.004] * 4).total
+    reference = loss_srg(6, 4, 1, 0.004, 0.004).loss
+    assert value(params, problem) == pytest.approx(reference, rel=1e-12)
+    assert lower < reference - 1e-6

@@ -243,7 +243,10 @@ def _landscape(args: argparse.Namespace) -> int:
         f"loss {result['loss']:.12f}   ‖∇f‖ {result['grad_norm']:.3e}   "
         f"Clarke residual {result['clarke_residual']:.3e}"
     )
-    print(f"zero pre-activations per layer (kinks): {result['zero_preactivations']}")
+    print(
+        f"zero pre-activations per layer (kinks): {result['zero_preactivations']}   "
+        f"within {result['tolerances']['near_kink']} (near-kinks): {result['near_kinks']}"
+    )
     print(
         f"parameters {result['parameters']}, symmetry directions {result['symmetry_dim']}, "
         f"λ_max {result['lambda_max']:.4g}"

@@ -213,7 +213,10 @@ class Parser(argparse.ArgumentParser):
                         hint = f" Did you mean {close[0]}?"
                         break
                     if key in everywhere:  # an option of another sub-command
-                        hint = f" {key} is not an option of `{chosen.prog}`; `{chosen.prog} --help` lists its options."
+                        hint = (
+                            f" {key} is not an option of `{chosen.prog}`; "
+                            f"`{chosen.prog} --help` lists its options."
+                        )
                         break
                     close = _closest(key, sorted(everywhere))
                     if close:

@@ -33,7 +33,7 @@ problem (replacing each column by its class's best column never increases the lo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ __all__ = [
     "collapse",
     "expand",
     "flatten",
+    "forward_backward",
     "grad_norm",
     "hessian_operator",
     "polish",
@@ -146,21 +147,24 @@ def zero_preactivations(params: Sequence[np.ndarray]) -> list[int]:
     return [int(np.sum(np.abs(Ht) <= zero_tolerance(Ht))) for Ht in preactivations(params)]
 
 
-def value_and_grad(
-    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+def forward_backward(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    activation: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]],
 ) -> tuple[float, list[np.ndarray]]:
-    """``f`` (or the smooth piece ``f_D`` when ``pattern`` is given) and its gradient ``[∂H_1, ∂W_1..∂W_L]``.
+    """Eq. (1) with ``H_{l+1} = s_l(H~_{l+1})`` and its gradient ``[∂H_1, ∂W_1..∂W_L]``: the one forward /
+    backward pass behind :func:`value_and_grad` (ReLU or a fixed pattern) and the σ_ε continuation.
 
-    Backward pass: ``G = (W_L H_L − Y)/N``; ``∂W_l = G H_l^T + λ_{W_l} W_l``; ``G ← D_l ⊙ (W_l^T G)``;
-    ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
+    ``activation(l, H~)`` returns ``(s_l(H~), s_l'(H~))`` for the ``l``-th hidden pre-activation (``l = 0``
+    is ``H~_2``).  Backward pass: ``G = (W_L H_L − Y)/N``; ``∂W_l = G H_l^T + λ_{W_l} W_l``;
+    ``G ← s_l' ⊙ (W_l^T G)``; ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
     """
     H1, Ws = np.asarray(params[0], dtype=np.float64), [np.asarray(W, dtype=np.float64) for W in params[1:]]
     Hs, Ds = [H1], []
     for l, W in enumerate(Ws[:-1]):
-        Ht = W @ Hs[-1]  # (d_{l+2}, N)
-        D = (Ht > 0) if pattern is None else pattern[l]
+        H, D = activation(l, W @ Hs[-1])  # (d_{l+2}, N)
         Ds.append(D)
-        Hs.append(Ht * D)
+        Hs.append(H)
     N = H1.shape[1]
     E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
     f = float(np.sum(E**2)) / (2.0 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
@@ -173,6 +177,22 @@ def value_and_grad(
         if l > 0:
             G = G * Ds[l - 1]
     return f, [G + problem.lam_h * H1, *gWs]
+
+
+def _relu(pattern: Sequence[np.ndarray] | None) -> Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    def act(l: int, Ht: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        D = (Ht > 0) if pattern is None else pattern[l]
+        return Ht * D, D
+
+    return act
+
+
+def value_and_grad(
+    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+) -> tuple[float, list[np.ndarray]]:
+    """``f`` (or the smooth piece ``f_D`` when ``pattern`` is given) and its gradient ``[∂H_1, ∂W_1..∂W_L]``
+    (:func:`forward_backward` with ``s_l(H~) = D_l ⊙ H~``, ``D_l = 1[H~_l > 0]`` or ``pattern[l]``)."""
+    return forward_backward(params, problem, _relu(pattern))
 
 
 def value(
@@ -342,25 +362,8 @@ def _sigma(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
 def _value_grad_eps(
     params: Sequence[np.ndarray], problem: Problem, eps: float
 ) -> tuple[float, list[np.ndarray]]:
-    """Eq. (1) with σ_ε between layers and its gradient (same backward pass as for ReLU, ``D_l = σ_ε'``)."""
-    H1, Ws = params[0], list(params[1:])
-    Hs, Ds = [H1], []
-    for W in Ws[:-1]:
-        s, ds = _sigma(W @ Hs[-1], eps)  # (d_{l+1}, N)
-        Hs.append(s)
-        Ds.append(ds)
-    N = H1.shape[1]
-    E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
-    f = float(np.sum(E**2)) / (2 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
-    f += sum(0.5 * lam * float(np.sum(W**2)) for lam, W in zip(problem.lam_w, Ws))
-    G = E / N
-    gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
-    for l in range(len(Ws) - 1, -1, -1):
-        gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
-        G = Ws[l].T @ G
-        if l > 0:
-            G = G * Ds[l - 1]
-    return f, [G + problem.lam_h * H1, *gWs]
+    """Eq. (1) with σ_ε between layers and its gradient (:func:`forward_backward` with ``s_l = σ_ε``)."""
+    return forward_backward(params, problem, lambda l, Ht: _sigma(Ht, eps))
 
 
 def sigma_eps_polish(
