@@ -71,12 +71,19 @@ def _search_config(K: int, L: int, s: dict[str, Any]) -> dict[str, Any]:
 def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = False) -> dict[str, Any]:
     """One point of the table (the ``search`` task of :mod:`~deepcollapse.experiments.executors`):
     ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
-    best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker)."""
+    best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
+    search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
     from deepcollapse.training.dufm_landscape import landscape, load_point
     from deepcollapse.training.dufm_search import SearchConfig, search_dufm
 
     folder = Path(out)
-    summary = search_dufm(SearchConfig(**config), folder, progress=progress)
+    summary_path = folder / "summary.json"
+    saved = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    finished = saved.get("elapsed_s", 0.0) >= 60.0 * config["budget"] or (
+        config.get("rounds") is not None and saved.get("rounds", 0) >= config["rounds"]
+    )
+    # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
+    summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
     land = landscape(params, problem)
     land.pop("directions")
