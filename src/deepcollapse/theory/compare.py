@@ -10,13 +10,13 @@ from typing import Any
 from deepcollapse._checks import ConfigError, check_int
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
-    _check_problem,
     loss_dnc,
     loss_srg,
     theorem5_conditions,
     zero_threshold,
     zero_threshold_equal_lambda,
 )
+from deepcollapse.theory.objective import _check_problem
 
 __all__ = ["compare", "grid", "parse_range", "single_threaded_blas"]
 
