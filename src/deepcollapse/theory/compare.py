@@ -39,6 +39,19 @@ def single_threaded_blas() -> Iterator[None]:
         yield
 
 
+def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dict[str, Any]:
+    """The problem as the first keys of a result dict: ``classes, layers, n, lam_h, lam_w`` and
+    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``)."""
+    return {
+        "classes": K,
+        "layers": L,
+        "n": n,
+        "lam_h": lam_h,
+        "lam_w": lams,
+        "Lambda": n * lam_h * math.prod(lams),
+    }
+
+
 def compare(
     classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float] | str
 ) -> dict[str, Any]:
@@ -68,12 +81,7 @@ def compare(
         elif srg is not None:
             per[srg.construction] = srg.loss
     return {
-        "classes": K,
-        "layers": L,
-        "n": n,
-        "lam_h": lam_h,
-        "lam_w": lams,
-        "Lambda": n * lam_h * math.prod(lams),
+        **problem_keys(K, L, n, lam_h, lams),
         "loss_dnc": dnc.loss,
         "loss_srg": None if srg is None else srg.loss,
         "srg_construction": None if srg is None else srg.construction,
