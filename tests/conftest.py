@@ -19,6 +19,28 @@ TINY_NET: dict[str, Any] = dict(
 )
 
 
+#: The keys every collapse-metrics dict must have (issue 3), stated once for the API and the CLI tests.
+REQUIRED_METRIC_KEYS = (
+    "nc1_trace_ratio",
+    "nc1_pinv",
+    "cdnv",
+    "nc2_cond",
+    "nc2_orth_error",
+    "nc2_etf_error",
+    "rank",
+    "effective_rank",
+    "singular_values",
+    "ncc_accuracy",
+    "warnings",
+)
+
+
+@pytest.fixture
+def required_metric_keys() -> tuple[str, ...]:
+    """:data:`REQUIRED_METRIC_KEYS`."""
+    return REQUIRED_METRIC_KEYS
+
+
 @pytest.fixture
 def tiny_net():
     """``tiny_net(**overrides) -> NetConfig``: :data:`TINY_NET` with ``overrides`` (which win)."""
