@@ -23,8 +23,7 @@ import torch
 
 from deepcollapse.models.dufm import DUFMConfig
 from deepcollapse.training.dufm import train_dufm
-from deepcollapse.training.net_config import NetConfig
-from deepcollapse.training.supervised import build_network, load_net_data, make_grad_scaler, train_step
+from deepcollapse.training.supervised import load_net_data
 
 DEVICE = os.environ.get("DEEPCOLLAPSE_TEST_DEVICE", "cpu")
 torch.set_num_threads(1)
@@ -71,26 +70,10 @@ def test_torch_engine_on_device_matches_numpy_engine_over_2000_steps(tmp_path):
     np.testing.assert_allclose(b[:, 2], a[:, 2], rtol=1e-4, atol=1e-7)
 
 
-def test_one_network_training_step_on_device_matches_cpu():
-    cfg = NetConfig(
-        dataset="digits",
-        n_per_class=10,
-        head_layers=3,
-        head_width=12,
-        batch_size=32,
-        lr=0.05,
-        device="cpu",
-        lr_schedule="constant",
-        threads=1,
-    )
+def test_one_network_training_step_on_device_matches_cpu(tiny_net, one_training_step):
+    cfg = tiny_net(n_per_class=10, batch_size=32)
     data = load_net_data(cfg)
     x, y = data.train.batch(slice(0, 32))
-    results = []
-    for dev in ("cpu", DEVICE):
-        d = torch.device(dev)
-        model = build_network(cfg, data.in_channels).to(d)
-        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
-        loss = train_step(cfg, model, opt, make_grad_scaler(cfg, d), x.to(d), y.to(d), len(data.train))
-        results.append((float(loss), torch.cat([p.detach().cpu().flatten() for p in model.parameters()])))
+    results = [one_training_step(cfg, data, x, y, dev, momentum=cfg.momentum) for dev in ("cpu", DEVICE)]
     assert results[0][0] == pytest.approx(results[1][0], rel=1e-4)
     torch.testing.assert_close(results[1][1], results[0][1], rtol=1e-4, atol=1e-5)

@@ -23,27 +23,15 @@ from deepcollapse.training.supervised import (
 
 torch.set_num_threads(1)
 
-SMALL = dict(
-    dataset="digits",
-    n_per_class=12,
-    n_test_per_class=4,
-    head_layers=3,
-    head_width=12,
-    batch_size=24,
-    lr=0.05,
-    lr_schedule="constant",
-    device="cpu",
-    eval_every=1,
-    threads=1,
-)
+SMALL = dict(n_per_class=12, n_test_per_class=4, batch_size=24, eval_every=1)  # on top of TINY_NET (conftest)
 
 
 def _records(run):
     return [json.loads(s) for s in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_smoke_training_loss_falls_and_writes_layer_metrics(tmp_path):
-    cfg = NetConfig(**{**SMALL, "epochs": 6})
+def test_smoke_training_loss_falls_and_writes_layer_metrics(tmp_path, tiny_net):
+    cfg = tiny_net(**{**SMALL, "epochs": 6})
     summary = train_net(cfg, tmp_path / "run", progress=False)
     run = tmp_path / "run"
     for name in ("config.yaml", "metrics.jsonl", "checkpoint.pt", "summary.json"):
@@ -68,8 +56,8 @@ def test_smoke_training_loss_falls_and_writes_layer_metrics(tmp_path):
     assert json.loads((run / "summary.json").read_text())["ranks"]["H~3"] == recs[-1]["layers"][3]["rank"]
 
 
-def test_layer_metrics_match_full_batch_computation(tmp_path):
-    cfg = NetConfig(**{**SMALL, "epochs": 2})
+def test_layer_metrics_match_full_batch_computation(tmp_path, tiny_net):
+    cfg = tiny_net(**{**SMALL, "epochs": 2})
     train_net(cfg, tmp_path / "run", progress=False)
     data = load_net_data(cfg)
     model = build_network(cfg, data.in_channels)
@@ -103,8 +91,8 @@ def test_layer_metrics_match_full_batch_computation(tmp_path):
         np.testing.assert_allclose(rec["gram"], G / np.abs(G).max(), atol=2e-6)
 
 
-def test_resume_after_interruption_is_bit_identical(tmp_path):
-    cfg = NetConfig(**{**SMALL, "epochs": 3, "lr_schedule": "multistep", "milestones": [0.5]})
+def test_resume_after_interruption_is_bit_identical(tmp_path, tiny_net):
+    cfg = tiny_net(**{**SMALL, "epochs": 3, "lr_schedule": "multistep", "milestones": [0.5]})
     train_net(cfg, tmp_path / "full", progress=False)
 
     class Stop(Exception):
@@ -136,8 +124,8 @@ def test_resume_after_interruption_is_bit_identical(tmp_path):
     assert all(torch.equal(a["model"][k], c["model"][k]) for k in a["model"])
 
 
-def test_regularisation_terms_by_hand():
-    cfg = NetConfig(**{**SMALL, "reg": "dufm", "lam": 0.3, "lam_h": 0.7})
+def test_regularisation_terms_by_hand(tiny_net):
+    cfg = tiny_net(**{**SMALL, "reg": "dufm", "lam": 0.3, "lam_h": 0.7})
     data = load_net_data(cfg)
     model = build_network(cfg, 1)
     x, y = data.train.batch(slice(0, 10))
@@ -179,9 +167,9 @@ def _dufm_params(path, d1, width, K, R=2, layers=3):
     return weights
 
 
-def test_frozen_dufm_head_trains_backbone_only(tmp_path):
+def test_frozen_dufm_head_trains_backbone_only(tmp_path, tiny_net):
     weights = _dufm_params(tmp_path / "dufm", d1=64, width=12, K=2)
-    cfg = NetConfig(
+    cfg = tiny_net(
         **{
             **SMALL,
             "classes": [0, 1],
@@ -211,8 +199,8 @@ def test_frozen_dufm_head_trains_backbone_only(tmp_path):
         train_net(cfg.replace(head_layers=4), tmp_path / "bad2", progress=False)
 
 
-def test_bad_runs_rejected(tmp_path):
-    cfg = NetConfig(**{**SMALL, "epochs": 1})
+def test_bad_runs_rejected(tmp_path, tiny_net):
+    cfg = tiny_net(**{**SMALL, "epochs": 1})
     train_net(cfg, tmp_path / "run", progress=False)
     with pytest.raises(ConfigError, match="must be a new or empty folder .*deepcollapse net resume"):
         train_net(cfg, tmp_path / "run", progress=False)
@@ -224,15 +212,15 @@ def test_bad_runs_rejected(tmp_path):
         resume_net(tmp_path / "nothing", progress=False)
 
 
-def test_divergence_is_reported_not_raised(tmp_path):
-    cfg = NetConfig(**{**SMALL, "epochs": 3, "lr": 1e6, "momentum": 0.0})
+def test_divergence_is_reported_not_raised(tmp_path, tiny_net):
+    cfg = tiny_net(**{**SMALL, "epochs": 3, "lr": 1e6, "momentum": 0.0})
     summary = train_net(cfg, tmp_path / "run", progress=False)
     assert summary["diverged"] is True and summary["epochs_done"] < 3
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["diverged"] is True
 
 
-def test_lam_h_dataset_scale_multiplies_by_training_set_size():
-    cfg = NetConfig(**{**SMALL, "reg": "dufm", "lam": 0.0, "lam_h": 0.01, "lam_h_scale": "dataset"})
+def test_lam_h_dataset_scale_multiplies_by_training_set_size(tiny_net):
+    cfg = tiny_net(**{**SMALL, "reg": "dufm", "lam": 0.0, "lam_h": 0.01, "lam_h_scale": "dataset"})
     data = load_net_data(cfg)
     model = build_network(cfg, 1).eval()
     with torch.no_grad():

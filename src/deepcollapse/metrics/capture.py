@@ -25,7 +25,8 @@ import torch
 from torch import nn
 
 from deepcollapse._checks import ConfigError, check_choice, check_int
-from deepcollapse.metrics.functional import METRIC_KEYS, ArrayLike
+from deepcollapse.metrics._inputs import ArrayLike
+from deepcollapse.metrics.collapse import METRIC_KEYS
 from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics
 
 __all__ = ["default_layers", "layer_kind", "layer_metrics"]

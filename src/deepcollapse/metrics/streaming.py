@@ -37,21 +37,19 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._checks import ConfigError, check_int
-from deepcollapse.metrics.functional import (
+from deepcollapse.metrics._inputs import (
     ArrayLike,
-    Moments,
     _as_bias,
     _as_float64,
     _as_weights,
-    _class_sums,
-    _classifier_predict,
-    _core,
     _dtype_name,
     _dtype_of,
-    _ncc_predict,
-    _weight_metrics,
-    finalize,
+    _restrict_to_kept,
 )
+from deepcollapse.metrics.classifier import _classifier_predict, _ncc_predict
+from deepcollapse.metrics.collapse import _weight_metrics, finalize
+from deepcollapse.metrics.core import _core
+from deepcollapse.metrics.means import Moments, _class_sums
 
 __all__ = ["CollapseStatistics", "NCCStatistics", "two_pass_metrics"]
 
@@ -299,10 +297,7 @@ class CollapseStatistics:
         """Second-pass accumulator using the class means seen so far (call after the first pass)."""
         kept = self._kept(drop_empty)
         W = None if weights is None else _as_weights(weights, self.dim)
-        if W is not None and W.shape[0] == self.num_classes and kept.size != self.num_classes:
-            W = W[kept]
-        if bias is not None and np.size(bias) == self.num_classes and kept.size != self.num_classes:
-            bias = _as_float64(bias, "bias").reshape(-1)[kept]
+        W, bias = _restrict_to_kept(W, bias, kept, self.num_classes)
         return NCCStatistics(self.moments(drop_empty=drop_empty).means, W, bias, classes=kept)
 
     def compute(
@@ -326,9 +321,8 @@ class CollapseStatistics:
         out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)
         values, reasons = out.values, out.reasons
         W = None if weights is None else _as_weights(weights, self.dim)
-        if W is not None and W.shape[0] == self.num_classes and kept.size != self.num_classes:
-            W = W[kept]
-        _weight_metrics(W, m, weighted, values, reasons)
+        W, _ = _restrict_to_kept(W, None, kept, self.num_classes)
+        _weight_metrics(W, m, weighted, out)
         values["ncc_accuracy"] = values["nc4_agreement"] = None
         if ncc is None:
             reasons["ncc_accuracy"] = "needs a second pass over the data (ncc_statistics(), two_pass_metrics)"

@@ -10,13 +10,13 @@ from typing import Any
 from deepcollapse._checks import ConfigError, check_int
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
-    _check_problem,
     loss_dnc,
     loss_srg,
     theorem5_conditions,
     zero_threshold,
     zero_threshold_equal_lambda,
 )
+from deepcollapse.theory.objective import _check_problem
 
 __all__ = ["compare", "grid", "parse_range", "single_threaded_blas"]
 
@@ -37,6 +37,19 @@ def single_threaded_blas() -> Iterator[None]:
         return
     with threadpool_limits(limits=1):
         yield
+
+
+def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dict[str, Any]:
+    """The problem as the first keys of a result dict: ``classes, layers, n, lam_h, lam_w`` and
+    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``)."""
+    return {
+        "classes": K,
+        "layers": L,
+        "n": n,
+        "lam_h": lam_h,
+        "lam_w": lams,
+        "Lambda": n * lam_h * math.prod(lams),
+    }
 
 
 def compare(
@@ -68,12 +81,7 @@ def compare(
         elif srg is not None:
             per[srg.construction] = srg.loss
     return {
-        "classes": K,
-        "layers": L,
-        "n": n,
-        "lam_h": lam_h,
-        "lam_w": lams,
-        "Lambda": n * lam_h * math.prod(lams),
+        **problem_keys(K, L, n, lam_h, lams),
         "loss_dnc": dnc.loss,
         "loss_srg": None if srg is None else srg.loss,
         "srg_construction": None if srg is None else srg.construction,

@@ -41,7 +41,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError, check_choice, check_float, check_int, rank_tolerance
+from deepcollapse._checks import ConfigError, check_choice, check_int, rank_tolerance
 from deepcollapse.theory.graphs import (
     incidence_matrix,
     largest_r_at_most,
@@ -49,8 +49,13 @@ from deepcollapse.theory.graphs import (
     smallest_r_at_least,
     triangular_edges,
 )
-from deepcollapse.theory.layers import Solution, ridge_last_layer, solution_from_class_means
-from deepcollapse.theory.objective import dufm_objective, per_layer_lam_w
+from deepcollapse.theory.layers import (
+    Solution,
+    _evaluated_solution,
+    ridge_last_layer,
+    solution_from_class_means,
+)
+from deepcollapse.theory.objective import _check_problem
 
 
 class _HasLoss(Protocol):
@@ -294,16 +299,6 @@ def srg_geometry(classes: int, construction: str = "def9") -> tuple[Geometry, Ge
 # ----------------------------------------------------------------------------------------------------
 # The loss as a function of the scales, and its minimisation
 # ----------------------------------------------------------------------------------------------------
-def _check_problem(
-    classes: int, layers: int, n: int, lam_h: float, lam_w: Any
-) -> tuple[int, int, int, float, list]:
-    K = check_int("classes", classes, min=2)
-    L = check_int("layers", layers, min=1)
-    n = check_int("n", n, min=1)
-    lam_h = check_float("lam_h", lam_h, gt=0.0)
-    return K, L, n, lam_h, per_layer_lam_w(lam_w, L)
-
-
 def chain_loss(
     geom: Geometry,
     layers: int,
@@ -527,13 +522,7 @@ def loss_srg(
 
     with ``p_0 = √2 + √((r-1)(r-2))``, ``Q = K r (r-1)/(4 s²)``, ``σ_i² = e_i α_L`` (Lemma 16).
     """
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
-    check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
-    if not srg_defined(K, L, construction):
-        return None
-    return best_srg_candidate(
-        K, construction, lambda name: _closed(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
-    )
+    return srg_optimum(classes, layers, n, lam_h, lam_w, construction, _closed)
 
 
 def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str], _C]) -> _C:
@@ -545,6 +534,27 @@ def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str]
     names = ("def11.1", "def11.2") if construction == "best" else (construction,)
     candidates = [evaluate(name) for name in names]
     return min(candidates, key=lambda c: c.loss)
+
+
+def srg_optimum(
+    classes: int,
+    layers: int,
+    n: int,
+    lam_h: float,
+    lam_w: float | Sequence[float],
+    construction: str,
+    evaluate: Callable[[Sequence[Geometry | None], str, int, int, int, float, list[float]], _C],
+) -> _C | None:
+    """``evaluate(geometries, name, K, L, n, lam_h, lams)`` of the SRG construction asked for (validated;
+    chosen by :func:`best_srg_candidate`), ``None`` where the SRG solution is undefined (``K < 6`` or
+    ``L < 2``).  Shared by :func:`loss_srg` (closed form) and ``cross_entropy.ce_srg`` (re-optimisation)."""
+    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
+    if not srg_defined(K, L, construction):
+        return None
+    return best_srg_candidate(
+        K, construction, lambda name: evaluate(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
+    )
 
 
 def theorem5_conditions(classes: int, layers: int) -> bool:
@@ -646,8 +656,7 @@ def _solution(
         M1 = means[0]
         W1, _ = ridge_last_layer(M1, lams[0], K)
         H1 = np.repeat(M1, n, axis=1)
-        parts = dufm_objective(H1, [W1], lam_h, lams)
-        sol = Solution(H1=H1, weights=[W1], loss=parts.total, parts=parts, n=n, class_means=[])
+        sol = _evaluated_solution(H1, [W1], n, lam_h, lams)
     else:
         sol = solution_from_class_means(means, n, lam_h, lams, d1=width)
     sol.scales = list(cf.scales)
@@ -696,8 +705,7 @@ def zero_solution(classes: int, layers: int, n: int, width: int | None = None) -
     d = K if width is None else check_int("width", width, min=1)
     weights = [np.zeros((d, d)) for _ in range(L - 1)] + [np.zeros((K, d))]
     H1 = np.zeros((d, K * n))
-    parts = dufm_objective(H1, weights, 1.0, 1.0)
-    return Solution(H1=H1, weights=weights, loss=parts.total, parts=parts, n=n, construction="zero")
+    return _evaluated_solution(H1, weights, n, 1.0, 1.0, construction="zero")
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -46,22 +46,19 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError, check_choice
+from deepcollapse._checks import ConfigError
 from deepcollapse.theory.constructions import (
-    SRG_CONSTRUCTIONS,
     Geometry,
-    _check_problem,
     _means_from,
-    best_srg_candidate,
     dnc_geometry,
     half_terms_coefficient,
     optimise_scales,
     scales_from_last,
-    srg_defined,
     srg_geometry,
+    srg_optimum,
 )
-from deepcollapse.theory.layers import Solution, solution_from_class_means
-from deepcollapse.theory.objective import dufm_objective
+from deepcollapse.theory.layers import Solution, _evaluated_solution, solution_from_class_means
+from deepcollapse.theory.objective import _check_problem
 
 __all__ = [
     "CEFit",
@@ -299,13 +296,7 @@ def ce_srg(
     cross-entropy (module docstring); ``None`` where undefined (``K < 6`` or ``L < 2``).  ``best`` returns the
     lower of 11.1 and 11.2 (``def9`` when ``K = C(r, 2)``).  In Definition 11.1 the SRG and DNC blocks are
     coupled through the softmax, so their two last-layer scales are optimised jointly."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
-    check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
-    if not srg_defined(K, L, construction):
-        return None
-    return best_srg_candidate(
-        K, construction, lambda name: _fit(list(srg_geometry(K, name)), name, K, L, n, lam_h, lams)
-    )
+    return srg_optimum(classes, layers, n, lam_h, lam_w, construction, _fit)
 
 
 def ce_symmetric_last_layer(classes: int, scale: float, lam: float) -> tuple[float, float]:
@@ -349,13 +340,13 @@ def _ce_solution(
         H1 = sol.H1
         M_L = np.maximum(means[-1], 0.0)  # (d_L, K)
         weights = sol.weights[:-1] + [fit.logits @ np.linalg.pinv(M_L)]  # W_L: min-norm, W_L M_L = Z
-    parts = dufm_objective(H1, weights, lam_h, lams, loss="ce")
-    return Solution(
-        H1=H1,
-        weights=weights,
-        loss=parts.total,
-        parts=parts,
-        n=n,
+    return _evaluated_solution(
+        H1,
+        weights,
+        n,
+        lam_h,
+        lams,
+        loss="ce",
         class_means=means,
         scales=list(fit.scales),
         construction=f"ce-{fit.construction}",

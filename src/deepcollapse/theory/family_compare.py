@@ -26,12 +26,12 @@ import numpy as np
 
 from deepcollapse._checks import check_int
 from deepcollapse.family import get_family
-from deepcollapse.theory.compare import compare, parse_range, single_threaded_blas
-from deepcollapse.theory.constructions import _check_problem, dnc_solution, srg_defined, srg_solution
+from deepcollapse.theory.compare import compare, parse_range, problem_keys, single_threaded_blas
+from deepcollapse.theory.constructions import dnc_solution, srg_defined, srg_solution
 from deepcollapse.theory.cross_entropy import ce_dnc, ce_dnc_solution, ce_srg, ce_srg_solution
 from deepcollapse.theory.layers import Solution
 from deepcollapse.theory.linear import linear_optimum
-from deepcollapse.theory.objective import dufm_objective, loss_zero_point
+from deepcollapse.theory.objective import _check_problem, dufm_objective, loss_zero_point
 
 __all__ = ["CLOSED", "EXPLICIT", "NUMERIC", "UNAVAILABLE", "compare_family", "grid_family"]
 
@@ -222,12 +222,7 @@ def compare_family(
         cands["zero"] = _cand(loss_zero_point(K, loss), CLOSED, 0, None, "zero", "all-zero point")
     l_dnc, l_srg = cands["dnc"]["loss"], cands["srg"]["loss"]
     return {
-        "classes": K,
-        "layers": L,
-        "n": n,
-        "lam_h": lam_h,
-        "lam_w": lams,
-        "Lambda": n * lam_h * math.prod(lams),
+        **problem_keys(K, L, n, lam_h, lams),
         "family": fam.name,
         "loss": loss,
         "activation": act,

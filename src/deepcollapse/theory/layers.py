@@ -68,6 +68,23 @@ class Solution:
         return int(self.weights[-1].shape[0])
 
 
+def _evaluated_solution(
+    H1: np.ndarray,
+    weights: list[np.ndarray],
+    n: int,
+    lam_h: float,
+    lam_w: float | Sequence[float],
+    *,
+    loss: str = "mse",
+    activation: str = "relu",
+    **fields: Any,
+) -> Solution:
+    """The :class:`Solution` at the explicit point ``(H1, W1 .. WL)``: eq. (1) (``loss``, ``activation`` as in
+    :func:`dufm_objective`) evaluated on the matrices; ``fields`` fill the remaining attributes."""
+    parts = dufm_objective(H1, weights, lam_h, lam_w, loss=loss, activation=activation)
+    return Solution(H1=H1, weights=weights, loss=parts.total, parts=parts, n=n, **fields)
+
+
 def ridge_last_layer(M: np.ndarray, lam: float, classes: int | None = None) -> tuple[np.ndarray, float]:
     """Optimal last layer ``W = argmin 1/(2K)‖W M − I_K‖² + (λ/2)‖W‖²`` and its value.
 
@@ -225,13 +242,6 @@ def solution_from_class_means(
     WL, _ = ridge_last_layer(np.maximum(means[-1], 0.0), lams[-1], K)
     weights.append(WL)
     H1 = np.repeat(M1, n, axis=1)  # (d1, K n)
-    parts = dufm_objective(H1, weights, lam_h, lams)
-    return Solution(
-        H1=H1,
-        weights=weights,
-        loss=parts.total,
-        parts=parts,
-        n=n,
-        class_means=means,
-        interpolation_residual=residual,
+    return _evaluated_solution(
+        H1, weights, n, lam_h, lams, class_means=means, interpolation_residual=residual
     )

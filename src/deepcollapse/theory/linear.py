@@ -47,9 +47,9 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError, check_choice, check_float, check_int
-from deepcollapse.theory.layers import Solution
-from deepcollapse.theory.objective import dufm_objective, per_layer_lam_w
+from deepcollapse._checks import ConfigError, check_choice, check_int
+from deepcollapse.theory.layers import Solution, _evaluated_solution
+from deepcollapse.theory.objective import _check_problem
 
 __all__ = ["LinearOptimum", "linear_optimum", "linear_solution"]
 
@@ -79,16 +79,6 @@ class LinearOptimum:
         }
 
 
-def _check(
-    classes: int, layers: int, n: int, lam_h: float, lam_w: Any
-) -> tuple[int, int, int, float, list[float]]:
-    K = check_int("classes", classes, min=2)
-    L = check_int("layers", layers, min=1)
-    n = check_int("n", n, min=1)
-    lam_h = check_float("lam_h", lam_h, ge=0.0)
-    return K, L, n, lam_h, per_layer_lam_w(lam_w, L, allow_zero=True)
-
-
 def _minimise_1d(f: Any, df: Any, hi: float) -> float:
     """Global minimiser of a smooth ``f`` on ``(0, hi]``: log-grid scan, then a root of ``df``."""
     ts = np.exp(np.linspace(math.log(hi) - 40.0, math.log(hi), 4001))
@@ -113,7 +103,7 @@ def linear_optimum(
 
     ``width`` is the smallest hidden width ``d`` (default: no limit, ``d >= K``); under MSE only ``min(K,
     d)`` singular values can be non-zero; the CE candidate needs ``d >= K − 1``."""
-    K, L, n, lam_h, lams = _check(classes, layers, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w, allow_zero=True)
     check_choice("loss", loss, ("mse", "ce"))
     d = K if width is None else check_int("width", width, min=1)
     Lam = n * lam_h * math.prod(lams)
@@ -171,7 +161,7 @@ def linear_solution(
     ``M_1 = c_0 Q``, ``W_l = c_l Q`` padded to ``width`` (default ``K``),
     ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where ``μ_0 = nλ_{H_1}``; ``H_1 = M_1 ⊗ 1_n^T``.
     ``loss`` is the objective evaluated on them (activation linear)."""
-    K, L, n, lam_h, lams = _check(classes, layers, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w, allow_zero=True)
     opt = linear_optimum(K, L, n, lam_h, lams, loss, width)
     d = K if width is None else width
     if d < K:
@@ -187,13 +177,14 @@ def linear_solution(
     M1 = cs[0] * pad @ Q  # (d, K)
     weights = [cs[l] * pad @ Q @ pad.T for l in range(1, L)] + [cs[L] * Q @ pad.T]
     H1 = np.repeat(M1, n, axis=1)  # (d, K n)
-    parts = dufm_objective(H1, weights, lam_h, lams, loss=loss, activation="linear")
-    return Solution(
-        H1=H1,
-        weights=weights,
-        loss=parts.total,
-        parts=parts,
-        n=n,
+    return _evaluated_solution(
+        H1,
+        weights,
+        n,
+        lam_h,
+        lams,
+        loss=loss,
+        activation="linear",
         construction=f"linear-{opt.kind}",
         info={"linear": opt.to_dict()},
     )

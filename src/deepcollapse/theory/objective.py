@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_float, check_per_layer
+from deepcollapse._checks import ConfigError, check_float, check_int, check_per_layer
 from deepcollapse.family import Family, get_family
 
 __all__ = [
@@ -68,6 +68,24 @@ def per_layer_lam_w(
             check_float(name, v, ge=0.0)
         return vals
     return check_per_layer(name, lam_w, layers, gt=0.0)
+
+
+def _check_problem(
+    classes: int,
+    layers: int,
+    n: int,
+    lam_h: float,
+    lam_w: float | Sequence[float] | str,
+    *,
+    allow_zero: bool = False,
+) -> tuple[int, int, int, float, list[float]]:
+    """The validated problem of eq. (1): ``(K >= 2, L >= 1, n >= 1, λ_{H_1}, [λ_{W_1} .. λ_{W_L}])``, every
+    ``λ > 0`` (``>= 0`` with ``allow_zero``); shared by the closed forms, cross-entropy and linear modules."""
+    K = check_int("classes", classes, min=2)
+    L = check_int("layers", layers, min=1)
+    n = check_int("n", n, min=1)
+    lam_h = check_float("lam_h", lam_h, ge=0.0) if allow_zero else check_float("lam_h", lam_h, gt=0.0)
+    return K, L, n, lam_h, per_layer_lam_w(lam_w, L, allow_zero=allow_zero)
 
 
 def loss_zero_point(classes: int, loss: str = "mse") -> float:

@@ -1,0 +1,175 @@
+"""NC3 (weights against class means: alignment, self-duality, the W–H relation) and NC4 (nearest class
+centre: predictions, accuracy, agreement with the classifier).
+
+Conventions in :mod:`deepcollapse.metrics.functional`; ``weights (P, D)`` is the matrix applied to the
+features (``P == K`` for a classifier).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError
+from deepcollapse.metrics._inputs import ArrayLike, _as_bias, _as_float64, _as_weights, _prepare
+from deepcollapse.metrics.geometry import _normalised_distance
+from deepcollapse.metrics.means import _counts_and_means, _mean_rows
+
+__all__ = [
+    "nc3_alignment",
+    "nc4_agreement",
+    "ncc_accuracy",
+    "ncc_predict",
+    "self_duality",
+    "wh_etf_error",
+]
+
+
+def _classifier_for(weights: ArrayLike, A: np.ndarray, metric: str) -> np.ndarray:
+    """The classifier ``W (K, D)`` checked against the class-mean rows ``A (K, D)``.
+
+    ``metric`` names the caller in the error message.
+    """
+    W = _as_weights(weights, A.shape[1])
+    if W.shape[0] != A.shape[0]:
+        raise ConfigError(f"weights.shape == {tuple(W.shape)}, must be (K, D) == {A.shape} for {metric}.")
+    return W
+
+
+def _nc3_alignment(W: np.ndarray, mu: np.ndarray) -> float:
+    wn = np.linalg.norm(W, axis=1)
+    keep = wn > 0
+    mn = np.linalg.norm(mu, axis=1)
+    if not keep.any() or not np.any(mn > 0):
+        return math.nan
+    U = mu[mn > 0] / mn[mn > 0, None]
+    cos = (W[keep] / wn[keep, None]) @ U.T  # (P', K')
+    sin2 = 1.0 - np.max(cos**2, axis=1)
+    w2 = wn[keep] ** 2
+    return float(np.clip(np.sum(w2 * sin2) / np.sum(w2), 0.0, 1.0))
+
+
+def nc3_alignment(
+    weights: ArrayLike,
+    features: ArrayLike,
+    labels: ArrayLike | None = None,
+    num_classes: int | None = None,
+    *,
+    drop_empty: bool = False,
+) -> float:
+    """DNC3 of the 2024 paper (Def. "DNC3"): rows of ``W (P, D)`` are 0 or collinear with a column of ``M``.
+
+    Score ``Σ_j ‖w_j‖² sin²θ_j / Σ_j ‖w_j‖²`` with ``θ_j`` the smallest angle between row ``w_j`` and the
+    lines spanned by the class means (``cos²θ_j = max_c ⟨w_j, μ_c⟩² / (‖w_j‖² ‖μ_c‖²)``; sign ignored, zero
+    rows and zero means skipped).  In ``[0, 1]``; 0 iff DNC3 holds.  ``W`` is the weight matrix *applied to*
+    these features (``W_l`` for features ``H_l``; the classifier ``W_L (K, D)`` for the last layer).
+    """
+    mu = _mean_rows(features, labels, num_classes, drop_empty, centered=False)
+    return _nc3_alignment(_as_weights(weights, mu.shape[1]), mu)
+
+
+def _self_duality(W: np.ndarray, A: np.ndarray) -> float:
+    nW, nA = np.linalg.norm(W), np.linalg.norm(A)
+    if nW == 0.0 or nA == 0.0:
+        return math.nan
+    return float(np.linalg.norm(W / nW - A / nA) ** 2)
+
+
+def self_duality(
+    weights: ArrayLike,
+    features: ArrayLike,
+    labels: ArrayLike | None = None,
+    num_classes: int | None = None,
+    *,
+    centered: bool = True,
+    weighted: bool = True,
+    drop_empty: bool = False,
+) -> float:
+    """NC3 self-duality (Papyan et al. 2020): ``‖W/‖W‖_F − A/‖A‖_F‖_F²`` for the classifier ``W (K, D)``.
+
+    ``A`` holds the centred means ``μ_c − μ_G`` as rows (``centered=True``) or the uncentred ``μ_c``
+    (bias-free). In ``[0, 4]``; 0 iff the classifier rows are the (centred) class means up to one global
+    scale.
+    """
+    A = _mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
+    return _self_duality(_classifier_for(weights, A, "self-duality"), A)
+
+
+def _wh_etf_error(W: np.ndarray, A: np.ndarray) -> float:
+    K = A.shape[0]
+    T = (np.eye(K) - np.full((K, K), 1.0 / K)) / math.sqrt(K - 1)  # simplex ETF Gram, ‖T‖_F = 1
+    return _normalised_distance(W @ A.T, T)  # W A^T (K, K): classifier rows against centred class means
+
+
+def wh_etf_error(
+    weights: ArrayLike,
+    features: ArrayLike,
+    labels: ArrayLike | None = None,
+    num_classes: int | None = None,
+    *,
+    weighted: bool = True,
+    drop_empty: bool = False,
+) -> float:
+    """Zhu et al. (2021)'s W–H relation: ``‖W M̄ᵀ/‖W M̄ᵀ‖_F − (I_K − 11ᵀ/K)/√(K−1)‖_F``.
+
+    ``W (K, D)`` the classifier, ``M̄ (K, D)`` the centred class means as rows.  0 iff ``W M̄ᵀ`` is a multiple
+    of the simplex-ETF Gram matrix.  Not Papyan's self-duality (:func:`self_duality` compares ``W`` with
+    ``M̄`` entrywise); some libraries call this one "self-duality" too (conventions table in docs/formulas.md).
+    """
+    A = _mean_rows(features, labels, num_classes, drop_empty, centered=True, weighted=weighted)
+    return _wh_etf_error(_classifier_for(weights, A, "the W–H relation"), A)
+
+
+def ncc_predict(features: ArrayLike, means: ArrayLike) -> np.ndarray:
+    """Nearest-class-centre predictions ``argmin_c ‖h_i − μ_c‖`` (ties → smallest index), ``(N,)`` int."""
+    H = _as_float64(features, "features")
+    mu = _as_float64(means, "means")
+    if H.ndim != 2 or mu.ndim != 2 or H.shape[1] != mu.shape[1]:
+        raise ConfigError(
+            f"means.shape == {tuple(mu.shape)}, must be (K, D) with D matching "
+            f"features.shape == {tuple(H.shape)}."
+        )
+    return _ncc_predict(H, mu)
+
+
+def _ncc_predict(H: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the first term does not depend on c
+    d = np.einsum("kd,kd->k", mu, mu)[None, :] - 2.0 * (H @ mu.T)  # (N, K)
+    return np.argmin(d, axis=1)
+
+
+def _classifier_predict(H: np.ndarray, W: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    z = H @ W.T  # (N, K)
+    if bias is not None:
+        z = z + bias
+    return np.argmax(z, axis=1)
+
+
+def ncc_accuracy(
+    features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
+) -> float:
+    """Accuracy of the nearest-class-centre classifier built from the same data's class means (NC4)."""
+    d = _prepare(features, labels, num_classes, drop_empty)
+    _, mu = _counts_and_means(d)
+    return float(np.mean(_ncc_predict(d.H, mu) == d.y))
+
+
+def nc4_agreement(
+    features: ArrayLike,
+    labels: ArrayLike,
+    weights: ArrayLike,
+    bias: ArrayLike | None = None,
+    num_classes: int | None = None,
+    *,
+    drop_empty: bool = False,
+) -> float:
+    """NC4 (Papyan et al. 2020): fraction of samples where the classifier ``argmax_c (W h + b)_c`` equals the
+    NCC prediction ``argmin_c ‖h − μ_c‖`` (means from ``(features, labels)``).
+    ``weights (K, D)``, ``bias (K,)``."""
+    d = _prepare(features, labels, num_classes, drop_empty)
+    W = _as_weights(weights, d.H.shape[1])
+    if W.shape[0] != d.K:
+        raise ConfigError(f"weights.shape == {tuple(W.shape)}, must be (K, D) with K == {d.K} for NC4.")
+    _, mu = _counts_and_means(d)
+    return float(np.mean(_ncc_predict(d.H, mu) == _classifier_predict(d.H, W, _as_bias(bias, d.K))))

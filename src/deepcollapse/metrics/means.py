@@ -1,0 +1,197 @@
+"""Class means, covariances and the sufficient statistics (:class:`Moments`) every label-only metric uses.
+
+Conventions in :mod:`deepcollapse.metrics.functional`: ``features (N, D)`` (rows = samples), means as rows
+``(K, D)``, ``Σ_W`` with population normalisation ``1/N``, ``Σ_B = (1/K) Σ_c (μ_c − μ_G)(μ_c − μ_G)^T``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._checks import ConfigError, check_finite_array
+from deepcollapse.metrics._inputs import ArrayLike, _as_float64, _Data, _dtype_of, _prepare
+
+__all__ = [
+    "Moments",
+    "between_class_cov",
+    "class_means",
+    "global_mean",
+    "moments",
+    "negative_fraction",
+    "within_class_cov",
+]
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Sufficient statistics of (features, labels) from which every label-only metric follows.
+
+    Attributes:
+        counts: ``(K,)`` samples per class ``n_c`` (all > 0).
+        means: ``(K, D)`` class means ``μ_c`` (rows).
+        within_ss: ``(K,)`` within-class sums of squares ``Σ_{i∈c} ‖h_ci − μ_c‖²``
+            (so ``tr Σ_W = Σ_c within_ss_c / N``).
+        scatter: ``(D, D)`` within-class scatter ``N Σ_W = Σ_c Σ_{i∈c} (h_ci − μ_c)(h_ci − μ_c)^T`` or
+        ``None`` (then ``nc1_pinv`` is not available).
+        negatives: number of feature entries ``< 0`` (or ``None``).
+        entries: number of feature entries ``N·D`` (or ``None``).
+        dtype: the dtype the features came in (decides the default rank tolerance).
+    """
+
+    counts: np.ndarray
+    means: np.ndarray
+    within_ss: np.ndarray
+    scatter: np.ndarray | None = None
+    negatives: int | None = None
+    entries: int | None = None
+    dtype: Any = np.float64
+
+
+def _class_sums(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
+    """``(K, D)`` per-class sums, by a one-hot product (dense for small problems, sparse otherwise)."""
+    N = H.shape[0]
+    if N * K <= 4_000_000:
+        onehot = np.zeros((K, N))
+        onehot[y, np.arange(N)] = 1.0
+        return onehot @ H
+    from scipy import sparse
+
+    onehot = sparse.csr_matrix((np.ones(N), (y, np.arange(N))), shape=(K, N))
+    return np.asarray(onehot @ H)
+
+
+def _counts_and_means(d: _Data) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts (K,) float64, means (K, D))``: samples per class ``n_c`` and class means ``μ_c`` as rows."""
+    counts = np.bincount(d.y, minlength=d.K).astype(np.float64)
+    return counts, _class_sums(d.H, d.y, d.K) / counts[:, None]
+
+
+def _moments(d: _Data, scatter: bool = True) -> Moments:
+    counts, means = _counts_and_means(d)  # (K,), (K, D)
+    R = d.H - means[d.y]  # (N, D) residuals h_i − μ_{y_i}
+    within_ss = np.bincount(d.y, weights=np.einsum("nd,nd->n", R, R), minlength=d.K)
+    S = R.T @ R if scatter else None  # (D, D)
+    return Moments(
+        counts=counts,
+        means=means,
+        within_ss=within_ss,
+        scatter=S,
+        negatives=int(np.count_nonzero(d.H < 0)),
+        entries=int(d.H.size),
+        dtype=d.dtype,
+    )
+
+
+def moments(
+    features: ArrayLike,
+    labels: ArrayLike,
+    num_classes: int | None = None,
+    *,
+    drop_empty: bool = False,
+    scatter: bool = True,
+) -> Moments:
+    """The :class:`Moments` of ``(features (N, D), labels (N,))``, exactly (two-pass, centred residuals)."""
+    return _moments(_prepare(features, labels, num_classes, drop_empty), scatter=scatter)
+
+
+def _global_mean(counts: np.ndarray | None, means: np.ndarray, weighted: bool) -> np.ndarray:
+    if weighted and counts is not None:
+        return (counts / counts.sum()) @ means
+    return means.mean(axis=0)
+
+
+def class_means(
+    features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
+) -> np.ndarray:
+    """Class means ``μ_c = (1/n_c) Σ_{i: y_i = c} h_i`` as rows, ``(K, D)`` float64 (``M =
+    class_means(...).T``)."""
+    return _counts_and_means(_prepare(features, labels, num_classes, drop_empty))[1]
+
+
+def global_mean(
+    features: ArrayLike,
+    labels: ArrayLike,
+    num_classes: int | None = None,
+    *,
+    weighted: bool = True,
+    drop_empty: bool = False,
+) -> np.ndarray:
+    """Global mean ``μ_G (D,)``: ``(1/N) Σ_i h_i`` (``weighted=True``) or ``(1/K) Σ_c μ_c``
+    (``weighted=False``).
+
+    The two agree for balanced classes; the sample-weighted one makes ``Σ_c n_c (μ_c − μ_G) = 0``.
+    """
+    m = moments(features, labels, num_classes, drop_empty=drop_empty, scatter=False)
+    return _global_mean(m.counts, m.means, weighted)
+
+
+def within_class_cov(
+    features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
+) -> np.ndarray:
+    """``Σ_W = (1/N) Σ_c Σ_{i∈c} (h_ci − μ_c)(h_ci − μ_c)^T``, ``(D, D)`` (population normalisation 1/N)."""
+    m = moments(features, labels, num_classes, drop_empty=drop_empty)
+    assert m.scatter is not None  # internal invariant: scatter=True above
+    return m.scatter / m.counts.sum()
+
+
+def between_class_cov(
+    features: ArrayLike,
+    labels: ArrayLike,
+    num_classes: int | None = None,
+    *,
+    weighted: bool = True,
+    drop_empty: bool = False,
+) -> np.ndarray:
+    """``Σ_B = (1/K) Σ_c (μ_c − μ_G)(μ_c − μ_G)^T``, ``(D, D)``; ``μ_G`` as in :func:`global_mean`."""
+    m = moments(features, labels, num_classes, drop_empty=drop_empty, scatter=False)
+    Mc = m.means - _global_mean(m.counts, m.means, weighted)
+    return Mc.T @ Mc / Mc.shape[0]
+
+
+def _means_of(
+    features: ArrayLike,
+    labels: ArrayLike | None,
+    num_classes: int | None,
+    drop_empty: bool,
+) -> tuple[np.ndarray, np.ndarray | None, Any]:
+    """``(means (K, D), counts or None, dtype)`` from (features, labels) or from a means matrix alone."""
+    dtype = _dtype_of(features)
+    if labels is None:
+        mu = _as_float64(features, "means")
+        if mu.ndim != 2:
+            raise ConfigError(f"means.shape == {tuple(mu.shape)}, must be (K, D) (one class mean per row).")
+        if mu.shape[0] < 2:
+            raise ConfigError(f"means.shape == {tuple(mu.shape)}, must have K >= 2 rows.")
+        check_finite_array("means", mu)
+        return mu, None, dtype
+    m = moments(features, labels, num_classes, drop_empty=drop_empty, scatter=False)
+    return m.means, m.counts, dtype
+
+
+def _mean_rows(
+    features: ArrayLike,
+    labels: ArrayLike | None,
+    num_classes: int | None,
+    drop_empty: bool,
+    *,
+    centered: bool,
+    weighted: bool = True,
+) -> np.ndarray:
+    """Class-mean rows ``a_c = μ_c − μ_G`` (``centered``) or ``a_c = μ_c``, ``(K, D)``.
+
+    The means come from (features, labels) or a means matrix alone, as in :func:`_means_of`.
+    """
+    mu, counts, _ = _means_of(features, labels, num_classes, drop_empty)
+    return mu - _global_mean(counts, mu, weighted) if centered else mu
+
+
+def negative_fraction(features: ArrayLike) -> float:
+    """Fraction of entries ``< 0`` (for pre-activations: the share a following ReLU sets to zero)."""
+    H = _as_float64(features, "features")
+    if H.size == 0:
+        raise ConfigError(f"features.shape == {tuple(H.shape)}, must be non-empty.")
+    check_finite_array("features", H)
+    return float(np.count_nonzero(H < 0) / H.size)

@@ -1,0 +1,73 @@
+"""Fixtures shared across test folders (tests/training and tests/gpu; `make gpu-check` runs tests/gpu alone,
+which still loads this file).  Imports are lazy: most tests never need torch from here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+#: A tiny network on the bundled 8x8 digits: 3-layer MLP head of width 12, constant lr, CPU, one thread.
+TINY_NET: dict[str, Any] = dict(
+    dataset="digits",
+    head_layers=3,
+    head_width=12,
+    lr=0.05,
+    lr_schedule="constant",
+    device="cpu",
+    threads=1,
+)
+
+
+#: The keys every collapse-metrics dict must have (issue 3), stated once for the API and the CLI tests.
+REQUIRED_METRIC_KEYS = (
+    "nc1_trace_ratio",
+    "nc1_pinv",
+    "cdnv",
+    "nc2_cond",
+    "nc2_orth_error",
+    "nc2_etf_error",
+    "rank",
+    "effective_rank",
+    "singular_values",
+    "ncc_accuracy",
+    "warnings",
+)
+
+
+@pytest.fixture
+def required_metric_keys() -> tuple[str, ...]:
+    """:data:`REQUIRED_METRIC_KEYS`."""
+    return REQUIRED_METRIC_KEYS
+
+
+@pytest.fixture
+def tiny_net():
+    """``tiny_net(**overrides) -> NetConfig``: :data:`TINY_NET` with ``overrides`` (which win)."""
+    from deepcollapse.training.net_config import NetConfig
+
+    def make(**overrides: Any) -> NetConfig:
+        return NetConfig(**{**TINY_NET, **overrides})
+
+    return make
+
+
+@pytest.fixture
+def one_training_step():
+    """``one_training_step(cfg, data, x, y, device="cpu", momentum=0.0) -> (loss, parameters)``.
+
+    A fresh network of ``cfg`` on ``device`` takes one SGD step (lr ``cfg.lr``) on the batch ``(x, y)`` of
+    ``data``; returns the loss and all parameters after the step, flattened on the CPU.
+    """
+    import torch
+
+    from deepcollapse.training.supervised import build_network, make_grad_scaler, train_step
+
+    def step(cfg, data, x, y, device: str = "cpu", momentum: float = 0.0) -> tuple[float, torch.Tensor]:
+        d = torch.device(device)
+        model = build_network(cfg, data.in_channels).to(d)
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=momentum)
+        loss = train_step(cfg, model, opt, make_grad_scaler(cfg, d), x.to(d), y.to(d), len(data.train))
+        return float(loss), torch.cat([p.detach().cpu().flatten() for p in model.parameters()])
+
+    return step
