@@ -142,7 +142,7 @@ def clarke_residual(
     where = [torch.tensor(z) for z in zeros]
     Y = torch.tensor(problem.targets())
 
-    last: dict[str, np.ndarray] = {}
+    last: dict[str, Any] = {}
 
     def objective(d: np.ndarray) -> tuple[float, np.ndarray]:
         dt = torch.tensor(d, requires_grad=True)
@@ -191,7 +191,7 @@ def descent_probe(
     x = flatten(params)
     f0 = value(params, problem)
     scale = float(np.linalg.norm(x))
-    best = {"delta": math.inf, "step": None, "direction": None}
+    best: dict[str, Any] = {"delta": math.inf, "step": None, "direction": None}
     for i, v in enumerate(directions):
         nv = float(np.linalg.norm(v))
         if not nv > 0:
