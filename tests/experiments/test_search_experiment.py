@@ -1,0 +1,29 @@
+"""The best-known table's points are executor tasks: a process pool gives the in-process rows, finished
+searches are reused, and deleting ``point.json`` redoes only the verdict."""
+
+from __future__ import annotations
+
+import json
+
+from deepcollapse.experiments.executors import Task, run_tasks
+from deepcollapse.experiments.search_experiments import BEST_KNOWN_SMOKE, best_known_rows
+from deepcollapse.theory.solution_file import check_solution
+
+
+def test_search_points_run_in_a_pool_and_reuse_finished_searches(tmp_path):
+    settings = {**BEST_KNOWN_SMOKE, "classes": [3, 4]}
+    inline = best_known_rows(tmp_path / "a", settings)
+    pooled = best_known_rows(
+        tmp_path / "b", settings, run=lambda tasks: run_tasks(tasks, executor="local", workers=2)
+    )
+    for a, b in zip(inline, pooled):
+        assert a["best_loss"] == b["best_loss"] and a["verdict"] == b["verdict"]
+        sol = check_solution(tmp_path / "a" / a["solution"])  # independent float64 evaluation
+        assert abs(sol["loss"] - a["best_loss"]) <= 1e-12 * a["best_loss"]
+    point = tmp_path / "a" / "points" / "K3_L3"
+    rounds = json.loads((point / "summary.json").read_text())["rounds"]
+    (point / "point.json").unlink()
+    assert not Task("search", {}, str(point)).done
+    again = best_known_rows(tmp_path / "a", settings)
+    assert json.loads((point / "summary.json").read_text())["rounds"] == rounds  # no new search round
+    assert again[0]["best_loss"] == inline[0]["best_loss"]
