@@ -64,7 +64,7 @@ class TaskError(DeepCollapseError):
 @dataclass(frozen=True)
 class Task:
     """One trainer call: ``kind`` (``'dufm'``, ``'net'``, or ``'search'``: one point of a global search, see
-    :func:`deepcollapse.experiments.search_experiments.run_search_point`), the full config as a dict, the
+    :func:`deepcollapse.experiments.search_point.run_search_point`), the full config as a dict, the
     folder."""
 
     kind: str
@@ -111,7 +111,7 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
             else:
                 train_dufm(DUFMConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
     elif task.kind == "search":
-        from deepcollapse.experiments.search_experiments import run_search_point
+        from deepcollapse.experiments.search_point import run_search_point
 
         resume = (out / "search.json").is_file()
         with _torch_threads(1):
