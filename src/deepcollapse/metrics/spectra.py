@@ -55,7 +55,9 @@ def _effective_rank(s: np.ndarray) -> float:
 
 
 def _stable_rank(s: np.ndarray) -> float:
-    return math.nan if s.size == 0 or s[0] == 0.0 else float(np.sum(s**2) / s[0] ** 2)
+    """``Σ s_i² / s_1²``, computed as ``Σ (s_i/s_1)²`` so that tiny (or huge) singular values do not
+    underflow (overflow) when squared."""
+    return math.nan if s.size == 0 or s[0] == 0.0 else float(np.sum((s / s[0]) ** 2))
 
 
 def effective_rank(matrix: ArrayLike) -> float:
