@@ -19,7 +19,8 @@ At a point ``θ = (H_1, W_1..W_L)`` of eq. (1) (2024 paper), in float64:
   up to 5000 parameters the Hessian is formed column by column and diagonalised densely
   (``numpy.linalg.eigh``: exact and reproducible), above that Lanczos (``scipy.sparse.linalg.eigsh``,
   ``which='SA'``, fixed start vector); and the same with the model's **symmetry directions deflated**: the
-  orbit of ``H_1 → Q H_1``, ``W_1 → W_1 Q^T`` (``Q`` orthogonal on ``R^{d_1}``), whose tangent vectors ``(A H_1, −W_1 A)`` (``A`` antisymmetric) are exact zero modes at a critical point.
+  orbit of ``H_1 → Q H_1``, ``W_1 → W_1 Q^T`` (``Q`` orthogonal on ``R^{d_1}``), whose tangent vectors
+  ``(A H_1, −W_1 A)`` (``A`` antisymmetric) are exact zero modes at a critical point.
   ``symmetry_dim`` is the dimension of that tangent space at ``θ``.
 
 Verdict (tolerances ``grad_tol`` on gradient norms, ``eig_tol`` on eigenvalues, both absolute):
