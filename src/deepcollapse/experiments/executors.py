@@ -55,6 +55,8 @@ RAY_INSTALL_HINT = "pip install 'deepcollapse[ray]'"
 TASK_KINDS = ("dufm", "net", "search")
 # the file whose presence marks a task's folder as finished
 DONE_FILE = {"dufm": "summary.json", "net": "summary.json", "search": "point.json"}
+# the file whose presence means an unfinished task is resumed rather than started
+RESUME_FILE = {"dufm": "checkpoint.pt", "net": "checkpoint.pt", "search": "search.json"}
 
 
 class TaskError(DeepCollapseError):
@@ -101,7 +103,7 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     if task.done:
         return {"label": task.label, "status": "skipped", "seconds": 0.0}
     t0 = time.perf_counter()
-    resume = (out / "checkpoint.pt").is_file()
+    resume = (out / RESUME_FILE.get(task.kind, "checkpoint.pt")).is_file()
     if task.kind == "dufm":
         from deepcollapse.training.dufm import DUFMConfig, resume_dufm, train_dufm
 
@@ -113,7 +115,6 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     elif task.kind == "search":
         from deepcollapse.experiments.search_point import run_search_point
 
-        resume = (out / "search.json").is_file()
         with _torch_threads(1):
             run_search_point(dict(task.config), out, progress=progress)
     elif task.kind == "net":

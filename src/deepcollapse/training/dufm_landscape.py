@@ -55,7 +55,6 @@ from deepcollapse.training.dufm_piecewise import (
     collapse,
     expand,
     flatten,
-    grad_norm,
     preactivations,
     unflatten,
     value,
@@ -67,6 +66,7 @@ from deepcollapse.training.dufm_piecewise import (
 __all__ = [
     "KINK_RTOL",
     "VERDICTS",
+    "clarke_direction",
     "clarke_residual",
     "descent_probe",
     "kink_masks",
@@ -126,13 +126,22 @@ def clarke_residual(
     max_iter: int = 300,
     *,
     masks: Sequence[np.ndarray] | None = None,
-    return_direction: bool = False,
-) -> Any:
+) -> float:
     """``min ‖∇f_D‖`` over ``D ∈ [0, 1]`` at the kinks ``masks`` (default: the exact zero pre-activations;
     ``D`` fixed elsewhere); L-BFGS-B with torch gradients of ``‖∇f_D‖²`` in the free ``D`` entries.  Equals
     ``grad_norm`` when there is no kink.  With kinks in several layers ``∇f_D`` is multilinear in ``D``, so
-    the minimum found is an upper bound.  ``return_direction``: also return the minimising ``∇f_D`` (flat).
-    """
+    the minimum found is an upper bound."""
+    return clarke_direction(params, problem, max_iter, masks=masks)[0]
+
+
+def clarke_direction(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    max_iter: int = 300,
+    *,
+    masks: Sequence[np.ndarray] | None = None,
+) -> tuple[float, np.ndarray]:
+    """:func:`clarke_residual` and the minimising ``∇f_D`` itself (flat, the parameters' order)."""
     import torch
     from scipy.optimize import minimize
 
@@ -140,9 +149,8 @@ def clarke_residual(
     zeros = list(masks) if masks is not None else kink_masks(params)
     count = int(sum(z.sum() for z in zeros))
     if count == 0:
-        if return_direction:
-            return grad_norm(params, problem), flatten(value_and_grad(params, problem)[1])
-        return grad_norm(params, problem)
+        gvec = flatten(value_and_grad(params, problem)[1])
+        return float(np.linalg.norm(gvec)), gvec
     ts = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in params]
     base = [torch.tensor((Ht > 0) & ~z, dtype=torch.float64) for Ht, z in zip(pre, zeros)]
     where = [torch.tensor(z) for z in zeros]
@@ -183,8 +191,7 @@ def clarke_residual(
         bounds=[(0.0, 1.0)] * count,
         options={"maxiter": max_iter, "ftol": 1e-30, "gtol": 1e-30},
     )
-    residual = math.sqrt(max(min(float(res.fun), last.get("r", math.inf)), 0.0))
-    return (residual, last["xi"]) if return_direction else residual
+    return math.sqrt(max(min(float(res.fun), last["r"]), 0.0)), last["xi"]
 
 
 def descent_probe(
@@ -281,17 +288,18 @@ def _landscape(
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     params = [np.asarray(p, dtype=np.float64) for p in params]
-    loss = value(params, problem)
-    g = grad_norm(params, problem)
+    loss, grads = value_and_grad(params, problem)
+    gvec = flatten(grads)
+    g = float(np.linalg.norm(gvec))
     zeros = zero_preactivations(params)
     kinks = sum(zeros)
     near_masks = kink_masks(params, KINK_RTOL)
     near = [int(z.sum()) for z in near_masks]
     clarke, probe = g, None
     if g > grad_tol:  # first the cheap probe along −∇f, then (near kinks) the residual and its probe
-        probe = descent_probe(params, problem, [flatten(value_and_grad(params, problem)[1])])
+        probe = descent_probe(params, problem, [gvec])
         if sum(near) and probe["delta"] >= -_DESCENT_RTOL * max(1.0, abs(loss)):
-            clarke, xi = clarke_residual(params, problem, masks=near_masks, return_direction=True)
+            clarke, xi = clarke_direction(params, problem, masks=near_masks)
             if clarke > grad_tol:
                 second = descent_probe(params, problem, [xi])
                 if second["delta"] < probe["delta"]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -248,6 +249,24 @@ def hessian_operator(
     return LinearOperator((size, size), matvec=piece.hvp, dtype=np.float64)
 
 
+def _lbfgs(
+    fun: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]],
+    x: np.ndarray,
+    shapes: Sequence[tuple[int, ...]],
+    **options: Any,
+) -> Any:
+    """scipy L-BFGS-B (float64, ``ftol`` 1e-16) on ``fun(params) -> (f, [gradients])`` over the flat vector
+    ``x``; overflow on the way is left to the line search (``inf`` is rejected)."""
+    from scipy.optimize import minimize
+
+    def fg(z: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = fun(unflatten(z, shapes))
+        return f, flatten(g)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return minimize(fg, x, jac=True, method="L-BFGS-B", options={"ftol": 1e-16, **options})
+
+
 @dataclass
 class PolishResult:
     """Outcome of :func:`polish`: the point, its true float64 loss and gradient norm, and what was done."""
@@ -288,14 +307,7 @@ def polish(
         f, g = value_and_grad(unflatten(z, shapes), problem, pattern)
         return f, flatten(g)
 
-    with np.errstate(over="ignore", invalid="ignore"):
-        res = minimize(
-            fg,
-            x,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": lbfgs_iter, "maxcor": 30, "ftol": 1e-16, "gtol": gtol},
-        )
+    res = _lbfgs(lambda p: value_and_grad(p, problem), x, shapes, maxiter=lbfgs_iter, maxcor=30, gtol=gtol)
     best_x, best_f = (res.x, float(res.fun)) if math.isfinite(res.fun) and res.fun <= f0 else (x, f0)
     stable, rounds = False, 0
     at_kink = sum(zero_preactivations(unflatten(best_x, shapes))) > 0
@@ -375,25 +387,12 @@ def sigma_eps_polish(
 ) -> tuple[list[np.ndarray], float]:
     """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
     visited point by the true eq. (1) (float64) and its loss."""
-    from scipy.optimize import minimize
-
     shapes = [np.shape(p) for p in params]
     x = flatten(params)
     best_x, best_f = x, value(params, problem)
     for e in eps:
-
-        def fg(z: np.ndarray, e: float = e) -> tuple[float, np.ndarray]:
-            f, g = _value_grad_eps(unflatten(z, shapes), problem, e)
-            return f, flatten(g)
-
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = minimize(
-                fg,
-                x,
-                jac=True,
-                method="L-BFGS-B",
-                options={"maxiter": max_iter, "ftol": 1e-16, "gtol": 1e-12},
-            )
+        fun = partial(_value_grad_eps, problem=problem, eps=e)
+        res = _lbfgs(fun, x, shapes, maxiter=max_iter, gtol=1e-12)
         if not np.all(np.isfinite(res.x)):
             break
         x = res.x

@@ -244,8 +244,7 @@ def _starts(
         labels.append(f"best#{entry['id']}+noise {sigma}")
     # the lower layers of a construction (or of a good point) kept, the last one or two layers drawn afresh:
     # the 2024 paper's K = 6 and K = 15 solutions below L_SRG differ from SRG only in M~_L (its App. B.1)
-    srg = [c for c in constructions if c[0] != "dnc"] or constructions
-    bases = [(name, point) for name, point in srg]
+    bases = [c for c in constructions if c[0] != "dnc"] or list(constructions)
     if pool and not first:
         bases = [(f"best#{e['id']}", e["params"]) for e in pool[: config.keep]] + bases
     for i in range(plan["redraw"]):
