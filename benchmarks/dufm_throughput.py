@@ -21,11 +21,11 @@ wall-clock).
 Run it as a user's machine runs it (``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` unset for this command)::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/dufm_throughput.py [--quick]
-    git show main:src/deepcollapse/training/dufm_kernel.py > /tmp/main_kernel.py
+    git show main:src/deepcollapse/dufm/kernel.py > /tmp/main_kernel.py
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/dufm_throughput.py --compare-kernel \\
         /tmp/main_kernel.py                        # before/after per size, in the same run
 
-``deepcollapse.training.dufm_kernel.estimate_runs_steps_per_s(shapes, rows)`` turns the ``sizes`` rows into
+``deepcollapse.dufm.kernel.estimate_runs_steps_per_s(shapes, rows)`` turns the ``sizes`` rows into
 a runtime estimate for any other size.
 """
 
@@ -45,10 +45,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.kernel import advance_limited, flops_per_step, resolve_kernel
+from deepcollapse.dufm.model import init_params
+from deepcollapse.dufm.trainer import _NumpyEngine, _TorchEngine
 from deepcollapse.family import ACTIVATIONS, LOSSES, get_family
-from deepcollapse.models.dufm import DUFMConfig, init_params
-from deepcollapse.training.dufm import _NumpyEngine, _TorchEngine
-from deepcollapse.training.dufm_kernel import advance_limited, flops_per_step, resolve_kernel
 
 FLAGSHIP = dict(classes=10, n=50, layers=4, width=30, lam_h=0.004, lam_w=0.004, lr=0.5, dtype="float32")
 # (K, L, width) of the paper figures' DUFM runs: flagship, K = 3 (issue 13's second target), the K and

@@ -6,7 +6,7 @@ One JSON object on stdout:
 - ``rows``: per device (``cpu``, and ``cuda`` when present) and option set (``plain`` float32, ``amp``,
   ``channels_last``, ``amp+channels_last``): the median images/s over ``--repeats`` timings of ``--steps``
   steps (after warm-up), and the ratio to ``plain`` on the same device measured in the same run.  The step is
-  the trainer's own :func:`deepcollapse.training.supervised.train_step` (DUFM-like regularisation, MSE, SGD
+  the trainer's own :func:`deepcollapse.nets.train.train_step` (DUFM-like regularisation, MSE, SGD
   momentum) on random 3×32×32 inputs (CIFAR-10 size; the data does not change the cost).
 - ``flops_per_image``: FLOPs of one training step (forward + backward) and of one evaluation forward pass per
   image, counted by ``torch.utils.flop_counter.FlopCounterMode`` (2 FLOPs per multiply-add), for CIFAR-10 and
@@ -39,8 +39,8 @@ from typing import Any
 import torch
 
 from deepcollapse.experiments.net_presets import NET_PRESETS, net_preset
-from deepcollapse.training.net_config import NetConfig
-from deepcollapse.training.supervised import build_network, make_grad_scaler, train_step
+from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.train import build_network, make_grad_scaler, train_step
 
 BATCH = 128
 OPTIONS = {

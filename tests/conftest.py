@@ -44,7 +44,7 @@ def required_metric_keys() -> tuple[str, ...]:
 @pytest.fixture
 def tiny_net():
     """``tiny_net(**overrides) -> NetConfig``: :data:`TINY_NET` with ``overrides`` (which win)."""
-    from deepcollapse.training.net_config import NetConfig
+    from deepcollapse.nets.config import NetConfig
 
     def make(**overrides: Any) -> NetConfig:
         return NetConfig(**{**TINY_NET, **overrides})
@@ -61,7 +61,7 @@ def one_training_step():
     """
     import torch
 
-    from deepcollapse.training.supervised import build_network, make_grad_scaler, train_step
+    from deepcollapse.nets.train import build_network, make_grad_scaler, train_step
 
     def step(cfg, data, x, y, device: str = "cpu", momentum: float = 0.0) -> tuple[float, torch.Tensor]:
         d = torch.device(device)

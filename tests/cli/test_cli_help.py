@@ -85,8 +85,8 @@ def test_errors_name_the_option_the_user_typed(tmp_path, capsys):
 
 
 def test_resume_on_the_other_kind_of_folder_says_which_command_fits(tmp_path, capsys):
-    from deepcollapse.models.dufm import DUFMConfig
-    from deepcollapse.training.net_config import NetConfig
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.nets.config import NetConfig
 
     dufm, net = tmp_path / "dufm", tmp_path / "net"
     dufm.mkdir()

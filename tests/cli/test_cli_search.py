@@ -7,8 +7,8 @@ import json
 import numpy as np
 
 from deepcollapse.cli import main
+from deepcollapse.landscape.solution_file import save_solution
 from deepcollapse.theory import dnc_solution
-from deepcollapse.theory.solution_file import save_solution
 
 
 def test_theory_check_and_bad_files(tmp_path, capsys):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from deepcollapse._checks import (
+from deepcollapse._core.checks import (
     ConfigError,
     check_choice,
     check_finite_array,

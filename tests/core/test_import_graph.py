@@ -1,6 +1,10 @@
 """The package's import graph (module-level and function-level imports alike) has no cycles, and its arrows
-point down: cli -> experiments -> training -> models / metrics / data -> _checks; theory and analysis never
-import training code."""
+point down the layers of docs/architecture.md:
+
+    cli -> experiments -> runs -> landscape -> dufm, nets -> theory, metrics -> family -> _core
+
+analysis (tables, figures, reports) reads run folders and theory results: it may import theory, metrics,
+family and _core, never the trainers; theory stays numpy/scipy (never torch)."""
 
 from __future__ import annotations
 
@@ -56,12 +60,59 @@ def test_no_import_cycles():
     assert _cycles(import_graph()) == []
 
 
+# package -> the packages it may import (besides itself); read from the layer diagram above
+ALLOWED = {
+    "<root>": {"_core", "_compat"},
+    "_compat": set(),
+    "__main__": {"cli"},
+    "_core": set(),
+    "family": {"_core"},
+    "theory": {"_core", "family"},
+    "metrics": {"_core"},
+    "dufm": {"_core", "family", "theory", "metrics"},
+    "nets": {"_core", "family", "theory", "metrics"},
+    "landscape": {"_core", "family", "theory", "metrics", "dufm"},
+    "analysis": {"_core", "family", "theory", "metrics"},
+    "runs": {"_core", "family", "theory", "metrics", "dufm", "nets", "landscape", "analysis"},
+    "experiments": {"_core", "family", "theory", "metrics", "dufm", "nets", "landscape", "analysis", "runs"},
+    "cli": {
+        "_core",
+        "family",
+        "theory",
+        "metrics",
+        "dufm",
+        "nets",
+        "landscape",
+        "analysis",
+        "runs",
+        "experiments",
+    },
+}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "<root>"
+
+
+def test_every_package_has_a_layer():
+    assert {_package(m) for m in import_graph()} == set(ALLOWED)
+
+
 def test_layers_point_down():
-    graph = import_graph()
-    for name, targets in graph.items():
-        if name.startswith(("deepcollapse.theory", "deepcollapse.analysis")):
-            assert not [t for t in targets if t.startswith(("deepcollapse.training", "deepcollapse.cli"))], (
-                name
-            )
-        if not name.startswith("deepcollapse.cli"):
-            assert not [t for t in targets if t.startswith("deepcollapse.cli")], name
+    wrong = [
+        f"{name} -> {t}"
+        for name, targets in import_graph().items()
+        for t in targets
+        if _package(t) != _package(name) and _package(t) not in ALLOWED[_package(name)]
+    ]
+    assert wrong == []
+
+
+def test_theory_never_imports_torch():
+    for path in (PKG / "theory").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not [n for n in names if n.split(".")[0] == "torch"], path

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.experiments.registry import get_experiment, list_experiments
 
 torch.set_num_threads(1)

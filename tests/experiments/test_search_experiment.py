@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from deepcollapse.experiments.executors import Task, run_tasks
 from deepcollapse.experiments.search_experiments import BEST_KNOWN_SMOKE, best_known_rows
-from deepcollapse.theory.solution_file import check_solution
+from deepcollapse.landscape.solution_file import check_solution
+from deepcollapse.runs.executors import Task, run_tasks
 
 
 def test_search_points_run_in_a_pool_and_reuse_finished_searches(tmp_path):

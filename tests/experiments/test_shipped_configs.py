@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec, run_sweep
+from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 from deepcollapse.theory.constructions import loss_dnc, loss_srg
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.family import ACTIVATIONS, LOSSES, get_family
 
 FAMILIES = [(lo, a) for lo in LOSSES for a in ACTIVATIONS]
@@ -207,8 +207,8 @@ def test_scalar_and_loop_forms_equal_the_vectorised_ones(loss: str, act: str) ->
 
 
 def test_family_of_configs_and_saved_dicts() -> None:
+    from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.family import family_of
-    from deepcollapse.models.dufm import DUFMConfig
 
     assert family_of({}).name == "mse+relu"  # a run folder from before the family fields
     assert family_of({"loss": "ce", "activation": "relu_eps", "eps": 0.2}).name == "ce+relu_eps(0.2)"

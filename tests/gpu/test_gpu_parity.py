@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 import torch
 
-from deepcollapse.models.dufm import DUFMConfig
-from deepcollapse.training.dufm import train_dufm
-from deepcollapse.training.supervised import load_net_data
+from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.trainer import train_dufm
+from deepcollapse.nets.train import load_net_data
 
 DEVICE = os.environ.get("DEEPCOLLAPSE_TEST_DEVICE", "cpu")
 torch.set_num_threads(1)

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.metrics.capture import default_layers, layer_metrics
 from deepcollapse.metrics.functional import collapse_metrics
 

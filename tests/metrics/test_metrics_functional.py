@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.metrics import functional as F
 
 torch.set_num_threads(1)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.metrics.functional import collapse_metrics
 from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics, two_pass_metrics
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.theory import (
     adjacency_matrix,
     dnc_solution,

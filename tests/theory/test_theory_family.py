@@ -15,7 +15,7 @@ import pytest
 from scipy import optimize
 from scipy.special import logsumexp
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.theory import (
     ce_dnc,
     ce_dnc_solution,

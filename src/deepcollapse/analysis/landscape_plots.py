@@ -26,7 +26,7 @@ def _figure(ncols: int, size: tuple[float, float]) -> tuple[Any, Any]:
 def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "") -> Any:
     """Two panels: ``f(θ + t v_1) − f(θ)`` against ``t`` (with the quadratic model ``½ λ_1 t²``) and the
     contours of ``f(θ + s v_1 + t v_2) − f(θ)``; ``slices`` from
-    :func:`~deepcollapse.training.dufm_landscape.loss_slices`, ``result`` from ``landscape``."""
+    :func:`~deepcollapse.landscape.verdicts.loss_slices`, ``result`` from ``landscape``."""
     fig, (ax1, ax2) = _figure(2, (10.0, 4.2))
     f0 = slices["loss"]
     t = np.asarray(slices["t"])

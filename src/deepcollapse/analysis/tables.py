@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from deepcollapse._io import read_jsonl
+from deepcollapse._core.io import read_jsonl
 
 __all__ = [
     "aggregate_runs",

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.theory import dnc_solution, loss_dnc, loss_srg, srg_geometry, srg_solution
 
 __all__ = ["plot_ratio", "plot_ratio_grid", "plot_runs_against", "plot_srg", "ratio_data", "srg_figure_data"]

@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from deepcollapse._checks import DeepCollapseError, Interrupted
+from deepcollapse._core.checks import DeepCollapseError, Interrupted
 
 # Command-group modules, in the order they appear in --help.  A module that fails to import (e.g. an optional
 # dependency missing) only disables its own commands.

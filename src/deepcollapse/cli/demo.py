@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 
 
 def register(subparsers: Any) -> None:

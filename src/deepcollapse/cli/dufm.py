@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 
 # (option, config field, type, help): options given explicitly override --config; --lam sets every λ first.
 _OPTIONS: list[tuple[str, str, Any, str]] = [
@@ -130,7 +130,7 @@ def _register_search(sub: Any) -> None:
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=_search)
 
-    from deepcollapse.training.dufm_landscape import TARGET_HELP
+    from deepcollapse.landscape.verdicts import TARGET_HELP
 
     g = sub.add_parser(
         "landscape", help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point"
@@ -154,8 +154,8 @@ def _lams(args: argparse.Namespace) -> tuple[float, Any]:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from deepcollapse._checks import check_per_layer
-    from deepcollapse.training.dufm_search import SearchConfig, SearchInterrupted, search_dufm
+    from deepcollapse._core.checks import check_per_layer
+    from deepcollapse.landscape.search import SearchConfig, SearchInterrupted, search_dufm
 
     lam_h, lam_w = _lams(args)
     config = SearchConfig(
@@ -199,8 +199,8 @@ def _search(args: argparse.Namespace) -> int:
 def _landscape(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from deepcollapse._io import atomic_write_json, finite_or_none
-    from deepcollapse.training.dufm_landscape import landscape, load_point, loss_slices
+    from deepcollapse._core.io import atomic_write_json, finite_or_none
+    from deepcollapse.landscape.verdicts import landscape, load_point, loss_slices
 
     lam_h, lam_w = _lams(args)
     params, problem, what = load_point(
@@ -218,7 +218,7 @@ def _landscape(args: argparse.Namespace) -> int:
     directions = result.pop("directions")
     result["target"] = what
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
-        from deepcollapse.training.dufm_piecewise import collapse
+        from deepcollapse.landscape.piecewise import collapse
 
         params = [collapse(params[0], problem.classes), *params[1:]]
         problem = problem.reduced()
@@ -266,7 +266,7 @@ def _landscape(args: argparse.Namespace) -> int:
 
 def build_config(args: argparse.Namespace) -> Any:
     """DUFMConfig from ``--config`` (if any), then ``--lam``, then every explicit option."""
-    from deepcollapse.models.dufm import DUFMConfig
+    from deepcollapse.dufm.config import DUFMConfig
 
     data: dict[str, Any] = {}
     if args.config:
@@ -321,7 +321,7 @@ def _option_of_field(args: argparse.Namespace) -> dict[str, str]:
 
 def _train(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import user_words
-    from deepcollapse.training.dufm import train_dufm
+    from deepcollapse.dufm.trainer import train_dufm
 
     try:
         config = build_config(args)
@@ -338,7 +338,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import check_folder_kind
-    from deepcollapse.training.dufm import resume_dufm
+    from deepcollapse.dufm.trainer import resume_dufm
 
     check_folder_kind(args.dir, "dufm")
     summary = resume_dufm(
@@ -354,7 +354,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _analyze(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import check_folder_kind
-    from deepcollapse.training.dufm_analysis import analyze_dufm
+    from deepcollapse.dufm.classify import analyze_dufm
 
     check_folder_kind(args.dir, "dufm")
     summary = analyze_dufm(args.dir, write=not args.no_write)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_float, check_int
+from deepcollapse._core.checks import ConfigError, check_float, check_int
 
 _KNOWN = ("features", "labels", "weights", "bias")
 

@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 
 
 def _opt_int(s: str) -> int | None:
@@ -110,7 +110,7 @@ def register(subparsers: Any) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     """Build a NetConfig: defaults, then ``--config`` YAML, then explicit options (named as the fields)."""
-    from deepcollapse.training.net_config import NetConfig
+    from deepcollapse.nets.config import NetConfig
 
     base: dict[str, Any] = {}
     if args.preset:
@@ -142,7 +142,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         if getattr(args, flag):
             base[flag] = True
     if isinstance(base.get("classes"), str):
-        from deepcollapse.data.datasets import parse_classes
+        from deepcollapse.nets.data.datasets import parse_classes
 
         base["classes"] = parse_classes(base["classes"])
     return NetConfig.from_dict(base)
@@ -181,8 +181,8 @@ def _presets(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import field_options, user_words
-    from deepcollapse.training.net_config import NetConfig
-    from deepcollapse.training.supervised import train_net
+    from deepcollapse.nets.config import NetConfig
+    from deepcollapse.nets.train import train_net
 
     try:
         config = config_from_args(args)
@@ -196,7 +196,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import check_folder_kind
-    from deepcollapse.training.supervised import resume_net
+    from deepcollapse.nets.train import resume_net
 
     check_folder_kind(args.out, "net")
     summary = resume_net(

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 
 __all__ = [
     "DESCRIPTIONS",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:

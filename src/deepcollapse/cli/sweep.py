@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.cli.reproduce import add_executor_options
 
 
@@ -54,7 +54,7 @@ def _grid_values(raw: str) -> list[Any]:
 
 def build_spec(args: argparse.Namespace) -> Any:
     """The sweep spec from the file (if any) updated by ``--base``, ``--grid``, ``--seeds``/``--runs``."""
-    from deepcollapse.experiments.sweep import SweepSpec, parse_assignments
+    from deepcollapse.runs.sweep import SweepSpec, parse_assignments
 
     data: dict[str, Any] = {}
     if args.file:
@@ -99,7 +99,7 @@ def build_spec(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from deepcollapse.experiments.sweep import run_sweep, write_sweep_report
+    from deepcollapse.runs.sweep import run_sweep, write_sweep_report
 
     spec = build_spec(args)
     if not args.out:

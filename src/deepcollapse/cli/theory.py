@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._checks import ConfigError, check_choice, check_float, check_int, check_per_layer
+from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
 
 FLAGSHIP = {"classes": "10", "layers": "4", "n": "50", "lam_h": "0.004", "lam_w": "0.004"}
 
@@ -309,7 +309,7 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from deepcollapse.theory.solution_file import check_solution
+    from deepcollapse.landscape.solution_file import check_solution
 
     r = check_solution(args.file)
     if args.json:

@@ -1,25 +1,51 @@
-"""deepcollapse.experiments — the papers' figures by name, resumable sweeps, executors (local, Ray).
+"""deepcollapse.experiments: the catalogue -- the papers' figures by name (``deepcollapse reproduce NAME``).
 
-* :mod:`.registry`: ``get_experiment(name).run(out_dir, smoke=False, executor="local") -> report.html``,
-  ``list_experiments()``; DUFM and theory figures of both papers (network ones from :mod:`.net_experiments`).
-* :mod:`.sweep`: :class:`SweepSpec` (YAML ``base`` / ``grid`` / ``points`` / ``seeds``), :func:`run_sweep`
-  (finished points skipped), :func:`collect_results` (one table, mean ± std over seeds).
-* :mod:`.executors`: :func:`run_tasks` with ``executor="local"`` (process pool) or ``"ray"``.
-* :mod:`.demo`: :func:`run_demo`, the few-minute tour behind ``deepcollapse demo`` / ``make demo``.
+- :mod:`.framework` -- ``Experiment`` (keyword-only), ``register``, ``Context`` (the experiment's executor,
+  output folder and report); imports no figure module.
+- :mod:`.registry` -- ``get_experiment(name)``, ``list_experiments()``: imports every figure module
+  (``EXPERIMENT_MODULES``), each of which registers its experiments on import.
+- Figure modules: :mod:`.paper2023`, :mod:`.paper2024`, :mod:`.family_experiments`,
+  :mod:`.search_experiments`,
+  :mod:`.net_experiments` / :mod:`.net_real` (networks; presets in :mod:`.net_presets`), :mod:`.demo`.
+- Shared helpers: :mod:`.dufm_helpers` (flagship and smoke settings), :mod:`.outputs` (class means of a run).
+
+Execution (executors, sweeps, task kinds) lives in :mod:`deepcollapse.runs`; ``run_tasks``, ``run_sweep``,
+``SweepSpec``, ... are still importable from here for one release.
+
+Extension point: a new figure is one function decorated with ``register`` in a figure module (a new module is
+one line in ``registry.EXPERIMENT_MODULES``), with a ``smoke`` variant that the check tier runs.
 """
 
-from deepcollapse.experiments.executors import run_tasks
-from deepcollapse.experiments.registry import Experiment, get_experiment, list_experiments
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec, collect_results, load_sweep, run_sweep
+import importlib
+import warnings
+from typing import Any
 
-__all__ = [
-    "Experiment",
-    "SweepResult",
-    "SweepSpec",
-    "collect_results",
-    "get_experiment",
-    "list_experiments",
-    "load_sweep",
-    "run_sweep",
-    "run_tasks",
-]
+__all__ = ["Experiment", "get_experiment", "list_experiments"]
+
+_HERE = {"Experiment": "framework", "get_experiment": "registry", "list_experiments": "registry"}
+_MOVED = {  # 0.2 names that now live in deepcollapse.runs
+    "run_tasks": "executors",
+    "SweepResult": "sweep",
+    "SweepSpec": "sweep",
+    "collect_results": "sweep",
+    "load_sweep": "sweep",
+    "run_sweep": "sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HERE:
+        return getattr(importlib.import_module(f"{__name__}.{_HERE[name]}"), name)
+    if name in _MOVED:
+        warnings.warn(
+            f"deepcollapse.experiments.{name} moved to deepcollapse.runs.{name} in 0.3; the old name works "
+            "until 0.4.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"deepcollapse.runs.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_HERE)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from deepcollapse._checks import check_int
+from deepcollapse._core.checks import check_int
 from deepcollapse.experiments.dufm_helpers import FLAGSHIP
 from deepcollapse.experiments.framework import Context, Experiment
 from deepcollapse.experiments.paper2024 import _fig1, _fig3_left, fig2_panels, fig2_spec

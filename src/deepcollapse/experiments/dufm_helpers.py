@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec
+from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = ["DNC_CRITERION", "DNC_CRITERION_SHORT", "FLAGSHIP", "SMOKE", "dufm_base", "zero_threshold_lam"]
 
@@ -47,7 +47,7 @@ def dufm_base(smoke: bool, **overrides: Any) -> dict[str, Any]:
 
 
 def _dnc_criterion() -> tuple[str, str]:
-    from deepcollapse.training.dufm_analysis import DNC2_TOL, DNC_CONVERGING_COND, DNC_CONVERGING_GAP
+    from deepcollapse.dufm.classify import DNC2_TOL, DNC_CONVERGING_COND, DNC_CONVERGING_GAP
 
     long = (
         f"DNC: rank K in every layer and σ_1/σ_K(M_L) ≤ {1 + DNC2_TOL:g}; heading to DNC (dnc_converging): "

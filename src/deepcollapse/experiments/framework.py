@@ -7,7 +7,7 @@ import this module and call :func:`register` on import; :mod:`deepcollapse.exper
 and looks experiments up by name.  This module imports none of them (no import circle).
 
 Each experiment is a *configuration* of the toolkit's engines (the theory engine, the batched L-DUFM trainer
-via :mod:`deepcollapse.experiments.sweep`, the supervised trainer via the network presets), never a copy of a
+via :mod:`deepcollapse.runs.sweep`, the supervised trainer via the network presets), never a copy of a
 training loop.  ``run`` writes into ``out_dir``: the run folders (``points/...``), tables (``tables/*.csv``),
 figures (``figures/*.png`` and ``*.pdf``) and a self-contained ``report.html``; it returns the report's path.
 Re-running into the same folder skips finished runs; a folder that holds another experiment is refused unless
@@ -25,9 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from deepcollapse._checks import ConfigError, check_choice
-from deepcollapse.experiments.executors import EXECUTORS, Task, run_tasks
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec, run_sweep
+from deepcollapse._core.checks import ConfigError, check_choice
+from deepcollapse.runs.executors import EXECUTORS, Task, run_tasks
+from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
 __all__ = ["Context", "Experiment", "register", "registered"]
 
@@ -88,7 +88,7 @@ class Context:
         )
 
     def tasks(self, tasks: Sequence[Task]) -> list[dict[str, Any]]:
-        """Run the independent tasks (:class:`~deepcollapse.experiments.executors.Task`) that are not done
+        """Run the independent tasks (:class:`~deepcollapse.runs.executors.Task`) that are not done
         yet with this run's executor, workers and Ray address."""
         return run_tasks(
             tasks,

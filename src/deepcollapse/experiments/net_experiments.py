@@ -21,7 +21,7 @@ import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.experiments.net_presets import NET_PRESETS, NetPreset, net_preset
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec
+from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
 

@@ -1,6 +1,6 @@
 """Configurations of the papers' end-to-end (real-network) experiments, each with a seconds-long smoke run.
 
-``net_preset(name, smoke)`` returns a :class:`~deepcollapse.training.net_config.NetConfig`; ``NET_PRESETS``
+``net_preset(name, smoke)`` returns a :class:`~deepcollapse.nets.config.NetConfig`; ``NET_PRESETS``
 lists the names with their paper, figure, description and, for the ablation figures, the sweep
 (``field -> values``) the figure scans over the base configuration.  The experiments registry turns them into
 runs and figures.
@@ -38,8 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from deepcollapse._checks import check_choice
-from deepcollapse.training.net_config import NetConfig
+from deepcollapse._core.checks import check_choice
+from deepcollapse.nets.config import NetConfig
 
 __all__ = [
     "DIGITS_DEMO",

@@ -2,7 +2,7 @@
 with a package (scikit-learn's 8×8 digits; MNIST-1D generated offline by the ``mnist1d`` package).
 
 They are the small counterparts of the 2024 paper's end-to-end figures, with an MLP backbone (two affine +
-ReLU layers, :mod:`deepcollapse.models.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP
+ReLU layers, :mod:`deepcollapse.nets.mlp_backbone`) in place of ResNet20 and the same bias-free 4-layer MLP
 head:
 
 - ``real-<data>-rank-wd`` (2024 Figs. 9 left and 10): average rank of the head's class means at the end of
@@ -23,7 +23,7 @@ middle layers ``M_2 .. M_{L-1}`` (``avg_rank_post``) and the training accuracy: 
 chance has collapsed to the trivial (all-zero) solution, whose rank is 1 for a different reason.
 
 **The theory levels**: DUFM-like regularisation with ``lam_h_scale = batch_mean`` is the DUFM objective (eq.
-(1)) with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.training.net_config`); the
+(1)) with ``λ_{H1} = lam_h / N`` and ``λ_{W_l} = lam`` (see :mod:`deepcollapse.nets.config`); the
 training set is a balanced subsample with ``n`` per class, so the levels are computed at exactly the run's
 ``n``.  The network's ``H1`` is constrained by the backbone, so its loss can approach, never beat, the DUFM
 optimum, which is at most ``min(L_DNC, L_SRG)``.
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec
+from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = ["REAL_SETTINGS", "RealSetting", "average_ranks", "rank_table", "real_spec", "theory_levels"]
 

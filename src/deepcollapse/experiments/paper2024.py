@@ -31,7 +31,7 @@ from deepcollapse.experiments.dufm_helpers import (
     zero_threshold_lam,
 )
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.sweep import SweepResult, SweepSpec, point_id
+from deepcollapse.runs.sweep import SweepResult, SweepSpec, point_id
 
 __all__ = ["FIG3_LEFT", "FIG3_MID_LAMS", "FIG3_RIGHT_WIDTHS", "STRUCTURE_LAMS", "fig2_panels", "fig2_spec"]
 

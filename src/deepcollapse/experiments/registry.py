@@ -23,7 +23,7 @@ import logging
 
 import pandas as pd
 
-from deepcollapse._checks import ConfigError, did_you_mean
+from deepcollapse._core.checks import ConfigError, did_you_mean
 from deepcollapse.experiments.dufm_helpers import (  # noqa: F401  (re-exported)
     DNC_CRITERION,
     FLAGSHIP,

@@ -2,9 +2,9 @@
 
 For each (K, L) at n = 50, λ = 0.004 for every parameter, width 30: ``search_dufm`` (resumable, one folder
 per point under ``points/``) for ``budget`` minutes (3; at least one round), then the Hessian verdict of the
-best solution found (:func:`~deepcollapse.training.dufm_landscape.landscape`, cached in ``landscape.json``);
+best solution found (:func:`~deepcollapse.landscape.verdicts.landscape`, cached in ``landscape.json``);
 the row goes to ``point.json``.  Each point is one ``search`` task of
-:mod:`~deepcollapse.experiments.executors`, so ``--workers`` processes (or a Ray cluster) run points in
+:mod:`~deepcollapse.runs.executors`, so ``--workers`` processes (or a Ray cluster) run points in
 parallel.  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
 structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),
 ``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve per L, the SRG construction
@@ -51,7 +51,7 @@ BEST_KNOWN_SMOKE: dict[str, Any] = {
 
 
 def _search_config(K: int, L: int, s: dict[str, Any]) -> dict[str, Any]:
-    from deepcollapse.training.dufm_search import SearchConfig
+    from deepcollapse.landscape.search import SearchConfig
 
     return SearchConfig(
         classes=K,
@@ -72,9 +72,9 @@ def best_known_rows(
 ) -> list[dict[str, Any]]:
     """Search (or reuse) every (K, L) of ``settings`` under ``out/points`` and return the table rows.
 
-    ``run``: how to run the list of :class:`~deepcollapse.experiments.executors.Task` (the experiment's
+    ``run``: how to run the list of :class:`~deepcollapse.runs.executors.Task` (the experiment's
     :meth:`Context.tasks`, i.e. its executor and workers); default: one after the other in this process."""
-    from deepcollapse.experiments.executors import Task, run_tasks
+    from deepcollapse.runs.executors import Task, run_tasks
 
     tasks = [
         Task("search", _search_config(K, L, settings), str(out / "points" / f"K{K}_L{L}"), f"K{K}_L{L}")

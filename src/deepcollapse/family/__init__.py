@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_choice, check_float
+from deepcollapse._core.checks import ConfigError, check_choice, check_float
 from deepcollapse.family.activations import ACTIVATIONS, Activation, Linear, ReLU, ReLUEps
 from deepcollapse.family.losses import LOSSES, CrossEntropy, Loss, SquaredError, targets
 

@@ -4,7 +4,7 @@ Each is a value with the same methods (numpy-first; torch only inside the ``torc
 
     forward(X) = σ(X),  derivative(X) = σ'(X)        (elementwise, at the *pre*-activation X)
 
-plus two in-place hooks used by the numpy kernel (:mod:`deepcollapse.training.dufm_kernel`), which are the
+plus two in-place hooks used by the numpy kernel (:mod:`deepcollapse.dufm.kernel`), which are the
 same formulas written with ``out=`` buffers (and ``scalar``/``scalar_derivative``, one number at a time, for
 the compiled kernel): ``forward_(pre, post, zeros, scratch)`` writes σ(pre) into
 ``post`` and ``backprop_(G, pre, post, scratch)`` multiplies ``G`` by σ'(pre) in place.  ``keeps_pre`` says
@@ -38,7 +38,7 @@ class Activation:
     name: str = ""
     keeps_pre: bool = False
     eps: float | None = None
-    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.training.dufm_compiled`)
+    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.dufm.compiled`)
 
     @staticmethod
     def scalar(x: float, eps: float, inv: float) -> float:

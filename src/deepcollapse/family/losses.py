@@ -33,7 +33,7 @@ class Loss:
     """Base class of a fit term (numpy value/residual, torch value/residual, in-place kernel hook)."""
 
     name: str = ""
-    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.training.dufm_compiled`)
+    code: int = -1  # the compiled kernel's switch (:mod:`deepcollapse.dufm.compiled`)
 
     @staticmethod
     def loop_residual_(E: np.ndarray, Y: np.ndarray, scale: Any, m: np.ndarray, s: np.ndarray) -> None:

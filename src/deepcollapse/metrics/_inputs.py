@@ -2,7 +2,7 @@
 
 numpy arrays / torch tensors → float64 numpy, integer labels checked against ``K`` (empty classes dropped on
 request), weights and biases checked against the features' shapes, dtype-aware rank tolerances.  Bad input
-raises :class:`~deepcollapse._checks.ConfigError` in the ``"<field> == <value>, must be ..."`` format.
+raises :class:`~deepcollapse._core.checks.ConfigError` in the ``"<field> == <value>, must be ..."`` format.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_finite_array, check_int, rank_tolerance
+from deepcollapse._core.checks import ConfigError, check_finite_array, check_int, rank_tolerance
 
 log = logging.getLogger("deepcollapse.metrics.functional")  # the public module, as before the split
 
@@ -28,7 +28,7 @@ def _dtype_of(x: Any) -> Any:
 def _dtype_name(dtype: Any) -> str:
     """``"float32"`` for ``np.float32``, ``np.dtype("float32")``, ``torch.float32`` or ``"float32"``.
 
-    ``_checks.rank_tolerance`` maps dtypes by name; a numpy scalar *type* (``np.float32``) has no usable
+    ``_core.checks.rank_tolerance`` maps dtypes by name; a numpy scalar *type* (``np.float32``) has no usable
     ``str``, so normalise here.
     """
     if dtype is None:

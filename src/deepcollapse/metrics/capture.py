@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from deepcollapse._checks import ConfigError, check_choice, check_int
+from deepcollapse._core.checks import ConfigError, check_choice, check_int
 from deepcollapse.metrics._inputs import ArrayLike
 from deepcollapse.metrics.collapse import METRIC_KEYS
 from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.metrics._inputs import ArrayLike, _as_bias, _as_float64, _as_weights, _prepare
 from deepcollapse.metrics.geometry import _normalised_distance
 from deepcollapse.metrics.means import _counts_and_means, _mean_rows

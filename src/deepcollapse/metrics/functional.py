@@ -20,7 +20,7 @@ Conventions (one notation, see ``docs/formulas.md``):
   turns such values into ``None`` with a human-readable reason in ``warnings``.
 
 Bad input (shape mismatch, labels outside ``0..K-1``, empty classes, NaN/inf features, fewer than two classes)
-raises :class:`~deepcollapse._checks.ConfigError`.  Empty classes are an error unless ``drop_empty=True``,
+raises :class:`~deepcollapse.ConfigError`.  Empty classes are an error unless ``drop_empty=True``,
 which drops them and renumbers the remaining classes ``0..K'-1`` in increasing order of their original label
 (the kept original labels are reported as ``classes`` by :func:`collapse_metrics`).
 

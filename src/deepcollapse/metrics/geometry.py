@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from deepcollapse._checks import check_choice
+from deepcollapse._core.checks import check_choice
 from deepcollapse.metrics._inputs import ArrayLike, _tolerance
 from deepcollapse.metrics.means import _global_mean, _mean_rows, _means_of
 from deepcollapse.metrics.spectra import _sv
@@ -52,7 +52,7 @@ def nc2_cond(
     """Bias-free DNC2 metric (2024 paper §6): condition number ``σ_1 / σ_K`` of the uncentred ``M (D, K)``.
 
     1 exactly for an orthogonal frame with equal norms (``M^T M ∝ I_K``).  ``inf`` if ``M`` has numerical rank
-    below ``K`` (tolerance :func:`deepcollapse._checks.rank_tolerance` for the features' dtype, or ``rtol``),
+    below ``K`` (tolerance :func:`deepcollapse._core.rank_tolerance` for the features' dtype, or ``rtol``),
     in particular whenever ``D < K``.  ``labels=None``: ``features`` is the means matrix ``(K, D)`` itself.
     """
     mu, counts, dtype = _means_of(features, labels, num_classes, drop_empty)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_finite_array
+from deepcollapse._core.checks import ConfigError, check_finite_array
 from deepcollapse.metrics._inputs import ArrayLike, _as_float64, _Data, _dtype_of, _prepare
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Spectra of a matrix: singular values, numerical rank (dtype-aware tolerance), effective and stable rank.
 
 Any 2-D matrix (numpy or torch), computed in float64; "is this singular value zero" uses
-:func:`deepcollapse._checks.rank_tolerance` for the dtype the matrix came in.
+:func:`deepcollapse._core.checks.rank_tolerance` for the dtype the matrix came in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_finite_array
+from deepcollapse._core.checks import ConfigError, check_finite_array
 from deepcollapse.metrics._inputs import ArrayLike, _as_float64, _dtype_of, _tolerance
 
 __all__ = ["effective_rank", "numerical_rank", "singular_values", "stable_rank"]

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_int
+from deepcollapse._core.checks import ConfigError, check_int
 from deepcollapse.metrics._inputs import (
     ArrayLike,
     _as_bias,

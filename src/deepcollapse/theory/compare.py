@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from deepcollapse._checks import ConfigError, check_int
+from deepcollapse._core.checks import ConfigError, check_int
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
     loss_dnc,

@@ -41,7 +41,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError, check_choice, check_int, rank_tolerance
+from deepcollapse._core.checks import ConfigError, check_choice, check_int, rank_tolerance
 from deepcollapse.theory.graphs import (
     incidence_matrix,
     largest_r_at_most,
@@ -143,7 +143,7 @@ class Geometry:
 
 
 def _rank_of(s: np.ndarray, shape: tuple[int, int]) -> int:
-    """Numerical rank from singular values (``_checks.rank_tolerance`` convention)."""
+    """Numerical rank from singular values (``_core.checks.rank_tolerance`` convention)."""
     return int(np.sum(s > rank_tolerance(s[0], shape))) if s.size and s[0] > 0 else 0
 
 

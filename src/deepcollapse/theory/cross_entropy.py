@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.theory.constructions import (
     Geometry,
     _means_from,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import check_int
+from deepcollapse._core.checks import check_int
 from deepcollapse.family import get_family
 from deepcollapse.theory.compare import compare, parse_range, problem_keys, single_threaded_blas
 from deepcollapse.theory.constructions import dnc_solution, srg_defined, srg_solution

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from deepcollapse._checks import check_int
+from deepcollapse._core.checks import check_int
 
 __all__ = [
     "adjacency_matrix",

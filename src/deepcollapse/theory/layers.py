@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_float, check_int, rank_tolerance
+from deepcollapse._core.checks import ConfigError, check_float, check_int, rank_tolerance
 from deepcollapse.theory.objective import ObjectiveParts, default_labels, dufm_objective, per_layer_lam_w
 
 __all__ = [

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._checks import ConfigError, check_choice, check_int
+from deepcollapse._core.checks import ConfigError, check_choice, check_int
 from deepcollapse.theory.layers import Solution, _evaluated_solution
 from deepcollapse.theory.objective import _check_problem
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deepcollapse._checks import ConfigError, check_float, check_int, check_per_layer
+from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
 from deepcollapse.family import Family, get_family
 
 __all__ = [

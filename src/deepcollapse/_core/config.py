@@ -1,0 +1,73 @@
+"""One serialisation for every config dataclass: dict and YAML round trips that reject unknown keys.
+
+A config class is a ``@dataclass`` that validates itself in ``__post_init__`` and inherits
+:class:`ConfigMixin`; ``from_dict`` names the first unknown key (``unknown key config.lrr, must be one of
+...``) and YAML syntax errors name the file.  ``_ALIASES`` maps a convenience key to the fields it sets when
+they are not given explicitly (the ``lam`` alias of the DUFM config sets ``lam_h`` and ``lam_w``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import yaml
+
+from deepcollapse._core.checks import ConfigError, check_keys
+from deepcollapse._core.io import atomic_write_text
+
+__all__ = ["ConfigMixin"]
+
+
+class ConfigMixin:
+    """``to_dict`` / ``from_dict`` / ``to_yaml`` / ``from_yaml`` / ``replace`` for a config dataclass."""
+
+    _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, (list, tuple)) else v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        if not isinstance(data, dict):
+            raise ConfigError(f"config == {data!r}, must be a mapping of {cls.__name__} fields.")
+        d = dict(data)
+        for alias, targets in cls._ALIASES.items():
+            if alias in d:
+                value = d.pop(alias)
+                for target in targets:
+                    d.setdefault(target, value)
+        check_keys("config", d.keys(), [f.name for f in dataclasses.fields(cls)])  # type: ignore[arg-type]
+        return cls(**d)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    @classmethod
+    def from_yaml(cls, path_or_text: str | Path) -> Self:
+        """Read a config from a YAML file, or from YAML text (a string with a newline)."""
+        is_text = isinstance(path_or_text, str) and "\n" in path_or_text
+        source = "<text>" if is_text else str(path_or_text)
+        try:
+            text = str(path_or_text) if is_text else Path(path_or_text).read_text()
+        except OSError as exc:
+            raise ConfigError(
+                f"config file == {source!r}, must be a readable YAML file ({exc.strerror})."
+            ) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file == {source!r}, must be valid YAML ({exc}).") from None
+        return cls.from_dict(data or {})
+
+    def replace(self, **changes: Any) -> Self:
+        """A validated copy with ``changes`` applied."""
+        return type(self).from_dict({**self.to_dict(), **changes})

@@ -1,0 +1,47 @@
+"""deepcollapse.dufm: gradient descent on the batched L-DUFM (2024 paper eq. (1)) and what it found.
+
+- :mod:`.config` -- :class:`DUFMConfig`, the training job (problem, schedule, seeds, engine), validated once.
+- :mod:`.model` -- the torch engine: ``init_params`` (one generator per run), ``forward``, ``objective``,
+  analytic and autograd gradients, batched over R runs.
+- :mod:`.kernel` -- the numpy CPU kernel (``advance``, ``advance_limited``, ``numpy_gradients``);
+  :mod:`.compiled` -- the same step loop compiled with numba (optional, used when installed).
+- :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: run folders, checkpoints, per-layer metrics.
+- :mod:`.classify` -- ``analyze_dufm``: each trained run classified (``dnc``, ``srg_like``, ``low_rank``, ...)
+  against the theory, with the polish step.
+
+Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
+``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
+"""
+
+from deepcollapse._core.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "DUFMConfig": "config",
+        "DEFAULT_H1_SCALE": "config",
+        "INITS": "config",
+        "LR_SCHEDULES": "config",
+        "DTYPES": "config",
+        "DEVICES": "config",
+        "GRADS": "config",
+        "BACKENDS": "config",
+        "DUFMParams": "model",
+        "init_params": "model",
+        "forward": "model",
+        "objective": "model",
+        "analytic_gradients": "model",
+        "autograd_gradients": "model",
+        "targets": "model",
+        "labels": "model",
+        "init_run": "model",
+        "train_dufm": "trainer",
+        "resume_dufm": "trainer",
+        "observe_run": "trainer",
+        "RUN_FILES": "trainer",
+        "analyze_dufm": "classify",
+        "CLASSIFICATIONS": "classify",
+        "advance": "kernel",
+        "numpy_gradients": "kernel",
+    },
+)

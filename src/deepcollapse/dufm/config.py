@@ -1,0 +1,217 @@
+"""The configuration of a batched L-DUFM training job (:class:`DUFMConfig`), validated at construction.
+
+The problem it describes is eq. (1) of the 2024 paper (see :mod:`deepcollapse.dufm.model`); the training
+options (learning rate and schedule, steps, seeds, initialisation, engine) are read by
+:mod:`deepcollapse.dufm.trainer`.  torch is imported only where a field needs it (``device="auto"``,
+:attr:`DUFMConfig.torch_dtype`), so building a config is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from deepcollapse._core.checks import (
+    ConfigError,
+    check_choice,
+    check_float,
+    check_int,
+    check_per_layer,
+)
+from deepcollapse._core.config import ConfigMixin
+from deepcollapse.family import Family, get_family
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_H1_SCALE",
+    "DEVICES",
+    "DTYPES",
+    "DUFMConfig",
+    "GRADS",
+    "INITS",
+    "LR_SCHEDULES",
+]
+
+INITS = ("normal", "uniform")
+LR_SCHEDULES = ("constant", "step", "cosine")
+DTYPES = ("float32", "float64")
+DEVICES = ("cpu", "cuda", "auto")
+GRADS = ("analytic", "autograd")
+BACKENDS = ("auto", "numpy", "torch")
+# Default std of the H1 entries (the W_l default is 1/√d_l, LeCun).  Measured at the flagship setting (K = 10,
+# n = 50, L = 4, width 30, λ = 0.004, lr 0.5, float32, seeds 0-7, 50k steps): H1 std 0.1 gets stuck in
+# rank-1/2 stationary points (loss 0.44-0.47), 0.5 leaves 7/8 runs below L_DNC, the best 3.2 % above L_SRG,
+# 1.0 puts 8/8 below L_DNC with the best 2.0 % above L_SRG.  Divergence with std 1.0 and these W_l: none in
+# those 8 runs nor in 32 more seeds (3000 steps); performance.md's "N(0, 1) diverges in half the seeds" does
+# not state its W initialisation (presumably a larger one).
+DEFAULT_H1_SCALE = 1.0
+
+
+def _int_list(name: str, value: Any, layers: int, *, min: int) -> list[int]:
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+        value = parts if len(parts) > 1 else (parts[0] if parts else value)
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                raise ConfigError(f"{name} == {value!r}, must be an integer or a list of {layers}.") from None
+    if isinstance(value, (list, tuple)):
+        if len(value) != layers:
+            raise ConfigError(f"{name} has {len(value)} values, must have 1 or layers = {layers}.")
+        return [
+            check_int(f"{name}[{i}]", int(v) if isinstance(v, str) else v, min=min)
+            for i, v in enumerate(value)
+        ]
+    return [check_int(name, value, min=min)] * layers
+
+
+@dataclass
+class DUFMConfig(ConfigMixin):
+    """One L-DUFM training problem and ``runs`` seeds of plain full-batch gradient descent on it.
+
+    Validated at construction (``ConfigError`` naming the field).  ``width``/``lam_w``/``init_scale`` are
+    normalised to lists (``d_1..d_L``; ``λ_{W_1}..λ_{W_L}``; stds of ``H1, W_1..W_L``).
+    ``to_dict``/``from_dict`` and ``to_yaml``/``from_yaml`` round-trip; unknown keys are rejected with the
+    key named.
+    """
+
+    # The CLI / sweep alias: one λ for λ_H1 and every λ_W unless those are given explicitly.
+    _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"lam": ("lam_h", "lam_w")}
+
+    classes: int = 10  # K
+    n: int = 50  # samples per class; N = K n
+    layers: int = 4  # L, number of weight matrices W_1..W_L (L = 1: the classical UFM)
+    width: Any = 30  # d_1..d_L: one int or a list of L ints (H1 has d_1 rows, W_L is (K, d_L))
+    lam_h: float = 0.004  # λ_{H_1}
+    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L (λ = 0: unregularised)
+    loss: str = "mse"  # fit term: mse (eq. (1)) | ce (mean softmax cross-entropy), deepcollapse.family
+    activation: str = "relu"  # σ: relu | linear | relu_eps (σ_ε of Definition 7, needs eps)
+    eps: float | None = None  # ε of relu_eps (> 0); must be unset for the other activations
+    lr: float = 0.5  # (initial) learning rate of plain GD
+    lr_schedule: str = "constant"  # constant | step (× lr_decay every lr_decay_every) | cosine (to lr_min)
+    lr_decay: float = 0.1  # step schedule factor
+    lr_decay_every: int = 0  # step schedule period in steps (0 = never)
+    lr_min: float = 0.0  # cosine schedule floor
+    steps: int = 100_000  # GD steps
+    runs: int = 1  # R, independent runs batched together
+    seed: int = 0  # run r uses seed + r ...
+    seeds: list[int] | None = None  # ... unless explicit seeds are given (len == runs)
+    log_every: int = 1000  # steps between metric records (step 0 and the last step are always logged)
+    checkpoint_every: int = 5000  # steps between atomic checkpoints
+    init: str = "normal"  # normal | uniform (same std)
+    init_scale: Any = None  # std of H1, W_1..W_L (float or L+1 floats); None = [1, 1/√d_1, .., 1/√d_L]
+    dtype: str = "float32"  # float32 | float64
+    device: str = "cpu"  # cpu | cuda | auto (cuda when present)
+    grad: str = "analytic"  # analytic (hand-written backward) | autograd (torch autograd of eq. (1))
+    backend: str = "auto"  # auto (numpy on CPU, torch on cuda) | numpy | torch (analytic grad only for numpy)
+    workers: int = 1  # CPU processes the runs are split across (numpy backend), 1 = in-process
+    sub_batch: int = 4  # runs advanced together per kernel call (cache blocking; results do not depend on it)
+    rank_rtol: float = 1e-3  # numerical rank: singular values > rank_rtol · σ_1 count
+
+    def __post_init__(self) -> None:
+        self.classes = check_int("classes", self.classes, min=1)
+        self.n = check_int("n", self.n, min=1)
+        self.layers = check_int("layers", self.layers, min=1)
+        self.width = _int_list("width", self.width, self.layers, min=1)
+        self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
+        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=None)
+        for i, lam in enumerate(self.lam_w):
+            if lam < 0:
+                name = "lam_w" if len(set(self.lam_w)) == 1 else f"lam_w[{i}]"
+                raise ConfigError(f"{name} == {lam}, must be >= 0.0.")
+        if self.eps is not None and not isinstance(self.eps, bool):
+            self.eps = check_float("eps", self.eps, gt=0.0)
+        get_family(self.loss, self.activation, self.eps)  # ConfigError naming loss / activation / eps
+        self.lr = check_float("lr", self.lr, gt=0.0)
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
+        self.lr_decay_every = check_int("lr_decay_every", self.lr_decay_every, min=0)
+        self.lr_min = check_float("lr_min", self.lr_min, ge=0.0)
+        if self.lr_min > self.lr:
+            raise ConfigError(f"lr_min == {self.lr_min}, must be <= lr = {self.lr}.")
+        self.steps = check_int("steps", self.steps, min=0)
+        self.runs = check_int("runs", self.runs, min=1)
+        self.seed = check_int("seed", self.seed, min=0)
+        if self.seeds is not None:
+            if isinstance(self.seeds, str):
+                parts = [s.strip() for s in self.seeds.split(",") if s.strip()]
+                self.seeds = [int(s) if s.lstrip("-").isdigit() else s for s in parts]
+            if not isinstance(self.seeds, (list, tuple)) or len(self.seeds) != self.runs:
+                raise ConfigError(f"seeds == {self.seeds}, must be a list of runs = {self.runs} integers.")
+            self.seeds = [check_int(f"seeds[{i}]", s, min=0) for i, s in enumerate(self.seeds)]
+        self.log_every = check_int("log_every", self.log_every, min=1)
+        self.checkpoint_every = check_int("checkpoint_every", self.checkpoint_every, min=1)
+        check_choice("init", self.init, INITS)
+        if self.init_scale is None:
+            scales = [DEFAULT_H1_SCALE] + [1.0 / math.sqrt(d) for d in self.width]
+        else:
+            scales = check_per_layer("init_scale", self.init_scale, self.layers + 1, gt=0.0)
+        self.init_scale = [float(s) for s in scales]
+        check_choice("dtype", self.dtype, DTYPES)
+        check_choice("device", self.device, DEVICES)
+        if self.device in ("auto", "cuda"):
+            import torch  # here, not at module top: the CLI builds configs without loading torch
+
+            if self.device == "auto":
+                self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ConfigError("device == 'cuda', must be 'cpu' (no CUDA device is available).")
+        check_choice("grad", self.grad, GRADS)
+        check_choice("backend", self.backend, BACKENDS)
+        if self.backend == "numpy" and self.device != "cpu":
+            raise ConfigError(f"backend == 'numpy', must be 'torch' or 'auto' on device {self.device!r}.")
+        if self.backend == "numpy" and self.grad == "autograd":
+            raise ConfigError("backend == 'numpy', must be 'torch' or 'auto' with grad = 'autograd'.")
+        self.workers = check_int("workers", self.workers, min=1)
+        self.sub_batch = check_int("sub_batch", self.sub_batch, min=1)
+        self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
+
+    # --- derived -----------------------------------------------------------------------------------------
+    @property
+    def family(self) -> Family:
+        """The model family (loss, activation) of :mod:`deepcollapse.family`."""
+        return get_family(self.loss, self.activation, self.eps)
+
+    @property
+    def N(self) -> int:
+        return self.classes * self.n
+
+    @property
+    def run_seeds(self) -> list[int]:
+        return list(self.seeds) if self.seeds is not None else [self.seed + r for r in range(self.runs)]
+
+    @property
+    def shapes(self) -> list[tuple[int, int]]:
+        """``[(d_1, N), (d_2, d_1), ..., (K, d_L)]``: shapes of ``H1, W_1, ..., W_L`` of one run."""
+        d = list(self.width) + [self.classes]
+        return [(d[0], self.N)] + [(d[l + 1], d[l]) for l in range(self.layers)]
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        import torch  # lazily, as above
+
+        return torch.float32 if self.dtype == "float32" else torch.float64
+
+    @property
+    def resolved_backend(self) -> str:
+        if self.backend != "auto":
+            return self.backend
+        return "numpy" if self.device == "cpu" and self.grad == "analytic" else "torch"
+
+    def learning_rate(self, step: int) -> float:
+        """Learning rate of GD step ``step`` (0-based): constant, ``lr · lr_decay^⌊step/lr_decay_every⌋``, or
+        cosine ``lr_min + (lr − lr_min)(1 + cos(π step / steps))/2``."""
+        if self.lr_schedule == "step":
+            return (
+                self.lr * self.lr_decay ** (step // self.lr_decay_every) if self.lr_decay_every else self.lr
+            )
+        if self.lr_schedule == "cosine":
+            return self.lr_min + 0.5 * (self.lr - self.lr_min) * (
+                1.0 + math.cos(math.pi * step / max(self.steps, 1))
+            )
+        return self.lr

@@ -1,0 +1,37 @@
+"""deepcollapse.landscape: eq. (1) at single float64 points -- where GD's solutions sit and what lies below.
+
+Nothing here trains with the batched trainer's bookkeeping; it works on one point ``[H1, W_1, ..., W_L]``.
+
+- :mod:`.piecewise` -- the piecewise-smooth calculus of eq. (1): one forward/backward pass, gradients, HVPs,
+  the activation pattern, the L-BFGS polish and the σ_ε continuation (``Problem``, ``polish``).
+- :mod:`.search` -- ``search_dufm``: the global search (random, construction, perturbed and redrawn starts,
+  GD on the kernel, polish) with a resumable folder of ranked solutions.
+- :mod:`.verdicts` -- ``landscape``: Hessian verdicts (local minimum, saddle, critical at a kink, not
+  critical, undecided), Clarke residuals, the descent probe, loss slices.
+- :mod:`.solution_file` -- ``save_solution`` / ``load_solution`` / ``check_solution``: a point as an ``.npz``
+  anyone can re-evaluate (numpy only; ``deepcollapse theory check``).
+
+Extension point: a new kind of start is one generator in :mod:`.search`; a new verdict is one entry of
+``VERDICTS`` in :mod:`.verdicts` with its test.
+"""
+
+from deepcollapse._core.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "Problem": "piecewise",
+        "PolishResult": "piecewise",
+        "polish": "piecewise",
+        "value_and_grad": "piecewise",
+        "SearchConfig": "search",
+        "search_dufm": "search",
+        "SearchInterrupted": "search",
+        "landscape": "verdicts",
+        "VERDICTS": "verdicts",
+        "loss_slices": "verdicts",
+        "save_solution": "solution_file",
+        "load_solution": "solution_file",
+        "check_solution": "solution_file",
+    },
+)

@@ -1,0 +1,405 @@
+"""Eq. (1) at one explicit point in float64: its smooth pieces, gradient, Hessian-vector products, polish.
+
+The L-DUFM objective (2024 paper, eq. (1))
+
+    f(H_1, W_1..W_L) = 1/(2N) ‖W_L H_L − Y‖_F² + Σ_l (λ_{W_l}/2) ‖W_l‖_F² + (λ_{H_1}/2) ‖H_1‖_F²,
+    H~_{l+1} = W_l H_l,  H_{l+1} = ReLU(H~_{l+1}),
+
+is piecewise polynomial: on the set where the *activation pattern* ``D_l = 1[H~_l > 0]`` (``l = 2..L``) is
+fixed it equals the smooth piece ``f_D`` in which ``ReLU(H~_l)`` is replaced by ``D_l ⊙ H~_l``.  The kinks are
+where some pre-activation is exactly 0; there ``D_l = 1[H~_l > 0]`` picks the piece in which that unit is off
+(the subgradient convention of the trainer).  Everything here evaluates that piece: the gradient of ``f`` is
+the gradient of ``f_D`` at the current pattern (exact wherever no pre-activation is 0), and Hessian-vector
+products are those of ``f_D`` (torch float64 double back-propagation, with ``D`` held constant).
+
+Polish (:func:`polish`): (1) L-BFGS (scipy, float64) on ``f`` itself with the gradient above, which moves
+freely across kinks; (2) trust-region Newton (scipy ``trust-krylov`` with exact Hessian-vector products) on
+the smooth piece ``f_D`` of the pattern at the L-BFGS point; **the pattern is re-checked after each Newton
+solve**: if it changed, the new point is kept only when the true ``f`` decreased, the pattern is re-read there
+and Newton runs again on the new piece (at most ``newton_rounds`` times).  The returned point is the best
+(by the true ``f``) of all visited points.
+
+σ_ε continuation (:func:`sigma_eps_polish`, used by the search): L-BFGS on eq. (1) with ReLU replaced by the
+C¹ function σ_ε of the 2024 paper's Definition 7 for ε = 1e-3, 1e-5, 1e-7 (no kinks for L-BFGS to stall
+on), then :func:`polish`; the best visited point by the true eq. (1) is kept.
+
+``Problem.reduced()``: for a point whose features are collapsed (``H_1 = M_1 ⊗ 1_n^T``) the ``n``-sample
+objective equals the ``n = 1`` objective with ``λ_{H_1}`` replaced by ``nλ_{H_1}`` (same fit per class,
+``‖H_1‖² = n‖M_1‖²``); and the *minimum* of eq. (1) equals the minimum of that reduced problem, because given
+the weights eq. (1) separates over the columns of ``H_1`` and every column of a class solves the same
+problem (replacing each column by its class's best column never increases the loss).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._core.checks import check_float, check_int, check_per_layer
+
+__all__ = [
+    "PolishResult",
+    "Problem",
+    "activation_pattern",
+    "collapse",
+    "expand",
+    "flatten",
+    "forward_backward",
+    "grad_norm",
+    "hessian_operator",
+    "polish",
+    "sigma_eps_polish",
+    "unflatten",
+    "value",
+    "value_and_grad",
+    "zero_preactivations",
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An instance of eq. (1): ``K`` classes, ``n`` samples per class, ``λ_{H_1}``, ``λ_{W_1..W_L}``."""
+
+    classes: int
+    n: int
+    lam_h: float
+    lam_w: tuple[float, ...]
+
+    @classmethod
+    def make(cls, classes: int, n: int, lam_h: float, lam_w: float | Sequence[float], layers: int) -> Problem:
+        return cls(
+            check_int("classes", classes, min=2),
+            check_int("n", n, min=1),
+            check_float("lam_h", lam_h, gt=0.0),
+            tuple(check_per_layer("lam_w", lam_w, check_int("layers", layers, min=1))),
+        )
+
+    @property
+    def layers(self) -> int:
+        return len(self.lam_w)
+
+    @property
+    def N(self) -> int:
+        return self.classes * self.n
+
+    def reduced(self) -> Problem:
+        """The ``n = 1`` problem with ``nλ_{H_1}`` (same minimum; module docstring)."""
+        return Problem(self.classes, 1, self.n * self.lam_h, self.lam_w)
+
+    def targets(self) -> np.ndarray:
+        return np.kron(np.eye(self.classes), np.ones((1, self.n)))  # (K, N)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"classes": self.classes, "n": self.n, "lam_h": self.lam_h, "lam_w": list(self.lam_w)}
+
+
+def expand(M1: np.ndarray, n: int) -> np.ndarray:
+    """``H_1 = M_1 ⊗ 1_n^T`` (each class column repeated ``n`` times; samples ordered by class)."""
+    return np.repeat(np.asarray(M1, dtype=np.float64), n, axis=1)  # (d1, K n)
+
+
+def collapse(H1: np.ndarray, classes: int) -> np.ndarray:
+    """Class means ``M_1`` ``(d1, K)`` of ``H_1`` ``(d1, K n)``."""
+    d1, N = H1.shape
+    return np.asarray(H1, dtype=np.float64).reshape(d1, classes, N // classes).mean(axis=2)
+
+
+def flatten(params: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in params])
+
+
+def unflatten(x: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    out, i = [], 0
+    for s in shapes:
+        size = int(np.prod(s))
+        out.append(x[i : i + size].reshape(s))
+        i += size
+    return out
+
+
+def preactivations(params: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """``[H~_2, ..., H~_L]`` (ReLU between layers)."""
+    H = np.asarray(params[0], dtype=np.float64)
+    pre = []
+    for W in params[1:-1]:
+        Ht = W @ H  # (d_{l+1}, N)
+        pre.append(Ht)
+        H = np.maximum(Ht, 0.0)
+    return pre
+
+
+def activation_pattern(params: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """``D_l = 1[H~_l > 0]`` for ``l = 2..L`` (booleans, the shapes of ``H~_l``)."""
+    return [Ht > 0 for Ht in preactivations(params)]
+
+
+def zero_tolerance(Ht: np.ndarray) -> float:
+    """``max(shape) · eps(float64) · max|H~|``: pre-activations at most this large in magnitude are zero."""
+    return float(max(Ht.shape)) * float(np.finfo(np.float64).eps) * float(np.max(np.abs(Ht), initial=0.0))
+
+
+def zero_preactivations(params: Sequence[np.ndarray]) -> list[int]:
+    """Per layer ``l = 2..L``: how many pre-activations satisfy ``|H~_l| <= zero_tolerance(H~_l)`` (kinks)."""
+    return [int(np.sum(np.abs(Ht) <= zero_tolerance(Ht))) for Ht in preactivations(params)]
+
+
+def forward_backward(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    activation: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> tuple[float, list[np.ndarray]]:
+    """Eq. (1) with ``H_{l+1} = s_l(H~_{l+1})`` and its gradient ``[∂H_1, ∂W_1..∂W_L]``: the one forward /
+    backward pass behind :func:`value_and_grad` (ReLU or a fixed pattern) and the σ_ε continuation.
+
+    ``activation(l, H~)`` returns ``(s_l(H~), s_l'(H~))`` for the ``l``-th hidden pre-activation (``l = 0``
+    is ``H~_2``).  Backward pass: ``G = (W_L H_L − Y)/N``; ``∂W_l = G H_l^T + λ_{W_l} W_l``;
+    ``G ← s_l' ⊙ (W_l^T G)``; ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
+    """
+    H1, Ws = np.asarray(params[0], dtype=np.float64), [np.asarray(W, dtype=np.float64) for W in params[1:]]
+    Hs, Ds = [H1], []
+    for l, W in enumerate(Ws[:-1]):
+        H, D = activation(l, W @ Hs[-1])  # (d_{l+2}, N)
+        Ds.append(D)
+        Hs.append(H)
+    N = H1.shape[1]
+    E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
+    f = float(np.sum(E**2)) / (2.0 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
+    f += sum(0.5 * lam * float(np.sum(W**2)) for lam, W in zip(problem.lam_w, Ws))
+    G = E / N
+    gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
+    for l in range(len(Ws) - 1, -1, -1):
+        gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
+        G = Ws[l].T @ G
+        if l > 0:
+            G = G * Ds[l - 1]
+    return f, [G + problem.lam_h * H1, *gWs]
+
+
+def _relu(pattern: Sequence[np.ndarray] | None) -> Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    def act(l: int, Ht: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        D = (Ht > 0) if pattern is None else pattern[l]
+        return Ht * D, D
+
+    return act
+
+
+def value_and_grad(
+    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+) -> tuple[float, list[np.ndarray]]:
+    """``f`` (or the smooth piece ``f_D`` when ``pattern`` is given) and its gradient ``[∂H_1, ∂W_1..∂W_L]``
+    (:func:`forward_backward` with ``s_l(H~) = D_l ⊙ H~``, ``D_l = 1[H~_l > 0]`` or ``pattern[l]``)."""
+    return forward_backward(params, problem, _relu(pattern))
+
+
+def value(
+    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+) -> float:
+    return value_and_grad(params, problem, pattern)[0]
+
+
+def grad_norm(params: Sequence[np.ndarray], problem: Problem) -> float:
+    return math.sqrt(sum(float(np.sum(g**2)) for g in value_and_grad(params, problem)[1]))
+
+
+class _Piece:
+    """Torch float64 graph of the smooth piece ``f_D`` at one point, reused for many HVPs."""
+
+    def __init__(self, params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray]):
+        import torch
+
+        self.torch = torch
+        self.shapes = [np.shape(p) for p in params]
+        self.ts = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in params]
+        masks = [torch.tensor(np.asarray(D, dtype=np.float64)) for D in pattern]
+        Y = torch.tensor(problem.targets())
+        H = self.ts[0]
+        for W, D in zip(self.ts[1:-1], masks):
+            H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
+        E = self.ts[-1] @ H - Y  # (K, N)
+        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (self.ts[0] ** 2).sum()
+        for lam, W in zip(problem.lam_w, self.ts[1:]):
+            f = f + 0.5 * lam * (W**2).sum()
+        self.grads = torch.autograd.grad(f, self.ts, create_graph=True)
+
+    def hvp(self, v: np.ndarray) -> np.ndarray:
+        torch = self.torch
+        vs = [
+            torch.from_numpy(np.ascontiguousarray(x))
+            for x in unflatten(np.asarray(v, np.float64), self.shapes)
+        ]
+        gv = sum((g * x).sum() for g, x in zip(self.grads, vs))
+        hv = torch.autograd.grad(gv, self.ts, retain_graph=True)
+        return np.concatenate([h.detach().numpy().ravel() for h in hv])
+
+
+def hessian_operator(
+    params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
+) -> Any:
+    """``scipy.sparse.linalg.LinearOperator`` of the Hessian of the smooth piece ``f_D`` at ``params``
+    (``D`` = ``pattern``, default the current one), exact float64 Hessian-vector products."""
+    from scipy.sparse.linalg import LinearOperator
+
+    piece = _Piece(params, problem, activation_pattern(params) if pattern is None else pattern)
+    size = sum(int(np.prod(s)) for s in piece.shapes)
+    return LinearOperator((size, size), matvec=piece.hvp, dtype=np.float64)
+
+
+def _lbfgs(
+    fun: Callable[[list[np.ndarray]], tuple[float, list[np.ndarray]]],
+    x: np.ndarray,
+    shapes: Sequence[tuple[int, ...]],
+    **options: Any,
+) -> Any:
+    """scipy L-BFGS-B (float64, ``ftol`` 1e-16) on ``fun(params) -> (f, [gradients])`` over the flat vector
+    ``x``; overflow on the way is left to the line search (``inf`` is rejected)."""
+    from scipy.optimize import minimize
+
+    def fg(z: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = fun(unflatten(z, shapes))
+        return f, flatten(g)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return minimize(fg, x, jac=True, method="L-BFGS-B", options={"ftol": 1e-16, **options})
+
+
+@dataclass
+class PolishResult:
+    """Outcome of :func:`polish`: the point, its true float64 loss and gradient norm, and what was done."""
+
+    params: list[np.ndarray]
+    loss: float
+    grad_norm: float
+    start_loss: float
+    lbfgs_iterations: int = 0
+    newton_rounds: int = 0
+    pattern_stable: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def polish(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    *,
+    lbfgs_iter: int = 5000,
+    newton_rounds: int = 4,
+    newton_iter: int = 30,
+    gtol: float = 1e-11,
+    newton_below: float = 1e-3,
+) -> PolishResult:
+    """Second-order float64 polish of one point (module docstring): L-BFGS on ``f``, then trust-region Newton
+    on the smooth piece of the current activation pattern, re-checking the pattern after each solve.
+
+    Newton runs only where it can converge fast: no pre-activation at a kink (:func:`zero_preactivations`)
+    and a gradient norm below ``newton_below`` after L-BFGS (at a kink the smooth piece's gradient does not
+    vanish, and Newton there costs minutes for nothing)."""
+    from scipy.optimize import minimize
+
+    shapes = [np.shape(p) for p in params]
+    x = flatten(params)
+    f0 = value(unflatten(x, shapes), problem)
+
+    def fg(z: np.ndarray, pattern: Sequence[np.ndarray] | None = None) -> tuple[float, np.ndarray]:
+        f, g = value_and_grad(unflatten(z, shapes), problem, pattern)
+        return f, flatten(g)
+
+    res = _lbfgs(lambda p: value_and_grad(p, problem), x, shapes, maxiter=lbfgs_iter, maxcor=30, gtol=gtol)
+    best_x, best_f = (res.x, float(res.fun)) if math.isfinite(res.fun) and res.fun <= f0 else (x, f0)
+    stable, rounds = False, 0
+    at_kink = sum(zero_preactivations(unflatten(best_x, shapes))) > 0
+    if at_kink or grad_norm(unflatten(best_x, shapes), problem) > newton_below:
+        newton_rounds = 0
+    for rounds in range(1, newton_rounds + 1):  # noqa: B007  (the count is reported)
+        pattern = activation_pattern(unflatten(best_x, shapes))
+        cache: dict[str, Any] = {}
+
+        def hessp(
+            z: np.ndarray, p: np.ndarray, pattern: list[np.ndarray] = pattern, cache: dict[str, Any] = cache
+        ) -> np.ndarray:
+            key = z.tobytes()
+            if cache.get("key") != key:
+                cache["key"], cache["piece"] = key, _Piece(unflatten(z, shapes), problem, pattern)
+            return np.asarray(cache["piece"].hvp(p))
+
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                nres = minimize(
+                    lambda z, pattern=pattern: fg(z, pattern),
+                    best_x,
+                    jac=True,
+                    hessp=hessp,
+                    method="trust-krylov",
+                    options={"gtol": gtol, "maxiter": newton_iter},
+                )
+        except (ValueError, np.linalg.LinAlgError, RuntimeError):  # pragma: no cover - numerical failure
+            break
+        z = nres.x
+        f_true = value(unflatten(z, shapes), problem)
+        same = all(np.array_equal(a, b) for a, b in zip(activation_pattern(unflatten(z, shapes)), pattern))
+        if math.isfinite(f_true) and f_true <= best_f:
+            best_x, best_f = z, f_true
+        else:
+            break
+        if same:
+            stable = True
+            break
+    out = unflatten(best_x.copy(), shapes)
+    return PolishResult(
+        params=out,
+        loss=best_f,
+        grad_norm=grad_norm(out, problem),
+        start_loss=f0,
+        lbfgs_iterations=int(res.nit),
+        newton_rounds=rounds,
+        pattern_stable=stable,
+    )
+
+
+_EPS_SCHEDULE = (1e-3, 1e-5, 1e-7)
+
+
+def _sigma(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """σ_ε(x) (Definition 7: 0 for x <= 0, x²(2ε − x)/ε² on (0, ε), x for x >= ε) and σ_ε'(x)."""
+    inside = x * x * (2 * eps - x) / eps**2
+    d_inside = (4 * eps * x - 3 * x * x) / eps**2
+    s = np.where(x <= 0, 0.0, np.where(x >= eps, x, inside))
+    ds = np.where(x <= 0, 0.0, np.where(x >= eps, 1.0, d_inside))
+    return s, ds
+
+
+def _value_grad_eps(
+    params: Sequence[np.ndarray], problem: Problem, eps: float
+) -> tuple[float, list[np.ndarray]]:
+    """Eq. (1) with σ_ε between layers and its gradient (:func:`forward_backward` with ``s_l = σ_ε``)."""
+    return forward_backward(params, problem, lambda l, Ht: _sigma(Ht, eps))
+
+
+def sigma_eps_polish(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    *,
+    eps: Sequence[float] = _EPS_SCHEDULE,
+    max_iter: int = 800,
+) -> tuple[list[np.ndarray], float]:
+    """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
+    visited point by the true eq. (1) (float64) and its loss."""
+    shapes = [np.shape(p) for p in params]
+    x = flatten(params)
+    best_x, best_f = x, value(params, problem)
+    for e in eps:
+        fun = partial(_value_grad_eps, problem=problem, eps=e)
+        res = _lbfgs(fun, x, shapes, maxiter=max_iter, gtol=1e-12)
+        if not np.all(np.isfinite(res.x)):
+            break
+        x = res.x
+        f_true = value(unflatten(x, shapes), problem)
+        if f_true < best_f:
+            best_x, best_f = x, f_true
+    result = polish(unflatten(best_x, shapes), problem, lbfgs_iter=2000)
+    if result.loss <= best_f:
+        return result.params, result.loss
+    return unflatten(best_x.copy(), shapes), best_f

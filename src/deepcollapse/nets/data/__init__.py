@@ -1,0 +1,15 @@
+"""deepcollapse.nets.data: image datasets from their standard files (no torchvision, nothing downloaded).
+
+- :mod:`~deepcollapse.nets.data.idx` -- MNIST / Fashion-MNIST IDX files (plain or gzip): ``read_idx``,
+  ``write_idx``, ``load_mnist``, ``load_fashion_mnist``.
+- :mod:`~deepcollapse.nets.data.mnist1d` -- MNIST-1D generated offline by the ``mnist1d`` package.
+- :mod:`~deepcollapse.nets.data.cifar` -- CIFAR-10 pickle batches: ``read_cifar_batch``, ``load_cifar10``.
+- :mod:`~deepcollapse.nets.data.digits` -- scikit-learn's bundled 8×8 digits with a fixed stratified split.
+- :mod:`~deepcollapse.nets.data.datasets` -- ``load_dataset``: class subsets, relabelling, balanced
+  subsampling, normalisation.
+"""
+
+from deepcollapse.nets.data.datasets import DATASETS, DataSplits, ImageData, load_dataset, parse_classes
+from deepcollapse.nets.data.idx import DataFileError
+
+__all__ = ["DATASETS", "DataFileError", "DataSplits", "ImageData", "load_dataset", "parse_classes"]

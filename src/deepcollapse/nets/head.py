@@ -1,0 +1,151 @@
+"""Bias-free MLP head and the backbone + head network used in the end-to-end experiments.
+
+Notation (2024 paper §3, formulas.md): the backbone's output is ``H1 = B(X)`` ("unconstrained features"), the
+head has ``L`` bias-free weight matrices ``W_1 ∈ R^{d_2×d_1}, ..., W_L ∈ R^{K×d_L}`` and computes
+
+    H~_{l+1} = W_l H_l,   H_{l+1} = ReLU(H~_{l+1})   for l = 1..L-1,      output = W_L H_L.
+
+``L = 1`` is a single linear classifier (the classical UFM head).  All hidden widths equal ``width`` (the
+paper's setting), so ``d_2 = ... = d_L = width`` and ``d_1`` is the backbone's feature width.
+
+Features are returned with the output by ``forward`` (no hooks).  Rows are samples (``(B, d)``), the
+transpose of the paper's column convention.  The feature dictionary has, in this order::
+
+    "H1"                      the backbone output                           layer 1, kind "post"
+    "pre2",  "post2"          H~_2 = W_1 H_1 and H_2 = ReLU(H~_2)           layer 2
+    ...
+    "preL",  "postL"          H~_L and H_L                                  layer L
+
+(the backbone output counts as "post": ResNet20's pooled features are averages of post-ReLU activations).  Use
+:func:`feature_layers` for the ``(key, layer, kind, name)`` list, where ``name`` is the paper's symbol
+(``"H1"``, ``"H~2"``, ``"H2"``, ...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from deepcollapse._core.checks import ConfigError, check_int
+
+__all__ = ["MLPHead", "HeadNetwork", "feature_layers", "load_dufm_head_weights"]
+
+
+def feature_layers(head_layers: int) -> list[tuple[str, int, str, str]]:
+    """The features a head of ``head_layers`` weight matrices exposes: ``(key, layer, kind, paper_name)``."""
+    out = [("H1", 1, "post", "H1")]
+    for l in range(2, head_layers + 1):
+        out.append((f"pre{l}", l, "pre", f"H~{l}"))
+        out.append((f"post{l}", l, "post", f"H{l}"))
+    return out
+
+
+class MLPHead(nn.Module):
+    """``L`` bias-free linear layers with ReLU between them: ``in_dim -> width -> ... -> width -> K``.
+
+    ``layers[l-1]`` is ``W_l`` (``nn.Linear`` stores ``(out, in)``, i.e. exactly the paper's ``W_l``).
+    Initialisation: PyTorch's default for ``nn.Linear`` (Kaiming-uniform, ``a = sqrt(5)``).
+    """
+
+    def __init__(self, in_dim: int, width: int, num_layers: int, num_classes: int) -> None:
+        super().__init__()
+        in_dim = check_int("in_dim", in_dim, min=1)
+        width = check_int("head_width", width, min=1)
+        num_layers = check_int("head_layers", num_layers, min=1)
+        num_classes = check_int("num_classes", num_classes, min=2)
+        dims = [in_dim] + [width] * (num_layers - 1) + [num_classes]
+        self.in_dim, self.width, self.num_layers, self.num_classes = in_dim, width, num_layers, num_classes
+        self.layers = nn.ModuleList(nn.Linear(dims[i], dims[i + 1], bias=False) for i in range(num_layers))
+
+    def linears(self) -> list[nn.Linear]:
+        """The layers ``W_1 .. W_L`` as ``nn.Linear`` modules."""
+        return [cast(nn.Linear, m) for m in self.layers]
+
+    def forward(self, h1: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Return ``(output (B, K), features)`` with the feature keys of the module docstring."""
+        feats: dict[str, torch.Tensor] = {"H1": h1}
+        h = h1  # (B, d1)
+        for l, layer in enumerate(self.layers[:-1], start=2):
+            pre = layer(h)  # (B, width) = H~_l^T
+            h = F.relu(pre)  # (B, width) = H_l^T
+            feats[f"pre{l}"] = pre
+            feats[f"post{l}"] = h
+        return self.layers[-1](h), feats  # (B, K)
+
+    @torch.no_grad()
+    def set_weights(self, weights: list[torch.Tensor]) -> None:
+        """Copy ``[W_1, ..., W_L]`` (paper shapes ``(d_{l+1}, d_l)``) into the layers; shapes must match."""
+        if len(weights) != self.num_layers:
+            raise ConfigError(
+                f"head_layers == {self.num_layers}, must equal the {len(weights)} given weights."
+            )
+        for l, (layer, W) in enumerate(zip(self.linears(), weights), start=1):
+            if tuple(W.shape) != tuple(layer.weight.shape):
+                raise ConfigError(
+                    f"W_{l} shape == {tuple(W.shape)}, must be {tuple(layer.weight.shape)} for this head "
+                    f"(in_dim {self.in_dim}, head_width {self.width}, {self.num_classes} classes)."
+                )
+            layer.weight.copy_(W.to(layer.weight.dtype))
+
+
+class HeadNetwork(nn.Module):
+    """``f(x) = W_L σ(... W_1 B(x))``: a backbone followed by an :class:`MLPHead`.
+
+    ``forward(x)`` returns ``(output (B, K), features)``; see the module docstring for the feature keys.
+    """
+
+    def __init__(self, backbone: nn.Module, head: MLPHead) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        h1 = self.backbone(x)  # (B, d1)
+        if h1.shape[1] != self.head.in_dim:
+            raise ConfigError(
+                f"backbone feature width == {h1.shape[1]}, must equal head in_dim {self.head.in_dim}."
+            )
+        return self.head(h1)
+
+    def head_weights(self) -> list[torch.Tensor]:
+        """``[W_1, ..., W_L]`` (views of the parameters)."""
+        return [layer.weight for layer in self.head.linears()]
+
+
+def load_dufm_head_weights(path: str | Path, run: int = 0) -> list[torch.Tensor]:
+    """Read ``[W_1, ..., W_L]`` of run ``run`` from a DUFM run folder (or its ``params.pt``).
+
+    ``params.pt`` holds ``{"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l), ...], "config": dict}`` (the DUFM
+    trainer's contract, docs/architecture.md); a single unbatched ``(d_{l+1}, d_l)`` matrix per layer is
+    accepted too.  Returned tensors are float32 copies on the CPU.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "params.pt"
+    if not p.is_file():
+        raise ConfigError(
+            f"head_init == {str(path)!r}, must be a DUFM run folder containing params.pt (or the file)."
+        )
+    try:
+        blob = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
+        raise ConfigError(f"head_init == {str(p)!r}, must be a readable torch file ({exc}).") from None
+    if not isinstance(blob, dict) or "weights" not in blob:
+        raise ConfigError(f"head_init == {str(p)!r}, must hold a dict with key 'weights' (DUFM params.pt).")
+    out: list[torch.Tensor] = []
+    for l, W in enumerate(blob["weights"], start=1):
+        W = torch.as_tensor(W)
+        if W.ndim == 3:
+            if not 0 <= run < W.shape[0]:
+                raise ConfigError(f"head_init_run == {run}, must be in [0, {W.shape[0] - 1}] for {str(p)!r}.")
+            W = W[run]
+        if W.ndim != 2:
+            raise ConfigError(f"W_{l} in {str(p)!r} has shape {tuple(W.shape)}, must be (R, d_out, d_in).")
+        out.append(W.detach().to(torch.float32).clone())
+    if not out:
+        raise ConfigError(f"head_init == {str(p)!r}, must hold at least one weight matrix.")
+    return out

@@ -1,0 +1,63 @@
+"""One point of a global search as an executor task: ``run_search_point(config, out)``.
+
+``search_dufm`` for the configured budget, then the Hessian verdict of the best solution, then the table row
+in ``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.executors`).  Its
+own module so that the executors (which import it lazily) and the ``best-known`` experiment (which builds the
+tasks) do not import each other.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from deepcollapse._core.io import atomic_write_json, finite_or_none
+
+__all__ = ["run_search_point"]
+
+
+def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = False) -> dict[str, Any]:
+    """One point of the table (the ``search`` task of :mod:`~deepcollapse.runs.executors`):
+    ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
+    best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
+    search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
+    from deepcollapse.landscape.verdicts import landscape, load_point
+    from deepcollapse.landscape.search import SearchConfig, search_dufm
+
+    folder = Path(out)
+    summary_path = folder / "summary.json"
+    saved = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    finished = saved.get("elapsed_s", 0.0) >= 60.0 * config["budget"] or (
+        config.get("rounds") is not None and saved.get("rounds", 0) >= config["rounds"]
+    )
+    # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
+    summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
+    params, problem, _ = load_point(str(folder))
+    land = landscape(params, problem)
+    land.pop("directions")
+    atomic_write_json(folder / "landscape.json", finite_or_none(land))
+    best = summary["solutions"][0]
+    srg = summary["loss_srg"]
+    row = {
+        "classes": config["classes"],
+        "layers": config["layers"],
+        "best_loss": summary["best_loss"],
+        "loss_dnc": summary["loss_dnc"],
+        "loss_srg": srg,
+        "best_over_srg": None if srg is None else summary["best_loss"] / srg,
+        "best_over_dnc": summary["best_loss"] / summary["loss_dnc"],
+        "structure": best["structure"],
+        "rank_profile": "-".join(map(str, best["ranks"])),
+        "source": best["source"],
+        "verdict": land["verdict"] + (f" ({land['verdict_note']})" if land.get("verdict_note") else ""),
+        "grad_norm": land["grad_norm"],
+        "clarke_residual": land["clarke_residual"],
+        "lambda_min_off_symmetry": land["lowest_eigenvalues_off_symmetry"][0],
+        "search_s": summary["elapsed_s"],
+        "search_cpu_s": summary["cpu_s"],
+        "rounds": summary["rounds"],
+        "solution": f"solutions/{best['file']}",
+    }
+    atomic_write_json(folder / "point.json", finite_or_none(row))
+    return row

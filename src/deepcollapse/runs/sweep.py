@@ -1,0 +1,446 @@
+"""Sweeps: a grid (or list) of config overrides × seeds, run as independent trainer calls, joined in a table.
+
+A sweep file (YAML) has the keys
+
+```yaml
+name: wd-rank                 # optional, used in the report title
+description: ...              # optional
+kind: dufm                    # 'dufm' (default: the L-DUFM trainer) or 'net' (real networks)
+base: {classes: 15, layers: 4, width: 30, lr: 0.5, steps: 100000}   # config fields shared by every point
+grid: {lam: [0.001, 0.002, 0.004]}   # cartesian product of these overrides (optional)
+points: [{width: 16}, {width: 64}]   # an explicit list of overrides (optional; product with grid)
+seeds: [0, 1, 2, 3, 4]        # or n_seeds: 5 (seeds 0..4); default [0]
+seeds_per_run: 5              # dufm only: at most this many seeds per trainer call (default: all)
+```
+
+Config fields are those of :class:`~deepcollapse.dufm.trainer.DUFMConfig` (``kind: dufm``) or of
+:class:`~deepcollapse.nets.train.NetConfig` (``kind: net``); for ``dufm`` the extra key ``lam`` sets
+every regularisation parameter at once (``lam_h = lam_w = lam``, the papers' "weight decay λ for all
+parameters").  Seeds are set by the sweep (``seed``/``seeds``/``runs`` may not appear in
+``base``/``grid``/``points``).
+
+Layout of the output folder::
+
+    OUT/sweep.yaml                         the resolved spec
+    OUT/points/<point-id>/seeds_<a>-<b>/   one run folder per trainer call (dufm: the seeds of a point)
+    OUT/points/<point-id>/seed_<s>/        (net: one run folder per seed)
+    OUT/results.csv                        one row per (point, seed)
+    OUT/summary.csv                        one row per point: mean and std over seeds
+
+A task is done when its ``summary.json`` exists, so a re-launched sweep skips finished runs, resumes
+interrupted ones from their checkpoint, and the tables (built from the point list, one row per (point, seed))
+never hold duplicates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from deepcollapse._core.checks import ConfigError, check_choice, check_int, check_keys
+from deepcollapse.runs.executors import TASK_KINDS, Task, run_tasks
+
+__all__ = [
+    "SWEEP_KEYS",
+    "SweepResult",
+    "SweepSpec",
+    "collect_results",
+    "config_fields",
+    "load_sweep",
+    "parse_assignments",
+    "run_sweep",
+    "write_sweep_report",
+]
+
+log = logging.getLogger(__name__)
+
+SWEEP_KEYS = ("name", "description", "kind", "base", "grid", "points", "seeds", "n_seeds", "seeds_per_run")
+_SEED_KEYS = ("seed", "seeds", "runs")
+
+
+def config_fields(kind: str) -> list[str]:
+    """The config keys a sweep may set for ``kind`` (DUFMConfig / NetConfig fields; ``lam`` for dufm)."""
+    check_choice("kind", kind, TASK_KINDS)
+    if kind == "dufm":
+        from deepcollapse.dufm.trainer import DUFMConfig
+
+        names = [f.name for f in dataclasses.fields(DUFMConfig)] + ["lam"]
+    else:
+        from deepcollapse.nets.train import NetConfig
+
+        names = [f.name for f in dataclasses.fields(NetConfig)]
+    return sorted(set(names))
+
+
+def _expand(kind: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply the ``lam`` alias: ``lam`` sets ``lam_h`` and ``lam_w`` unless those are given explicitly."""
+    d = dict(cfg)
+    if kind == "dufm" and "lam" in d:
+        lam = d.pop("lam")
+        d.setdefault("lam_h", lam)
+        d.setdefault("lam_w", lam)
+    return d
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, float):
+        s = f"{v:.6g}"
+    elif isinstance(v, (list, tuple)):
+        s = "-".join(_fmt_value(x) for x in v)
+    else:
+        s = str(v)
+    return re.sub(r"[^A-Za-z0-9.+-]", "", s)
+
+
+def point_id(overrides: Mapping[str, Any]) -> str:
+    """A readable, file-system safe, deterministic name for one grid point (``'base'`` without overrides)."""
+    if not overrides:
+        return "base"
+    name = "_".join(f"{k}={_fmt_value(v)}" for k, v in overrides.items())
+    if len(name) > 80:
+        digest = hashlib.sha1(json.dumps(overrides, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        name = name[:69] + "-" + digest
+    return name
+
+
+def _seed_label(seeds: Sequence[int]) -> str:
+    s = list(seeds)
+    if len(s) == 1:
+        return f"seed_{s[0]}"
+    if s == list(range(s[0], s[0] + len(s))):
+        return f"seeds_{s[0]}-{s[-1]}"
+    return "seeds_" + hashlib.sha1(",".join(map(str, s)).encode()).hexdigest()[:10]
+
+
+@dataclass
+class SweepSpec:
+    """A validated sweep: ``base`` config, overrides (``points`` × ``grid``), seeds.  See the module
+    docstring."""
+
+    base: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    points: list[dict[str, Any]] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=lambda: [0])
+    kind: str = "dufm"
+    name: str = "sweep"
+    description: str = ""
+    seeds_per_run: int | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, TASK_KINDS)
+        if not isinstance(self.base, Mapping):
+            raise ConfigError(f"base == {self.base!r}, must be a mapping of config fields to values.")
+        allowed = config_fields(self.kind)
+        self._check_fields("base", self.base, allowed)
+        if not isinstance(self.grid, Mapping):
+            raise ConfigError(
+                f"grid == {self.grid!r}, must be a mapping of config fields to lists of values."
+            )
+        self._check_fields("grid", self.grid, allowed)
+        for key, values in self.grid.items():
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"grid.{key} == {values!r}, must be a non-empty list of values.")
+        if not isinstance(self.points, list) or any(not isinstance(p, Mapping) for p in self.points):
+            raise ConfigError(
+                f"points == {self.points!r}, must be a list of mappings of config fields to values."
+            )
+        for i, p in enumerate(self.points):
+            self._check_fields(f"points[{i}]", p, allowed)
+        if not isinstance(self.seeds, list) or not self.seeds:
+            raise ConfigError(f"seeds == {self.seeds!r}, must be a non-empty list of integers.")
+        self.seeds = [check_int(f"seeds[{i}]", s, min=0) for i, s in enumerate(self.seeds)]
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ConfigError(f"seeds == {self.seeds}, must not repeat a seed.")
+        if self.seeds_per_run is not None:
+            self.seeds_per_run = check_int("seeds_per_run", self.seeds_per_run, min=1)
+        ids = [point_id(o) for o in self.overrides()]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise ConfigError(f"points/grid give the point {dup!r} twice, must list each point once.")
+        # Validate every full config now (one-line error naming the field) rather than in a worker later.
+        for o in self.overrides():
+            self._validated_config(o, self.seeds[:1])
+
+    def _check_fields(self, where: str, cfg: Mapping[str, Any], allowed: list[str]) -> None:
+        for key in cfg:
+            if key in _SEED_KEYS:
+                raise ConfigError(
+                    f"{where}.{key} == {cfg[key]!r}, must not be set: seeds come from the sweep's "
+                    f"'seeds' / 'n_seeds' keys."
+                )
+        check_keys(where, cfg.keys(), allowed)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SweepSpec:
+        """Build from a parsed YAML mapping, rejecting unknown keys (named) and empty grids."""
+        if not isinstance(d, Mapping):
+            raise ConfigError(f"sweep file == {d!r}, must be a mapping with keys {', '.join(SWEEP_KEYS)}.")
+        check_keys("sweep", d.keys(), SWEEP_KEYS)
+        if "seeds" in d and "n_seeds" in d:
+            raise ConfigError("sweep has both seeds and n_seeds, must have at most one of them.")
+        seeds: list[int] = [0]
+        if "n_seeds" in d:
+            seeds = list(range(check_int("n_seeds", d["n_seeds"], min=1)))
+        elif "seeds" in d:
+            raw = d["seeds"]
+            seeds = raw if isinstance(raw, list) else [raw]
+        if "grid" in d and not d["grid"]:
+            raise ConfigError(
+                f"grid == {d['grid']!r}, must map at least one config field to a non-empty list "
+                "(or be omitted)."
+            )
+        if "points" in d and not d["points"]:
+            raise ConfigError(
+                f"points == {d['points']!r}, must be a non-empty list of overrides (or be omitted)."
+            )
+        return cls(
+            base=d["base"] if d.get("base") is not None else {},
+            grid=d.get("grid") or {},
+            points=d.get("points") or [],
+            seeds=seeds,
+            kind=d.get("kind", "dufm"),
+            name=str(d.get("name", "sweep")),
+            description=str(d.get("description", "")),
+            seeds_per_run=d.get("seeds_per_run"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "kind": self.kind, "base": dict(self.base)}
+        if self.description:
+            d["description"] = self.description
+        if self.grid:
+            d["grid"] = {k: list(v) for k, v in self.grid.items()}
+        if self.points:
+            d["points"] = [dict(p) for p in self.points]
+        d["seeds"] = list(self.seeds)
+        if self.seeds_per_run is not None:
+            d["seeds_per_run"] = self.seeds_per_run
+        return d
+
+    def overrides(self) -> list[dict[str, Any]]:
+        """Every grid point's overrides, in order: ``points`` (or ``[{}]``) × the product of ``grid``."""
+        keys = list(self.grid)
+        combos = [dict(zip(keys, vals)) for vals in itertools.product(*(self.grid[k] for k in keys))]
+        return [{**dict(p), **c} for p in (self.points or [{}]) for c in combos]
+
+    def varying_keys(self) -> list[str]:
+        keys: list[str] = []
+        for o in self.overrides():
+            keys += [k for k in o if k not in keys]
+        return keys
+
+    def _seed_chunks(self) -> list[list[int]]:
+        if self.kind == "net":
+            return [[s] for s in self.seeds]
+        size = self.seeds_per_run or len(self.seeds)
+        return [self.seeds[i : i + size] for i in range(0, len(self.seeds), size)]
+
+    def _validated_config(self, overrides: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
+        cfg = _expand(self.kind, {**self.base, **overrides})
+        if self.kind == "dufm":
+            from deepcollapse.dufm.trainer import DUFMConfig
+
+            cfg.update(seeds=list(seeds), runs=len(seeds), seed=int(seeds[0]))
+            return DUFMConfig.from_dict(cfg).to_dict()
+        from deepcollapse.nets.train import NetConfig
+
+        cfg["seed"] = int(seeds[0])
+        obj = NetConfig.from_dict(cfg) if hasattr(NetConfig, "from_dict") else NetConfig(**cfg)
+        return obj.to_dict() if hasattr(obj, "to_dict") else dataclasses.asdict(obj)
+
+    def tasks(self, out_dir: str | Path) -> list[Task]:
+        """One :class:`Task` per (point, seed chunk), run folders under ``out_dir/points``."""
+        root = Path(out_dir).resolve() / "points"
+        tasks = []
+        for o in self.overrides():
+            pid = point_id(o)
+            for chunk in self._seed_chunks():
+                cfg = self._validated_config(o, chunk)
+                folder = root / pid / _seed_label(chunk)
+                meta = {"point": pid, "overrides": dict(o), "seeds": list(chunk)}
+                tasks.append(Task(self.kind, cfg, str(folder), label=f"{pid}/{folder.name}", meta=meta))
+        return tasks
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep YAML file (errors name the file and the offending key)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"sweep file == {str(p)!r}, must be an existing YAML file.")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"sweep file == {str(p)!r}, must be valid YAML ({exc}).") from None
+    return SweepSpec.from_dict(data or {})
+
+
+def parse_assignments(items: Sequence[str], what: str) -> dict[str, Any]:
+    """Parse command-line ``key=value`` items (values read as YAML: numbers, lists ``[1, 2]``, strings)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"{what} == {item!r}, must be of the form key=value.")
+        key, raw = item.split("=", 1)
+        try:
+            out[key.strip()] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            out[key.strip()] = raw
+    return out
+
+
+def _check_existing(task: Task, force: bool = False) -> None:
+    """A run folder that exists (finished or interrupted) must have been made with the same config, otherwise
+    the tables would mix experiments: refuse, or with ``force`` drop its summary and checkpoint so that the
+    task is trained again from scratch (the trainer overwrites its run files)."""
+    path = Path(task.out_dir) / "config.yaml"
+    if not path.is_file():
+        return
+    old = yaml.safe_load(path.read_text()) or {}
+    if isinstance(old, Mapping) and "config" in old and isinstance(old["config"], Mapping):
+        old = old["config"]
+    diff = [k for k, v in task.config.items() if k in old and _norm(old[k]) != _norm(v)]
+    if not diff:
+        return
+    if force:
+        log.warning("%s: config changed (%s), training it again", task.out_dir, ", ".join(diff))
+        for name in ("summary.json", "checkpoint.pt"):
+            (Path(task.out_dir) / name).unlink(missing_ok=True)
+        return
+    k = diff[0]
+    raise ConfigError(
+        f"{task.out_dir} was run with {k} == {old[k]!r}, but this sweep asks for {task.config[k]!r}: "
+        f"must use a new --out folder (or --force to train it again)."
+    )
+
+
+def _norm(v: Any) -> Any:
+    return json.loads(json.dumps(v, default=str))
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` returns: the folder, the per-run table and the per-point aggregate."""
+
+    out_dir: Path
+    spec: SweepSpec
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    statuses: list[dict[str, Any]]
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out_dir: str | Path,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: bool = False,
+    force: bool = False,
+) -> SweepResult:
+    """Run every unfinished point of ``spec`` into ``out_dir`` and write ``results.csv`` / ``summary.csv``.
+
+    Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
+    ``force`` trains them again)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = spec.tasks(out)
+    for t in tasks:
+        _check_existing(t, force)
+    (out / "sweep.yaml").write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
+    statuses = run_tasks(
+        tasks, executor=executor, workers=workers, ray_address=ray_address, progress=progress
+    )
+    runs, summary = collect_results(spec, out)
+    runs.to_csv(out / "results.csv", index=False)
+    summary.to_csv(out / "summary.csv", index=False)
+    return SweepResult(out, spec, runs, summary, statuses)
+
+
+def collect_results(spec: SweepSpec, out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Join the finished run folders of ``spec`` into (one row per (point, seed), mean ± std per point)."""
+    from deepcollapse.analysis.tables import aggregate_runs, dufm_run_rows, net_run_rows
+
+    rows: list[dict[str, Any]] = []
+    keys = spec.varying_keys()
+    for t in spec.tasks(out_dir):
+        if not t.done:
+            continue
+        folder = Path(t.out_dir)
+        base = {"point": t.meta["point"], **{k: _cell(t.meta["overrides"].get(k)) for k in keys}}
+        new = dufm_run_rows(folder) if spec.kind == "dufm" else net_run_rows(folder)
+        rows += [{**base, **r, "run_dir": str(folder)} for r in new]
+    runs = pd.DataFrame(rows)
+    if not runs.empty:
+        runs = runs.drop_duplicates(subset=["point", "seed"], keep="last").reset_index(drop=True)
+    summary = aggregate_runs(runs, ["point", *keys])
+    return runs, summary
+
+
+def _cell(v: Any) -> Any:
+    return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+
+
+_REPORT_METRICS = (
+    "final_loss",
+    "mean_rank",
+    "is_dnc",
+    "reaches_dnc",
+    "below_dnc",
+    "train_acc",
+    "test_acc",
+    "loss",
+)
+
+
+def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> Path:
+    """``report.html`` of a sweep: for each numeric swept field, the main metrics (mean ± std over seeds)
+    against it; the per-point and per-run tables; the spec."""
+    from deepcollapse.analysis.figures import new_axes, plot_sweep_curve, save_figure
+    from deepcollapse.analysis.report import Report
+
+    spec, out = result.spec, result.out_dir
+    rep = Report(
+        f"Sweep {spec.name}",
+        description=spec.description,
+        command=f"deepcollapse sweep {out / 'sweep.yaml'} --out {out}",
+    )
+    summary = result.summary
+    varying = [k for k in spec.varying_keys() if k in summary]
+    keys = [k for k in varying if pd.api.types.is_numeric_dtype(summary[k])]
+    if keys and len(summary) > 1:
+        rep.section("Metrics against the swept fields (mean ± 1 std over seeds)")
+        for key in keys:
+            others = [k for k in varying if k != key]
+            groups = list(summary.groupby(others, dropna=False)) if others else [((), summary)]
+            if all(len(g) < 2 for _, g in groups):
+                continue
+            values = summary[key].astype(float)
+            log2x = bool((values > 0).all() and values.max() / max(values.min(), 1e-300) >= 8)
+            for metric in _REPORT_METRICS:
+                if f"{metric}_mean" not in summary or summary[f"{metric}_mean"].isna().all():
+                    continue
+                fig, ax = new_axes()
+                for gkey, sub in groups:
+                    gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+                    label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or None
+                    plot_sweep_curve(sub, key, metric, ax=ax, log2x=log2x, label=label)
+                png, _ = save_figure(fig, out / "figures", f"{metric}_vs_{key}")
+                rep.add_figure(png, f"{metric} against {'log2 ' if log2x else ''}{key}")
+    rep.section("Per point (mean ± std over seeds)")
+    rep.add_table(summary)
+    rep.section("Per run")
+    rep.add_table(result.runs.drop(columns=["run_dir"], errors="ignore"))
+    rep.set_config(spec.to_dict())
+    return rep.write(Path(path) if path else out / "report.html")

@@ -1,0 +1,83 @@
+"""Solution files (.npz) and `check_solution`: eq. (1) re-evaluated from explicit matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deepcollapse._core.checks import ConfigError
+from deepcollapse.landscape.solution_file import check_solution, load_solution, save_solution
+
+
+def _point(rng: np.random.Generator, K: int = 3, n: int = 2, d: int = 4, L: int = 3) -> tuple:
+    H1 = rng.standard_normal((d, K * n))
+    weights = [rng.standard_normal((d, d)) for _ in range(L - 1)] + [rng.standard_normal((K, d))]
+    return H1, weights
+
+
+def _by_hand(H1: np.ndarray, weights: list, n: int, lam_h: float, lam_w: list) -> float:
+    """Eq. (1) written out independently: a loop over samples, ReLU as max(x, 0)."""
+    K = weights[-1].shape[0]
+    total = 0.0
+    for i in range(H1.shape[1]):
+        h = H1[:, i]
+        for W in weights[:-1]:
+            h = np.maximum(W @ h, 0.0)
+        y = np.zeros(K)
+        y[i // n] = 1.0
+        total += float(np.sum((weights[-1] @ h - y) ** 2))
+    reg = lam_h / 2 * float(np.sum(H1**2)) + sum(l / 2 * float(np.sum(W**2)) for l, W in zip(lam_w, weights))
+    return total / (2 * H1.shape[1]) + reg
+
+
+def test_roundtrip_and_check(tmp_path):
+    rng = np.random.default_rng(0)
+    H1, weights = _point(rng)
+    lam_w = [0.01, 0.02, 0.03]
+    path = save_solution(tmp_path / "s.npz", H1, weights, n=2, lam_h=0.005, lam_w=lam_w, extra={"loss": 1.25})
+    sol = load_solution(path)
+    assert np.array_equal(sol["H1"], H1) and all(
+        np.array_equal(a, b) for a, b in zip(sol["weights"], weights)
+    )
+    r = check_solution(path)
+    expected = _by_hand(H1, weights, 2, 0.005, lam_w)
+    assert r["loss"] == pytest.approx(expected, rel=1e-13)
+    assert r["claimed_loss"] == 1.25 and r["difference"] == pytest.approx(expected - 1.25)
+    assert r["classes"] == 3 and r["layers"] == 3 and r["widths"] == [4, 4, 4]
+
+
+def test_missing_arrays_listed(tmp_path):
+    np.savez(tmp_path / "bad.npz", H1=np.zeros((2, 4)))
+    with pytest.raises(ConfigError, match=r"must hold H1, W_1 \.\. W_L, n, lam_h, lam_w"):
+        load_solution(tmp_path / "bad.npz")
+    (tmp_path / "text.npz").write_text("not a zip")
+    with pytest.raises(ConfigError, match="is not a readable .npz"):
+        load_solution(tmp_path / "text.npz")
+    with pytest.raises(ConfigError, match="must be an existing .npz"):
+        load_solution(tmp_path / "absent.npz")
+
+
+def test_shapes_that_do_not_chain_name_the_array(tmp_path):
+    rng = np.random.default_rng(1)
+    H1, weights = _point(rng)
+    weights[1] = rng.standard_normal((4, 5))
+    save_solution(tmp_path / "s.npz", H1, weights, n=2, lam_h=0.01, lam_w=[0.01] * 3)
+    with pytest.raises(ConfigError, match=r"W_2\.shape == \(4, 5\), must be \(d, 4\) to chain with W_1"):
+        load_solution(tmp_path / "s.npz")
+
+
+def test_non_finite_entries_name_the_array(tmp_path):
+    rng = np.random.default_rng(2)
+    H1, weights = _point(rng)
+    weights[0][0, 0] = np.nan
+    save_solution(tmp_path / "s.npz", H1, weights, n=2, lam_h=0.01, lam_w=[0.01] * 3)
+    with pytest.raises(ConfigError, match="W_1 has 1 non-finite entries"):
+        check_solution(tmp_path / "s.npz")
+
+
+def test_columns_must_be_k_times_n(tmp_path):
+    rng = np.random.default_rng(3)
+    H1, weights = _point(rng)
+    save_solution(tmp_path / "s.npz", H1, weights, n=3, lam_h=0.01, lam_w=[0.01] * 3)
+    with pytest.raises(ConfigError, match=r"must have N == K n == 3 x 3 == 9 columns"):
+        load_solution(tmp_path / "s.npz")
