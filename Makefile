@@ -8,9 +8,10 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 EXTRAS ?= dev,ray
+PYTEST_ARGS ?=
 DEMO_OUT ?= demo-output
 
-.PHONY: setup demo test test-all lint typecheck bench gpu-check clean
+.PHONY: setup demo test check test-all lint typecheck bench gpu-check clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required, found " + sys.version'
@@ -25,8 +26,15 @@ setup: $(BIN)/.installed
 demo: setup
 	$(BIN)/deepcollapse demo --out $(DEMO_OUT) --force
 
+# Two tiers: `make test` is the fast tier (unit, contract and small end-to-end tests, a few minutes);
+# `make check` the claims (paper checks, every experiment's smoke run, the browser check of the report, the
+# long network runs; under 25 minutes on 2 cores). `make test-all` runs both and the hour-long `slow` tests.
+# PYTEST_ARGS: extra pytest options, e.g. make test PYTEST_ARGS="--durations=15 -x"
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+check: setup
+	$(BIN)/python -m pytest -q -m check --durations=15 $(PYTEST_ARGS)
 
 test-all: setup
 	$(BIN)/python -m pytest -q -m ""

@@ -58,8 +58,8 @@ DATA = {  # (channels, size, training images, test images)
 def _config(**changes: Any) -> NetConfig:
     return NetConfig(
         dataset="digits",
-        head_layers=4,
-        head_width=64,
+        layers=4,
+        width=64,
         reg="dufm",
         lr=0.05,
         batch_size=BATCH,

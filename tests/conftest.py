@@ -1,5 +1,6 @@
-"""Fixtures shared across test folders (tests/training and tests/gpu; `make gpu-check` runs tests/gpu alone,
-which still loads this file).  Imports are lazy: most tests never need torch from here."""
+"""Fixtures shared across test folders (tests/nets, tests/experiments, tests/analysis and tests/gpu;
+`make gpu-check` runs tests/gpu alone, which still loads this file).  Imports are lazy: most tests never need
+torch from here."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 #: A tiny network on the bundled 8x8 digits: 3-layer MLP head of width 12, constant lr, CPU, one thread.
 TINY_NET: dict[str, Any] = dict(
     dataset="digits",
-    head_layers=3,
-    head_width=12,
+    layers=3,
+    width=12,
     lr=0.05,
     lr_schedule="constant",
     device="cpu",
@@ -71,3 +72,25 @@ def one_training_step():
         return float(loss), torch.cat([p.detach().cpu().flatten() for p in model.parameters()])
 
     return step
+
+
+@pytest.fixture(scope="session")
+def smoke_report(tmp_path_factory):
+    """``smoke_report(name) -> Path``: ``report.html`` of experiment ``name``'s smoke run (one worker).
+
+    Each experiment runs once per session, in a folder of its own, and every test that reads its report,
+    figures or tables shares that run (the registry's smoke test, the report's browser check, the experiments'
+    direction checks).  Tests read the folder and write nothing into it.
+    """
+    from deepcollapse.experiments.registry import get_experiment
+
+    reports: dict[str, Any] = {}
+
+    def run(name: str):
+        if name not in reports:
+            out = tmp_path_factory.mktemp(f"smoke-{name}")
+            reports[name] = get_experiment(name).run(out, smoke=True, workers=1)
+            assert reports[name] == out.resolve() / "report.html"  # Experiment.run's contract
+        return reports[name]
+
+    return run

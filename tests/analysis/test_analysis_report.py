@@ -111,6 +111,7 @@ def browser_check(report: Path, tmp_path: Path, width: int = 1280) -> list[str]:
     return problems
 
 
+@pytest.mark.check
 @pytest.mark.skipif(CHROMIUM is None, reason=_NO_BROWSER)
 def test_browser_check_sees_missing_images_and_broken_tables(tmp_path):
     """The check itself: a report with a corrupt image and a ragged table is flagged, a blank page too."""
@@ -130,15 +131,14 @@ def test_browser_check_sees_missing_images_and_broken_tables(tmp_path):
     assert any("blank page" in p for p in browser_check(blank, tmp_path))
 
 
+@pytest.mark.check
 @pytest.mark.skipif(CHROMIUM is None, reason=_NO_BROWSER)
-def test_experiment_report_renders_in_headless_chromium(tmp_path):
+def test_experiment_report_renders_in_headless_chromium(tmp_path, smoke_report):
     """A real report (2024 Fig. 2 top, smoke size) as a reader's browser shows it: text, every figure loaded,
     tables whole and within the page; and a screenshot that is not blank."""
     from matplotlib.image import imread
 
-    from deepcollapse.experiments.registry import get_experiment
-
-    report = get_experiment("fig2-top").run(tmp_path / "fig2", smoke=True)
+    report = smoke_report("fig2-top")
     assert browser_check(report, tmp_path) == []
     shot = tmp_path / "shot.png"
     subprocess.run(
@@ -178,9 +178,7 @@ def test_multi_panel_figures_get_the_page_width(tmp_path):
     assert "max-width:540px" not in html
 
 
-def test_smoke_report_says_what_was_run(tmp_path):
-    from deepcollapse.experiments.registry import get_experiment
-
-    html = get_experiment("fig2-top").run(tmp_path / "r", smoke=True).read_text()
+def test_smoke_report_says_what_was_run(smoke_report):
+    html = smoke_report("fig2-top").read_text()
     assert "This report is the smoke variant. Actually run: fig2-top: K = 10, n = 5, L = 4" in html
     assert "steps = 300" in html and "2 seeds" in html

@@ -5,6 +5,8 @@ their old spelling as a hidden alias; typos get a "did you mean"; errors speak i
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import re
 
 import pytest
@@ -100,3 +102,124 @@ def test_resume_on_the_other_kind_of_folder_says_which_command_fits(tmp_path, ca
     assert "it is a DUFM run folder: use deepcollapse dufm resume" in capsys.readouterr().err
     assert main(["dufm", "analyze", str(net)]) == 2
     assert "deepcollapse net resume" in capsys.readouterr().err
+
+
+# --- options generated from config fields (issue 17): --help shows the default that runs -------------------
+# (command, config class, config builder of that command).  No field is excluded: every field is an option.
+_GENERATED = {
+    "dufm train": (
+        "deepcollapse.dufm.config:DUFMConfig",
+        "deepcollapse.cli.dufm:build_config",
+        ["--out", "x"],
+    ),
+    "dufm search": (
+        "deepcollapse.landscape.search:SearchConfig",
+        "deepcollapse.cli.dufm:search_config",
+        ["--out", "x"],
+    ),
+    "net train": (
+        "deepcollapse.nets.config:NetConfig",
+        "deepcollapse.cli.net:config_from_args",
+        ["--out", "x"],
+    ),
+}
+# Fields of the config classes that have no option (none today; add a field here with a comment saying why).
+_NO_OPTION: dict[str, set[str]] = {"dufm train": set(), "dufm search": set(), "net train": set()}
+
+
+def _load(ref: str):
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _field_default(f: dataclasses.Field):
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
+@pytest.mark.parametrize("command", sorted(_GENERATED))
+def test_every_config_field_has_an_option(command):
+    cls_ref, _, _ = _GENERATED[command]
+    parser = dict(_commands())[command]
+    dests = {a.dest for a in parser._actions if a.option_strings and a.help is not argparse.SUPPRESS}
+    missing = {f.name for f in dataclasses.fields(_load(cls_ref))} - dests - _NO_OPTION[command]
+    assert not missing, f"{command}: config fields without an option: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("command", sorted(_GENERATED))
+def test_help_defaults_are_the_defaults_that_run(command):
+    """No option given -> the dataclass's own default config; each printed default, given back as the option,
+    builds that same config (so the text in --help is the value that runs)."""
+    cls_ref, build_ref, required = _GENERATED[command]
+    cls, build = _load(cls_ref), _load(build_ref)
+    parser = dict(_commands())[command]
+    reference = cls()  # the defaults that run, from the dataclass itself
+    assert build(parser.parse_args(required)) == reference
+    checked = 0
+    for f in dataclasses.fields(cls):
+        action = next(a for a in parser._actions if a.dest == f.name and a.help is not argparse.SUPPRESS)
+        printed = re.findall(r"\(default: ([^()]*)\)$", action.help)
+        default = _field_default(f)
+        if f.type == "bool":  # a flag: not given = the default, given = the other value
+            assert not printed and isinstance(default, bool)
+            flagged = build(parser.parse_args([*required, action.option_strings[0]]))
+            assert getattr(flagged, f.name) is (not default)
+            continue
+        if default is None or "shown_default" in f.metadata:  # described in words (checked below)
+            continue
+        if f.name == "lam_w" and command == "dufm search":
+            assert printed == ["--lam for every layer"]
+            continue
+        assert printed, f"{command} {action.option_strings[0]}: no default shown"
+        # the printed text parsed as the user would type it gives the dataclass default
+        given = build(parser.parse_args([*required, action.option_strings[0], printed[0]]))
+        assert given == reference, f"{command} {action.option_strings[0]} {printed[0]}"
+        if not isinstance(default, list):
+            assert type(default)(printed[0]) == default
+        checked += 1
+    assert checked >= 10
+
+
+def test_dufm_train_help_states_the_h1_init_std_that_runs():
+    from deepcollapse.dufm.config import DUFMConfig
+
+    text = " ".join(dict(_commands())["dufm train"].format_help().split())
+    m = re.search(r"--init-scale INIT_SCALE [^(]*\(default: H1 ([0-9.]+), W_l 1/sqrt\(d_l\)\)", text)
+    assert m, text
+    widths = [30, 20, 10]  # the derived default, computed here from the shapes: [H1 std, 1/√d_1, .., 1/√d_L]
+    config = DUFMConfig(layers=3, width=widths)
+    assert config.init_scale == [float(m.group(1))] + [1.0 / w**0.5 for w in widths]
+    assert float(m.group(1)) == 1.0  # the H1 std that runs (issue 17: the help said 0.1)
+    assert "0.1, 1/sqrt" not in text
+
+
+@pytest.mark.parametrize(
+    ("command", "field", "words"),
+    [
+        ("net train", "classes", "all"),
+        ("net train", "n", "every training sample"),
+        ("net train", "n_test", "every test sample"),
+        ("net train", "threads", "torch's"),
+        ("dufm train", "seeds", "seed + r"),
+        ("dufm search", "rounds", "only the budget"),
+    ],
+)
+def test_defaults_described_in_words_are_unset_fields(command, field, words):
+    cls_ref, build_ref, required = _GENERATED[command]
+    parser = dict(_commands())[command]
+    action = next(a for a in parser._actions if a.dest == field and a.help is not argparse.SUPPRESS)
+    assert action.help.endswith(f"(default: {words})")
+    assert getattr(_load(build_ref)(parser.parse_args(required)), field) is None
+
+
+def test_building_the_parsers_loads_neither_torch_nor_pandas():
+    """The options come from the config classes, which are torch-free (start-up time of every command)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, deepcollapse.cli as c; c.build_parser(); "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pandas', 'matplotlib')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

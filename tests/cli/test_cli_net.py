@@ -97,14 +97,16 @@ def test_missing_data_dir_message(tmp_path, capsys):
     assert "cifar-10-batches-py" in err and "data_batch_1" in err and "download" in err
 
 
+@pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")  # old spellings on purpose
 def test_config_file_with_override(tmp_path, capsys):
     cfg = tmp_path / "c.yaml"
+    # the keys before issue 17 (n_per_class, head_layers, head_width): accepted with a warning
     cfg.write_text(
         "dataset: digits\nn_per_class: 8\nhead_layers: 2\nhead_width: 10\nbatch_size: 20\n"
         "epochs: 3\ndevice: cpu\nthreads: 1\n"
     )
-    assert (
-        main(
+    with pytest.warns(DeprecationWarning, match="'head_layers' is deprecated, use 'layers'"):
+        code = main(
             [
                 "net",
                 "train",
@@ -112,17 +114,19 @@ def test_config_file_with_override(tmp_path, capsys):
                 str(cfg),
                 "--epochs",
                 "1",
+                "--width",  # the option wins over the file's old key
+                "12",
                 "--out",
                 str(tmp_path / "r"),
                 "--no-progress",
             ]
         )
-        == 0
-    )
+    assert code == 0
+    assert "width: 12" in (tmp_path / "r" / "config.yaml").read_text()
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["epochs_done"] == 1
-    cfg.write_text("dataset: digits\nwidth: 3\n")
+    cfg.write_text("dataset: digits\nhead_depth: 3\n")
     assert main(["net", "train", "--config", str(cfg), "--out", str(tmp_path / "r2")]) == 2
-    assert "unknown key config.width" in capsys.readouterr().err
+    assert "unknown key config.head_depth" in capsys.readouterr().err
 
 
 def test_presets_listing_and_smoke_preset_run(tmp_path, capsys):
@@ -133,6 +137,45 @@ def test_presets_listing_and_smoke_preset_run(tmp_path, capsys):
     args = ["net", "train", "--preset", "net-2024-fig2-bottom", "--smoke", "--epochs", "1", "--out", str(out)]
     assert main([*args, "--no-progress"]) == 0
     text = (out / "config.yaml").read_text()
-    assert "reg: dufm" in text and "head_layers: 4" in text and "dataset: digits" in text
+    assert "reg: dufm" in text and "layers: 4" in text and "dataset: digits" in text
     assert main(["net", "train", "--smoke", "--out", str(tmp_path / "q")]) == 2
     assert "must come with --preset" in capsys.readouterr().err
+
+
+# A run folder written before issue 17 renamed the NetConfig fields: its config.yaml has the old keys.
+_OLD_KEYS = {
+    "n": "n_per_class",
+    "n_test": "n_test_per_class",
+    "layers": "head_layers",
+    "width": "head_width",
+    "lr_decay": "gamma",
+    "lr_milestones": "milestones",
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")  # old spellings on purpose
+def test_resume_of_a_run_folder_with_the_old_config_keys(tmp_path, capsys):
+    import yaml
+
+    out = tmp_path / "old"
+    argv = [*TINY, "--backbone", "mlp", "--backbone-width", "16", "--epochs", "1", "--out", str(out)]
+    assert main(argv) == 0
+    new = yaml.safe_load((out / "config.yaml").read_text())
+    assert set(_OLD_KEYS) <= set(new) and not set(_OLD_KEYS.values()) & set(new)  # written with the new names
+    # rewrite it by hand as the release before wrote it: same values, old keys, in the old order
+    old = {_OLD_KEYS.get(k, k): v for k, v in new.items()}
+    (out / "config.yaml").write_text(yaml.safe_dump(old, sort_keys=False))
+    assert "head_layers: 2" in (out / "config.yaml").read_text()
+
+    from deepcollapse.nets.config import NetConfig
+
+    with pytest.warns(DeprecationWarning, match="'n_per_class' is deprecated, use 'n'"):
+        loaded = NetConfig.from_yaml(out / "config.yaml")
+    assert (loaded.n, loaded.n_test, loaded.layers, loaded.width) == (8, 2, 2, 10)
+    assert loaded.to_dict() == new
+    with pytest.warns(DeprecationWarning, match="'gamma' is deprecated, use 'lr_decay'"):
+        assert main(["net", "resume", str(out), "--epochs", "2", "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["epochs_done"] == 2
+    rewritten = yaml.safe_load((out / "config.yaml").read_text())  # the resumed run's config: new names
+    assert rewritten == {**new, "epochs": 2}

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.cli import main
 
 torch.set_num_threads(1)
@@ -90,3 +91,36 @@ def test_missing_file_and_out_exit_2(tmp_path, capsys):
     f.write_text(YAML)
     assert main(["sweep", str(f)]) == 2
     assert "--out == None" in capsys.readouterr().err
+
+
+def test_runs_is_the_sweep_key_and_n_seeds_still_works(tmp_path, recwarn):
+    """The YAML key is `runs`, like the option --runs; `n_seeds` (before issue 17) still works, warned."""
+    from deepcollapse.cli import build_parser
+    from deepcollapse.cli.sweep import build_spec
+
+    base = "base: {classes: 3, n: 4, layers: 3, width: 6, steps: 40}\n"
+    f = tmp_path / "s.yaml"
+    f.write_text(base + "runs: 3\n")
+    spec = build_spec(build_parser().parse_args(["sweep", str(f)]))
+    assert spec.seeds == [0, 1, 2] and not [w for w in recwarn if w.category is DeprecationWarning]
+    f.write_text(base + "n_seeds: 3\n")
+    with pytest.warns(DeprecationWarning, match="'n_seeds' is deprecated, use 'runs'"):
+        assert build_spec(build_parser().parse_args(["sweep", str(f)])).seeds == [0, 1, 2]
+    # --runs on the command line replaces the file's count under either spelling
+    assert build_spec(build_parser().parse_args(["sweep", str(f), "--runs", "2"])).seeds == [0, 1]
+    f.write_text(base + "runs: 3\nn_seeds: 3\n")
+    with pytest.raises(ConfigError, match="both runs and n_seeds"):
+        build_spec(build_parser().parse_args(["sweep", str(f)]))
+
+
+def test_shipped_sweep_configs_use_runs(recwarn):
+    from pathlib import Path
+
+    from deepcollapse.runs.sweep import load_sweep
+
+    files = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
+    assert files
+    for path in files:
+        assert "n_seeds" not in path.read_text(), path
+        load_sweep(path)
+    assert not [w for w in recwarn if w.category is DeprecationWarning]

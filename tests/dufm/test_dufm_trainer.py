@@ -16,6 +16,7 @@ import torch
 import yaml
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse.dufm.classify import DUFMSummary
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.trainer import resume_dufm, train_dufm
@@ -99,7 +100,9 @@ def test_run_folder_contents_and_formats(tmp_path):
         losses = [x["loss"] for x in recs if x["run"] == r]
         assert losses[-1] < losses[0]
     s = json.loads((run / "summary.json").read_text())
-    assert s == json.loads(json.dumps(summary))
+    assert s == summary.to_dict()  # the typed result is the file (summary.to_dict() is JSON-ready)
+    assert isinstance(summary, DUFMSummary) and DUFMSummary.from_dict(s) == summary
+    assert [r.seed for r in summary.runs] == [r["seed"] for r in s["runs"]] == [3, 4, 5]
     assert {"loss_dnc", "loss_srg", "runs"} <= set(s)
     for r in s["runs"]:
         assert {
@@ -232,6 +235,9 @@ def test_diverged_run_is_frozen_others_go_on(tmp_path, engine):
     r1 = summary["runs"][1]
     assert r1["diverged"] and r1["diverged_step"] == 100 and r1["classification"] == "diverged"
     assert not summary["runs"][0]["diverged"] and not summary["runs"][2]["diverged"]
+    # the diverged entry is the short one (no norms, no polish), on disk as in the returned result
+    assert summary.runs[1].norms is None and "norms" not in r1 and "norms" in summary.runs[0]
+    assert json.loads((tmp_path / "cut" / "summary.json").read_text()) == summary.to_dict()
     A, B = _params(tmp_path / "full"), _params(tmp_path / "cut")
     for a, b in zip(A, B):
         assert torch.equal(a[[0, 2]], b[[0, 2]])

@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from deepcollapse.experiments.family_experiments import conjecture_grid, conjecture_table
-from deepcollapse.experiments.registry import get_experiment
 from deepcollapse.theory import ce_dnc, ce_srg, linear_optimum
 
 
@@ -40,9 +39,9 @@ def test_conjecture_grid_matches_the_theory_engine():
         assert r["ratio_ce"] < 1 and r["ratio_mse"] < 1 and r["theorem5"]
 
 
-def test_linear_dufm_smoke_gd_never_below_the_optimum(tmp_path):
-    get_experiment("linear-dufm").run(tmp_path, smoke=True, workers=1)
-    runs = pd.read_csv(tmp_path / "tables" / "linear_dufm_runs.csv")
+def test_linear_dufm_smoke_gd_never_below_the_optimum(smoke_report):
+    out = smoke_report("linear-dufm").parent
+    runs = pd.read_csv(out / "tables" / "linear_dufm_runs.csv")
     reg = runs[(runs["loss"] == "mse") & (runs["lam"] > 0)].dropna(subset=["final_loss"])
     assert len(reg) > 0
     for _, r in reg.iterrows():
@@ -50,4 +49,4 @@ def test_linear_dufm_smoke_gd_never_below_the_optimum(tmp_path):
         assert r["loss_optimum"] == pytest.approx(opt, rel=1e-12)
         assert r["final_loss"] >= opt * (1 - 1e-9)  # the global optimum is a lower bound for GD
     assert runs["min_rank"].dropna().between(0, 10).all()
-    assert (tmp_path / "figures" / "linear_dufm_rank.png").is_file()
+    assert (out / "figures" / "linear_dufm_rank.png").is_file()

@@ -8,21 +8,15 @@ import pytest
 import torch
 
 from deepcollapse.experiments.net_real import REAL_SETTINGS, average_ranks, real_spec, theory_levels
-from deepcollapse.experiments.registry import get_experiment
 from deepcollapse.theory.constructions import loss_dnc
 
 torch.set_num_threads(1)
 
 
-@pytest.fixture(scope="module")
-def wd_smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wd")
-    get_experiment("real-digits-rank-wd").run(out, smoke=True)
-    return out, pd.read_csv(out / "tables" / "real-digits-rank-wd_summary.csv")
-
-
-def test_rank_falls_with_weight_decay_for_both_regularisations(wd_smoke):
-    out, summary = wd_smoke
+@pytest.mark.check
+def test_rank_falls_with_weight_decay_for_both_regularisations(smoke_report):
+    out = smoke_report("real-digits-rank-wd").parent
+    summary = pd.read_csv(out / "tables" / "real-digits-rank-wd_summary.csv")
     for reg in ("dufm", "standard"):
         sub = summary[summary["reg"] == reg].sort_values("lam")
         assert len(sub) == 2 and (sub["seeds"] == 2).all()
@@ -49,9 +43,9 @@ def test_average_rank_definition():
 def test_theory_levels_are_the_dufm_optimum_at_the_runs_n_and_lambda():
     cfg = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=False).tasks("/nonexistent")[0].config
     assert cfg["reg"] == "dufm" and cfg["lam_h_scale"] == "batch_mean"
-    N = cfg["n_per_class"] * 10
+    N = cfg["n"] * 10
     lv = theory_levels(cfg, N)
-    assert lv is not None and lv["n"] == cfg["n_per_class"]
+    assert lv is not None and lv["n"] == cfg["n"]
     # batch_mean: λ_H1 = lam_h / N (net_config docstring); the DNC loss is independent of how n λ_H1 splits
     assert lv["lam_h"] == pytest.approx(cfg["lam_h"] / N)
     ref = loss_dnc(10, 4, 1, cfg["lam_h"] / 10, [cfg["lam"]] * 4).loss  # n = 1 with n λ_H1 = lam_h / K
@@ -60,27 +54,30 @@ def test_theory_levels_are_the_dufm_optimum_at_the_runs_n_and_lambda():
     assert theory_levels({**cfg, "reg": "standard"}, N) is None
 
 
-def test_dnc_smoke_dnc1_falls_in_every_head_layer_and_levels_are_drawn(tmp_path):
-    get_experiment("real-digits-dnc").run(tmp_path, smoke=True)
+@pytest.mark.check
+def test_dnc_smoke_dnc1_falls_in_every_head_layer_and_levels_are_drawn(smoke_report):
     from deepcollapse.analysis.tables import layer_metrics_frame
 
-    folders = sorted((tmp_path / "net" / "points").glob("*/seed_*"))
+    out = smoke_report("real-digits-dnc").parent
+    folders = sorted((out / "net" / "points").glob("*/seed_*"))
     assert len(folders) == 4  # 2 regularisations × 2 seeds
     for folder in folders:
         df = layer_metrics_frame(folder, x="epoch")
         for (_layer, _kind), sub in df.groupby(["layer", "kind"]):
             sub = sub.sort_values("epoch")
             assert sub["dnc1"].iloc[-1] < 0.5 * sub["dnc1"].iloc[0]
-    levels = pd.read_csv(tmp_path / "tables" / "real-digits-dnc_theory.csv")
+    levels = pd.read_csv(out / "tables" / "real-digits-dnc_theory.csv")
     assert list(levels["reg"]) == ["dufm"] and np.isfinite(levels["L_DNC"]).all()
-    runs = pd.read_csv(tmp_path / "tables" / "real-digits-dnc_runs.csv")
+    runs = pd.read_csv(out / "tables" / "real-digits-dnc_runs.csv")
     assert (runs["train_acc"] > 0.2).all()  # above chance (0.1) after 200 smoke steps
-    assert (tmp_path / "figures" / "real-digits-dnc_dufm.png").is_file()
+    assert (out / "figures" / "real-digits-dnc_dufm.png").is_file()
 
 
-def test_fig2_bottom_draws_the_loss_against_the_theory_levels(tmp_path):
-    report = get_experiment("net-2024-fig2-bottom").run(tmp_path, smoke=True)
-    assert (tmp_path / "figures" / "net-2024-fig2-bottom_loss.png").is_file()
+@pytest.mark.check
+def test_fig2_bottom_draws_the_loss_against_the_theory_levels(smoke_report):
+    report = smoke_report("net-2024-fig2-bottom")
+    out = report.parent
+    assert (out / "figures" / "net-2024-fig2-bottom_loss.png").is_file()
     html = report.read_text()
     # smoke: 20 digits per class, lam_h_scale dataset -> λ_H1 = lam_h = 5e-6, λ_W = 0.005, L = 4, K = 10
     assert "n = 20, λ_H1 = 5e-06, λ_W = 0.005" in html

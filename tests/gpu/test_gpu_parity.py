@@ -71,7 +71,7 @@ def test_torch_engine_on_device_matches_numpy_engine_over_2000_steps(tmp_path):
 
 
 def test_one_network_training_step_on_device_matches_cpu(tiny_net, one_training_step):
-    cfg = tiny_net(n_per_class=10, batch_size=32)
+    cfg = tiny_net(n=10, batch_size=32)
     data = load_net_data(cfg)
     x, y = data.train.batch(slice(0, 32))
     results = [one_training_step(cfg, data, x, y, dev, momentum=cfg.momentum) for dev in ("cpu", DEVICE)]

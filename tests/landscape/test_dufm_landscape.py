@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from deepcollapse.landscape.piecewise import (
     value,
     value_and_grad,
 )
-from deepcollapse.landscape.verdicts import landscape, load_point, symmetry_basis
+from deepcollapse.landscape.verdicts import Landscape, landscape, load_point, symmetry_basis
 from deepcollapse.theory import dnc_solution
 
 K2 = dict(classes=2, layers=3, n=3, lam=0.01)
@@ -118,6 +120,12 @@ def test_constructed_saddle_negative_direction_found():
     shapes = [p.shape for p in params]
     f = [value(unflatten(t * v, shapes), problem) for t in (0.0, 0.01, -0.01)]
     assert f[1] < f[0] and f[2] < f[0]  # a descent direction on both sides (second order)
+    # the typed result: attributes, key access, JSON-ready to_dict() (directions as lists) and back
+    assert isinstance(r, Landscape) and r.verdict == r["verdict"] and r.reduced is False
+    d = r.to_dict()
+    assert json.loads(json.dumps(d)) == d and d["directions"][0] == list(v)
+    back = Landscape.from_dict(d)
+    assert back == r and back.lowest_eigenvalues == r.lowest_eigenvalues
 
 
 def test_collapsed_points_are_analysed_on_the_reduced_problem_with_the_same_inertia():

@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.io import finite_or_none
 from deepcollapse.landscape import search as dufm_search
 from deepcollapse.landscape.piecewise import Problem, _sigma, expand, polish, value
-from deepcollapse.landscape.search import SearchConfig, SearchInterrupted, search_dufm
+from deepcollapse.landscape.search import (
+    SearchConfig,
+    SearchInterrupted,
+    SearchSolution,
+    SearchSummary,
+    search_dufm,
+)
 from deepcollapse.landscape.solution_file import check_solution
 from deepcollapse.theory import dufm_objective, loss_dnc
 
@@ -62,6 +69,11 @@ def test_tiny_search_writes_checkable_solutions_and_resumes(tmp_path):
     with np.load(tmp_path / "solutions" / "rank01.npz") as z:
         assert {"H1", "W_1", "W_3", "ranks", "gram_3", "structure", "rank_profile"} <= set(z.files)
         assert str(z["structure"]) in ("dnc", "srg_like", "low_rank", "not_converged", "zero")
+    # the typed result is summary.json, reads back from it, and answers key access as the dict did
+    on_disk = json.loads((tmp_path / "summary.json").read_text())
+    assert isinstance(s, SearchSummary) and finite_or_none(s.to_dict()) == on_disk
+    assert SearchSummary.from_dict(on_disk) == s and isinstance(s.solutions[0], SearchSolution)
+    assert s.solutions[0].file == s["solutions"][0]["file"] == "rank01.npz" and s.best_loss == best
     s2 = search_dufm(config, tmp_path, progress=False)  # same command: one more round
     assert s2["rounds"] == 2 and s2["best_loss"] <= best
     with pytest.raises(ConfigError, match="holds a search of another problem"):
@@ -112,12 +124,17 @@ def test_redrawn_starts_keep_the_lower_layers_and_the_plan_fills_the_round():
     assert len(starts) == 8 and sum("redrawn" in s for s in labels) == dufm_search._plan(8, True)["redraw"]
 
 
+@pytest.mark.check
 @pytest.mark.parametrize("classes", [6, 15])
 def test_srg_with_its_top_layers_redrawn_descends_below_the_srg_construction(classes):
     """The 2024 paper (App. B.1): at K = 6 and K = 15 (L = 4) gradient descent finds solutions below L_SRG
     that differ from SRG only in M~_L.  The search's redrawn start (SRG of Def. 9 with W_3, W_4 drawn afresh),
     GD through the trainer's kernel and the float64 polish reach one; the reference is the theory engine's
-    closed-form L_SRG, and the point is re-evaluated by the theory engine's objective on the n = 50 point."""
+    closed-form L_SRG, and the point is re-evaluated by the theory engine's objective on the n = 50 point.
+
+    The best of 96 starts, the three lowest after GD polished: a float32 trajectory from one start depends on
+    the CPU's BLAS and SIMD kernels (which start ends below 0.99 L_SRG changes with OPENBLAS_CORETYPE), while
+    about one start in ten (K = 15; one in four at K = 6) does so on every kernel tried."""
     from threadpoolctl import threadpool_limits
 
     from deepcollapse.theory import loss_srg
@@ -126,13 +143,16 @@ def test_srg_with_its_top_layers_redrawn_descends_below_the_srg_construction(cla
     reduced = config.problem.reduced()
     srg = dict(dufm_search._constructions(config))["srg-def9"]
     rng = np.random.default_rng(0)
-    starts = [dufm_search._redraw(srg, rng, 2, scale) for scale in (0.5, 1.0, 2.0) * 2]
+    starts = [dufm_search._redraw(srg, rng, 2, scale) for scale in (0.5, 1.0) * 48]
     params = [np.stack([s[j] for s in starts]).astype(np.float32) for j in range(5)]
     with threadpool_limits(limits=1, user_api="blas"):
         params, _ = dufm_search._gd(params, np.full(10_000, 0.5), reduced)
         losses = [value([np.asarray(p[i], np.float64) for p in params], reduced) for i in range(len(starts))]
-        best = int(np.argmin(losses))
-        point, loss = dufm_search.sigma_eps_polish([np.asarray(p[best], np.float64) for p in params], reduced)
+        polished = [
+            dufm_search.sigma_eps_polish([np.asarray(p[i], np.float64) for p in params], reduced)
+            for i in np.argsort(losses)[:3]
+        ]
+        point, loss = min(polished, key=lambda r: r[1])
     reference = loss_srg(classes, 4, 50, 0.004, 0.004).loss
     full = dufm_objective(expand(point[0], 50), point[1:], 0.004, [0.004] * 4).total
     assert full == pytest.approx(loss, rel=1e-12)

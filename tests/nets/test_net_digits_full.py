@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from deepcollapse.experiments.net_presets import digits_demo_config
@@ -10,6 +11,7 @@ from deepcollapse.nets.train import train_net
 torch.set_num_threads(1)
 
 
+@pytest.mark.check
 def test_digits_reaches_full_train_accuracy_with_collapse(tmp_path):
     cfg = digits_demo_config(epochs=30, eval_every=30)
     summary = train_net(cfg, tmp_path / "run", progress=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from deepcollapse.nets.train import NetConfig, train_net
@@ -9,6 +10,7 @@ from deepcollapse.nets.train import NetConfig, train_net
 torch.set_num_threads(1)
 
 
+@pytest.mark.check
 def test_backbone_under_frozen_dufm_head_reaches_collapse(tmp_path):
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.dufm.trainer import train_dufm
@@ -30,8 +32,8 @@ def test_backbone_under_frozen_dufm_head_reaches_collapse(tmp_path):
     cfg = NetConfig(
         dataset="digits",
         classes=[0, 1],
-        head_layers=3,
-        head_width=64,
+        layers=3,
+        width=64,
         freeze_head=True,
         head_init=str(tmp_path / "dufm"),
         reg="none",

@@ -22,7 +22,7 @@ from deepcollapse.nets.train import (
 
 torch.set_num_threads(1)
 
-SMALL = dict(n_per_class=10, n_test_per_class=3, batch_size=20, eval_every=1, epochs=2)  # on top of TINY_NET
+SMALL = dict(n=10, n_test=3, batch_size=20, eval_every=1, epochs=2)  # on top of TINY_NET
 
 
 def test_channels_last_gives_the_same_step_as_contiguous(tiny_net, one_training_step):
@@ -37,12 +37,16 @@ def test_channels_last_gives_the_same_step_as_contiguous(tiny_net, one_training_
 
 
 def test_amp_on_cpu_uses_bfloat16_and_still_learns(tmp_path, tiny_net):
-    cfg = tiny_net(**{**SMALL, "amp": True, "epochs": 4})
+    """8 epochs: bfloat16 matmuls round differently per CPU (oneDNN's native bf16/AMX kernels or emulation);
+    measured train accuracy 0.50 / 0.68 / 0.78 (fp32: 0.49-0.53) with ONEDNN_MAX_CPU_ISA = native (AMX) /
+    AVX2 / AVX512_CORE, where 4 epochs gave 0.17-0.32 and fp32 itself only 0.21."""
+    cfg = tiny_net(**{**SMALL, "amp": True, "epochs": 8})
     assert not make_grad_scaler(cfg, torch.device("cpu")).is_enabled()  # no scaler for bfloat16
     summary = train_net(cfg, tmp_path / "r", progress=False)
     losses = summary["train_loss_per_epoch"]
-    assert losses[-1] < losses[0] and summary["train_acc"] > 0.2
-    cfg64 = tiny_net(**{**SMALL, "epochs": 4})
+    assert losses[-1] < 0.8 * losses[0]
+    assert summary["train_acc"] >= 0.1 + 0.15  # clearly above chance (K = 10)
+    cfg64 = tiny_net(**{**SMALL, "epochs": 8})
     ref = train_net(cfg64, tmp_path / "ref", progress=False)["train_loss_per_epoch"]
     assert losses != ref  # autocast really changed the arithmetic
     assert abs(losses[0] - ref[0]) < 0.05 * ref[0]  # ... by bfloat16 rounding only
@@ -53,8 +57,8 @@ def test_mlp_backbone_on_mnist1d(tmp_path, tiny_net):
         dataset="mnist1d",
         backbone="mlp",
         backbone_width=32,
-        n_per_class=10,
-        n_test_per_class=3,
+        n=10,
+        n_test=3,
         batch_size=20,
         epochs=3,
     )

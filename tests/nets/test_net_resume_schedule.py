@@ -14,7 +14,7 @@ from deepcollapse.nets.train import _same_schedule, lr_at
 @pytest.mark.parametrize("new_epochs", [30, 12, 8])
 def test_multistep_milestones_stay_at_their_epochs(new_epochs):
     old = NetConfig(
-        dataset="digits", lr=0.1, lr_schedule="multistep", milestones=[0.5, 0.75], gamma=0.1, epochs=20
+        dataset="digits", lr=0.1, lr_schedule="multistep", lr_milestones=[0.5, 0.75], lr_decay=0.1, epochs=20
     )
     new = _same_schedule(old, new_epochs, Path("run"))
     assert new.epochs == new_epochs

@@ -9,9 +9,11 @@ import pytest
 import torch
 
 from deepcollapse import ConfigError
+from deepcollapse._core.io import finite_or_none
 from deepcollapse.metrics.functional import collapse_metrics
 from deepcollapse.nets.train import (
     NetConfig,
+    NetSummary,
     build_network,
     evaluate,
     fit_loss,
@@ -23,7 +25,7 @@ from deepcollapse.nets.train import (
 
 torch.set_num_threads(1)
 
-SMALL = dict(n_per_class=12, n_test_per_class=4, batch_size=24, eval_every=1)  # on top of TINY_NET (conftest)
+SMALL = dict(n=12, n_test=4, batch_size=24, eval_every=1)  # on top of TINY_NET (conftest)
 
 
 def _records(run):
@@ -54,6 +56,10 @@ def test_smoke_training_loss_falls_and_writes_layer_metrics(tmp_path, tiny_net):
         assert layer["dnc1"] > 0 and 1 <= layer["rank"] <= 10 and len(layer["singular_values"]) == 10
         assert np.array(layer["gram"]).shape == (10, 10)
     assert json.loads((run / "summary.json").read_text())["ranks"]["H~3"] == recs[-1]["layers"][3]["rank"]
+    # the typed result is summary.json and reads back from it
+    on_disk = json.loads((run / "summary.json").read_text())
+    assert isinstance(summary, NetSummary) and finite_or_none(summary.to_dict()) == on_disk
+    assert NetSummary.from_dict(on_disk) == summary and summary.epochs_done == summary["epochs_done"] == 6
 
 
 def test_layer_metrics_match_full_batch_computation(tmp_path, tiny_net):
@@ -92,7 +98,7 @@ def test_layer_metrics_match_full_batch_computation(tmp_path, tiny_net):
 
 
 def test_resume_after_interruption_is_bit_identical(tmp_path, tiny_net):
-    cfg = tiny_net(**{**SMALL, "epochs": 3, "lr_schedule": "multistep", "milestones": [0.5]})
+    cfg = tiny_net(**{**SMALL, "epochs": 3, "lr_schedule": "multistep", "lr_milestones": [0.5]})
     train_net(cfg, tmp_path / "full", progress=False)
 
     class Stop(Exception):
@@ -118,7 +124,7 @@ def test_resume_after_interruption_is_bit_identical(tmp_path, tiny_net):
     assert strip(_records(tmp_path / "full")) == strip(_records(tmp_path / "cut"))
 
     # a finished 2-epoch run extended to 3 epochs equals the 3-epoch run (same lr: the drop is after epoch 2)
-    train_net(cfg.replace(epochs=2, milestones=[0.75]), tmp_path / "short", progress=False)
+    train_net(cfg.replace(epochs=2, lr_milestones=[0.75]), tmp_path / "short", progress=False)
     resume_net(tmp_path / "short", epochs=3, progress=False)
     c = torch.load(tmp_path / "short" / "checkpoint.pt", weights_only=False)
     assert all(torch.equal(a["model"][k], c["model"][k]) for k in a["model"])
@@ -173,7 +179,7 @@ def test_frozen_dufm_head_trains_backbone_only(tmp_path, tiny_net):
         **{
             **SMALL,
             "classes": [0, 1],
-            "n_per_class": 20,
+            "n": 20,
             "batch_size": 10,
             "epochs": 2,
             "freeze_head": True,
@@ -195,8 +201,8 @@ def test_frozen_dufm_head_trains_backbone_only(tmp_path, tiny_net):
         train_net(bad, tmp_path / "bad", progress=False)
     ok = bad.replace(feature_dim=30, epochs=1)
     train_net(ok, tmp_path / "ok", progress=False)
-    with pytest.raises(ConfigError, match="head_layers == 4, must equal the DUFM head's number of layers 3"):
-        train_net(cfg.replace(head_layers=4), tmp_path / "bad2", progress=False)
+    with pytest.raises(ConfigError, match="layers == 4, must equal the DUFM head's number of layers 3"):
+        train_net(cfg.replace(layers=4), tmp_path / "bad2", progress=False)
 
 
 def test_bad_runs_rejected(tmp_path, tiny_net):
@@ -217,6 +223,9 @@ def test_divergence_is_reported_not_raised(tmp_path, tiny_net):
     summary = train_net(cfg, tmp_path / "run", progress=False)
     assert summary["diverged"] is True and summary["epochs_done"] < 3
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["diverged"] is True
+    # the result holds exactly the keys summary.json was written with, in the same order
+    on_disk = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert list(summary) == list(on_disk) and finite_or_none(summary.to_dict()) == on_disk
 
 
 def test_lam_h_dataset_scale_multiplies_by_training_set_size(tiny_net):
@@ -251,8 +260,8 @@ def test_cifar_files_train_end_to_end(tmp_path):
         dataset="cifar10",
         data_dir=str(tmp_path / "data"),
         classes=[2, 5, 7],
-        head_layers=2,
-        head_width=8,
+        layers=2,
+        width=8,
         batch_size=5,
         epochs=1,
         device="cpu",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.check]  # a real cluster: ~40 s, the claims tier
 ray = pytest.importorskip("ray")
 
 TOKEN = "deepcollapse-test-token-0123456789abcdef"

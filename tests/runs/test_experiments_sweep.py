@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse.dufm.trainer import DUFMConfig, train_dufm
 from deepcollapse.runs.executors import TaskError, import_ray, run_tasks
 from deepcollapse.runs.sweep import SweepSpec, collect_results, load_sweep, run_sweep
-from deepcollapse.dufm.trainer import DUFMConfig, train_dufm
 
 torch.set_num_threads(1)
 
@@ -39,6 +39,7 @@ BASE = {"classes": 3, "n": 4, "layers": 3, "width": 6, "steps": 60, "log_every":
         ([1, 2], "must be a mapping"),
     ],
 )
+@pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")  # old spellings on purpose
 def test_bad_sweeps_are_rejected_naming_the_key(data, message):
     with pytest.raises(ConfigError) as err:
         SweepSpec.from_dict(data)
@@ -54,6 +55,7 @@ def test_load_sweep_errors(tmp_path):
         load_sweep(bad)
 
 
+@pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")  # old spellings on purpose
 def test_overrides_points_ids_and_seed_batching(tmp_path):
     spec = SweepSpec.from_dict(
         {
@@ -157,6 +159,7 @@ def test_missing_ray_says_how_to_install(monkeypatch):
 
 
 @pytest.mark.ray
+@pytest.mark.check  # starts a local Ray instance (seconds); the fast tier has the stand-in test below
 def test_ray_executor_matches_local(tmp_path):
     pytest.importorskip("ray")
     data = {"base": BASE, "grid": {"lam": [0.004, 0.008]}, "seeds": [0, 1], "seeds_per_run": 1}

@@ -6,6 +6,7 @@ formulas.md typed in again (L_DNC(α), L_SRG(α)), Lemmas 15/16 for spectra, sci
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import combinations
 
@@ -471,3 +472,18 @@ def test_srg_one_scalar_reduction_matches_full_optimisation(r, L):
     )
     assert best.fun >= cf.loss - 1e-12
     assert best.fun == pytest.approx(cf.loss, rel=1e-8)
+
+
+def test_compare_result_is_the_json_of_theory_compare(capsys):
+    """``theory compare --json`` prints ``compare(...).to_dict()``; the typed result answers key access as the
+    dict did, reads back from its JSON, and its ratio is the ratio of its own losses."""
+    from deepcollapse.cli import main
+    from deepcollapse.theory.compare import Comparison, compare
+
+    c = compare(10, 4, 50, 0.004, 0.004)
+    assert main(["theory", "compare", "--classes", "10", "--layers", "4", "--n", "50", "--lam-h", "0.004",
+                 "--lam-w", "0.004", "--json"]) in (0, None)  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert isinstance(c, Comparison) and printed == c.to_dict()
+    assert Comparison.from_dict(printed) == c and c.loss_dnc == c["loss_dnc"] == printed["loss_dnc"]
+    assert c.ratio == pytest.approx(c.loss_srg / c.loss_dnc, rel=1e-15) and c.lam_w == [0.004] * 4

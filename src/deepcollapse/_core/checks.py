@@ -54,6 +54,10 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         return 128 + self.signum
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # picklable with its fields (a worker process or a Ray task sends it back to the driver)
+        return (type(self), (self.signum, self.message, self.resume))
+
 
 def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
     """``" Did you mean 'x'?"`` when ``value`` is a near miss of one of ``allowed`` (difflib), else ``""``."""

@@ -3,12 +3,16 @@
 A config class is a ``@dataclass`` that validates itself in ``__post_init__`` and inherits
 :class:`ConfigMixin`; ``from_dict`` names the first unknown key (``unknown key config.lrr, must be one of
 ...``) and YAML syntax errors name the file.  ``_ALIASES`` maps a convenience key to the fields it sets when
-they are not given explicitly (the ``lam`` alias of the DUFM config sets ``lam_h`` and ``lam_w``).
+they are not given explicitly (the ``lam`` alias of the DUFM config sets ``lam_h`` and ``lam_w``);
+``_RENAMED`` maps an old key to the field that replaced it (accepted with a ``DeprecationWarning`` for one
+release, so YAML files and run folders written before the rename still load).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -24,6 +28,7 @@ class ConfigMixin:
     """``to_dict`` / ``from_dict`` / ``to_yaml`` / ``from_yaml`` / ``replace`` for a config dataclass."""
 
     _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}
+    _RENAMED: ClassVar[dict[str, str]] = {}  # old key -> new field name (deprecated spellings)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -33,10 +38,39 @@ class ConfigMixin:
         return out
 
     @classmethod
+    def upgrade_keys(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of ``data`` with the old keys of :attr:`_RENAMED` replaced by the new ones, warning once
+        per old key (``DeprecationWarning``); a key given under both names is a :class:`ConfigError`.
+
+        Parameters
+        ----------
+        data
+            Config keys and values (a YAML file's mapping, ``from_dict``'s argument).
+
+        Returns
+        -------
+        dict[str, Any]
+            The same values under the current field names.
+        """
+        d = dict(data)
+        for old, new in cls._RENAMED.items():
+            if old in d:
+                warnings.warn(
+                    f"{cls.__name__} key {old!r} is deprecated, use {new!r} "
+                    "(the old key is accepted until the next release).",
+                    DeprecationWarning,
+                    stacklevel=3,
+                )
+                if new in d:
+                    raise ConfigError(f"config has both {old} and {new}, must have only {new}.")
+                d[new] = d.pop(old)
+        return d
+
+    @classmethod
     def from_dict(cls, data: Any) -> Self:
         if not isinstance(data, dict):
             raise ConfigError(f"config == {data!r}, must be a mapping of {cls.__name__} fields.")
-        d = dict(data)
+        d = cls.upgrade_keys(data)
         for alias, targets in cls._ALIASES.items():
             if alias in d:
                 value = d.pop(alias)

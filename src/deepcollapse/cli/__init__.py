@@ -80,7 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"deepcollapse: resume with: {resume}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("deepcollapse: interrupted; partial results and checkpoints are kept on disk.", file=sys.stderr)
+        # Reached only by commands without their own interrupt handling (those raise Interrupted, above,
+        # with a message that counts what is on disk); promise nothing about checkpoints here.
+        print("deepcollapse: interrupted; what was already written to disk is kept.", file=sys.stderr)
         print(f"deepcollapse: resume with: {resume_command(args, argv)}", file=sys.stderr)
         return 130
     return int(code or 0)

@@ -15,7 +15,7 @@ from deepcollapse._core.checks import ConfigError
 
 def register(subparsers: Any) -> None:
     from deepcollapse.cli.reproduce import add_executor_options
-    from deepcollapse.experiments.demo import DEMO_RUNS, DEMO_STEPS
+    from deepcollapse.experiments.demo_sizes import DEMO_RUNS, DEMO_STEPS  # not .demo: start-up time
 
     p = subparsers.add_parser(
         "demo",

@@ -11,54 +11,23 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from deepcollapse._core.checks import ConfigError
-
-# (option, config field, type, help): options given explicitly override --config; --lam sets every λ first.
-_OPTIONS: list[tuple[str, str, Any, str]] = [
-    ("--classes", "classes", int, "K (default 10)"),
-    ("--n", "n", int, "samples per class (default 50)"),
-    ("--layers", "layers", int, "L, number of weight matrices (default 4)"),
-    ("--width", "width", str, "d_1..d_L: one int or comma-separated L ints (default 30)"),
-    ("--lam-h", "lam_h", float, "λ_H1 (overrides --lam)"),
-    ("--lam-w", "lam_w", str, "λ_W: one float or comma-separated L floats (overrides --lam)"),
-    ("--loss", "loss", str, "fit term: mse | ce (softmax cross-entropy) (default mse)"),
-    (
-        "--activation",
-        "activation",
-        str,
-        "relu | linear | relu_eps (smooth σ_ε, needs --eps) (default relu)",
-    ),
-    ("--eps", "eps", float, "ε of --activation relu_eps, > 0"),
-    ("--lr", "lr", float, "learning rate (default 0.5)"),
-    ("--lr-schedule", "lr_schedule", str, "constant | step | cosine (default constant)"),
-    ("--lr-decay", "lr_decay", float, "step schedule factor (default 0.1)"),
-    ("--lr-decay-every", "lr_decay_every", int, "step schedule period in steps (default 0 = never)"),
-    ("--lr-min", "lr_min", float, "cosine schedule floor (default 0)"),
-    ("--steps", "steps", int, "GD steps (default 100000)"),
-    ("--runs", "runs", int, "independent runs R (default 1)"),
-    ("--seed", "seed", int, "run r uses seed + r (default 0)"),
-    ("--seeds", "seeds", str, "explicit comma-separated seeds, one per run"),
-    ("--log-every", "log_every", int, "steps between metric records (default 1000)"),
-    ("--checkpoint-every", "checkpoint_every", int, "steps between checkpoints (default 5000)"),
-    ("--init", "init", str, "normal | uniform (default normal)"),
-    (
-        "--init-scale",
-        "init_scale",
-        str,
-        "std of H1, W_1..W_L entries: one float or L+1 (default 0.1, 1/sqrt(d_in))",
-    ),
-    ("--dtype", "dtype", str, "float32 | float64 (default float32)"),
-    ("--device", "device", str, "cpu | cuda | auto (default cpu)"),
-    ("--grad", "grad", str, "analytic | autograd (default analytic)"),
-    ("--backend", "backend", str, "auto | numpy | torch (default auto)"),
-    ("--workers", "workers", int, "CPU processes to split the runs over (default 1)"),
-    ("--sub-batch", "sub_batch", int, "runs per kernel call (default 4)"),
-    ("--rank-rtol", "rank_rtol", float, "relative numerical-rank threshold (default 1e-3)"),
-]
+from deepcollapse._core.checks import ConfigError, check_per_layer
+from deepcollapse.cli.options import (
+    add_config_options,
+    add_option,
+    config_values,
+    field_default,
+    field_options,
+    shown_default,
+)
+from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.landscape.search import SearchConfig
 
 
 def register(subparsers: Any) -> None:
@@ -66,13 +35,16 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="dufm_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    t = sub.add_parser(
-        "train", help="train R runs into a run folder", formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    t = sub.add_parser("train", help="train R runs into a run folder")
     t.add_argument("--config", help="DUFMConfig YAML; options given explicitly override it")
-    t.add_argument("--lam", type=float, help="set λ_H1 and every λ_W (default 0.004)")
-    for opt, _, typ, hlp in _OPTIONS:
-        t.add_argument(opt, type=typ, help=hlp)
+    add_option(
+        t,
+        "--lam",
+        "set λ_H1 and every λ_W",
+        type=float,
+        shown_default=shown_default(_field(DUFMConfig, "lam_h")),
+    )
+    add_config_options(t, DUFMConfig, command="dufm train")  # every field is an option (--help = the field)
     t.add_argument("--out", required=True, help="run folder")
     t.add_argument("--force", action="store_true", help="replace an existing run in --out")
     t.add_argument(
@@ -84,8 +56,16 @@ def register(subparsers: Any) -> None:
 
     r = sub.add_parser("resume", help="continue a run folder from its checkpoint")
     r.add_argument("dir", help="run folder")
-    r.add_argument("--steps", type=int, help="new total number of steps (extend a run)")
-    r.add_argument("--workers", type=int, help="change the number of worker processes")
+    add_config_options(  # the fields a resumed run may change; not given = the run's own value
+        r,
+        DUFMConfig,
+        include=("steps", "workers"),
+        overrides={
+            "steps": {"help": "new total number of steps (extend a run)", "shown_default": "the run's"},
+            "workers": {"help": "change the number of worker processes", "shown_default": "the run's"},
+        },
+        command="dufm resume",
+    )
     r.add_argument("--max-steps", type=int, help="stop after this many steps with a checkpoint")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -99,31 +79,40 @@ def register(subparsers: Any) -> None:
     _register_search(sub)
 
 
-def _add_problem(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--classes", type=int, default=10, help="K (default 10)")
-    p.add_argument("--layers", type=int, default=4, help="L, number of weight matrices (default 4)")
-    p.add_argument("--n", type=int, default=50, help="samples per class (default 50)")
-    p.add_argument("--lam", type=float, default=0.004, help="every λ (default 0.004)")
-    p.add_argument("--lam-h", type=float, help="λ_H1 (overrides --lam)")
-    p.add_argument("--lam-w", type=str, help="λ_W: one float or comma-separated L floats (overrides --lam)")
-    p.add_argument("--width", type=int, default=30, help="d_1 = .. = d_L (default 30)")
+def _field(config_cls: type, name: str) -> dataclasses.Field[Any]:
+    return next(f for f in dataclasses.fields(config_cls) if f.name == name)
+
+
+_PROBLEM = ("classes", "layers", "n", "lam_h", "lam_w", "width")  # the SearchConfig fields naming eq. (1)
+
+
+def _add_problem(p: argparse.ArgumentParser, command: str) -> None:
+    """``--lam`` and the problem options of :class:`SearchConfig` (its fields, defaults and help)."""
+    add_option(p, "--lam", "every λ", type=float, shown_default=shown_default(_field(SearchConfig, "lam_h")))
+    # λ_W stays text: one λ for every layer or L of them (check_per_layer)
+    add_config_options(
+        p,
+        SearchConfig,
+        include=_PROBLEM,
+        overrides={"lam_w": {"type": str, "shown_default": "--lam for every layer"}},
+        command=command,
+    )
+
+
+def _problem_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The problem options given, the SearchConfig defaults for the others; λs from ``--lam`` if not given."""
+    values = {name: field_default(_field(SearchConfig, name)) for name in _PROBLEM}
+    values.update({k: v for k, v in config_values(args, SearchConfig).items() if k in _PROBLEM})
+    lam = args.lam if args.lam is not None else field_default(_field(SearchConfig, "lam_h"))
+    values["lam_h"] = lam if args.lam_h is None else args.lam_h
+    values["lam_w"] = lam if args.lam_w is None else args.lam_w
+    return values
 
 
 def _register_search(sub: Any) -> None:
     s = sub.add_parser("search", help="global search for the lowest loss of eq. (1) (resumable)")
-    _add_problem(s)
-    s.add_argument(
-        "--budget",
-        type=float,
-        default=30.0,
-        help="minutes for this call; a call always finishes one round (default 30)",
-    )
-    s.add_argument("--runs", type=int, default=32, help="GD starts per round (default 32)")
-    s.add_argument("--steps", type=int, default=10_000, help="GD steps per round (default 10000)")
-    s.add_argument("--lr", type=float, default=0.5, help="GD learning rate (default 0.5)")
-    s.add_argument("--keep", type=int, default=5, help="solutions written (default 5)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the starts (default 0)")
-    s.add_argument("--rounds", type=int, help="stop after this many rounds (default: only the budget)")
+    _add_problem(s, "dufm search")
+    add_config_options(s, SearchConfig, exclude=_PROBLEM, command="dufm search")  # every other field
     s.add_argument("--out", required=True, help="search folder (re-run the same command to resume)")
     s.add_argument("--force", action="store_true", help="start over in an existing search folder")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -137,7 +126,7 @@ def _register_search(sub: Any) -> None:
     )
     g.add_argument("target", nargs="?", help=TARGET_HELP)
     g.add_argument("--construction", help="dnc | srg: build the point with the problem options below")
-    _add_problem(g)
+    _add_problem(g, "dufm landscape")
     g.add_argument("--run", type=int, help="run index of a run folder (default: lowest loss)")
     g.add_argument("--k", type=int, default=6, help="eigenvalues computed (default 6)")
     g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
@@ -147,39 +136,25 @@ def _register_search(sub: Any) -> None:
     g.set_defaults(func=_landscape)
 
 
-def _lams(args: argparse.Namespace) -> tuple[float, Any]:
-    lam_h = args.lam if args.lam_h is None else args.lam_h
-    lam_w = args.lam if args.lam_w is None else args.lam_w
-    return lam_h, lam_w
+def search_config(args: argparse.Namespace) -> Any:
+    """SearchConfig from the options given; ``--lam`` (default: the field default of λ_H1) sets λ_H1 and
+    every λ_W not given explicitly."""
+    data = {**config_values(args, SearchConfig), **_problem_values(args)}
+    data["lam_w"] = check_per_layer("--lam-w", data["lam_w"], max(int(data["layers"]), 1))
+    return SearchConfig.from_dict(data)
 
 
 def _search(args: argparse.Namespace) -> int:
-    from deepcollapse._core.checks import check_per_layer
-    from deepcollapse.landscape.search import SearchConfig, SearchInterrupted, search_dufm
+    from deepcollapse.landscape.search import SearchInterrupted, search_dufm
 
-    lam_h, lam_w = _lams(args)
-    config = SearchConfig(
-        classes=args.classes,
-        layers=args.layers,
-        n=args.n,
-        lam_h=lam_h,
-        lam_w=check_per_layer("--lam-w", lam_w, max(int(args.layers), 1)),
-        width=args.width,
-        runs=args.runs,
-        steps=args.steps,
-        lr=args.lr,
-        keep=args.keep,
-        seed=args.seed,
-        budget=args.budget,
-        rounds=args.rounds,
-    )
+    config = search_config(args)
     try:
         summary = search_dufm(config, args.out, force=args.force, progress=not args.no_progress)
     except SearchInterrupted as exc:
         print(f"deepcollapse: {exc}", file=sys.stderr)
-        return 130
+        return exc.exit_code
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary.to_dict(), indent=2))
         return 0
     srg = summary["loss_srg"]
     print(f"L_DNC = {summary['loss_dnc']:.10f}   L_SRG = {'-' if srg is None else f'{srg:.10f}'}")
@@ -202,20 +177,13 @@ def _landscape(args: argparse.Namespace) -> int:
     from deepcollapse._core.io import atomic_write_json, finite_or_none
     from deepcollapse.landscape.verdicts import landscape, load_point, loss_slices
 
-    lam_h, lam_w = _lams(args)
     params, problem, what = load_point(
-        args.target,
-        construction=args.construction,
-        classes=args.classes,
-        layers=args.layers,
-        n=args.n,
-        lam_h=lam_h,
-        lam_w=lam_w,
-        width=args.width,
-        run=args.run,
+        args.target, construction=args.construction, **_problem_values(args), run=args.run
     )
-    result = landscape(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
-    directions = result.pop("directions")
+    land = landscape(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    directions = land.directions
+    assert directions is not None  # landscape() always returns them
+    result = {k: v for k, v in land.to_dict().items() if k != "directions"}
     result["target"] = what
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
         from deepcollapse.landscape.piecewise import collapse
@@ -266,23 +234,18 @@ def _landscape(args: argparse.Namespace) -> int:
 
 def build_config(args: argparse.Namespace) -> Any:
     """DUFMConfig from ``--config`` (if any), then ``--lam``, then every explicit option."""
-    from deepcollapse.dufm.config import DUFMConfig
-
     data: dict[str, Any] = {}
     if args.config:
         data = DUFMConfig.from_yaml(args.config).to_dict()
     if args.lam is not None:
         data["lam_h"] = data["lam_w"] = args.lam
-    for _, field, _, _ in _OPTIONS:
-        v = getattr(args, field, None)
-        if v is not None:
-            data[field] = v
+    data.update(config_values(args, DUFMConfig))
     if args.seeds is not None and args.runs is None:  # --seeds 3,5,8 alone implies --runs 3
         data["runs"] = len([s for s in str(args.seeds).split(",") if s.strip()])
     return DUFMConfig.from_dict(data)
 
 
-def print_summary(summary: dict[str, Any]) -> None:
+def print_summary(summary: Mapping[str, Any]) -> None:
     """The readable per-run analysis of a DUFM run folder (``dufm train/resume/analyze`` and ``demo``)."""
     if "runs" not in summary:
         print(f"stopped at step {summary.get('step')}; continue with `deepcollapse dufm resume`")
@@ -312,7 +275,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def _option_of_field(args: argparse.Namespace) -> dict[str, str]:
     """The option the user typed for each config field (``--lam`` for λ_H1 / λ_W when it set them)."""
-    names = {field: opt for opt, field, _, _ in _OPTIONS}
+    names = field_options([f.name for f in dataclasses.fields(DUFMConfig)], "dufm train")
     for field in ("lam_h", "lam_w"):
         if args.lam is not None and getattr(args, field, None) is None:
             names[field] = "--lam"
@@ -332,7 +295,7 @@ def _train(args: argparse.Namespace) -> int:
     summary = train_dufm(
         config, args.out, force=args.force, progress=not args.no_progress, max_steps=args.max_steps
     )
-    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
+    print(json.dumps(summary.to_dict(), indent=2)) if args.json else print_summary(summary)
     return 0
 
 
@@ -348,7 +311,7 @@ def _resume(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         max_steps=args.max_steps,
     )
-    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
+    print(json.dumps(summary.to_dict(), indent=2)) if args.json else print_summary(summary)
     return 0
 
 
@@ -358,5 +321,5 @@ def _analyze(args: argparse.Namespace) -> int:
 
     check_folder_kind(args.dir, "dufm")
     summary = analyze_dufm(args.dir, write=not args.no_write)
-    print(json.dumps(summary, indent=2)) if args.json else print_summary(summary)
+    print(json.dumps(summary.to_dict(), indent=2)) if args.json else print_summary(summary)
     return 0

@@ -6,6 +6,9 @@
   ``aliases=``; the table :data:`RENAMES` lists them).
 * **One default per option in --help**: the default is written by :func:`add_option` as ``(default: X)`` and
   nowhere else (no ``ArgumentDefaultsHelpFormatter``, no default repeated in the help text).
+* **Options generated from config fields**: :func:`add_config_options` declares one option per field of a
+  config dataclass from the field's metadata (``help``, ``choices``, ``option``, ``shown_default``) and its
+  type and default, so ``--help`` shows the default that runs and a new option is one field.
 * **Every option described**, plain text (no RST markup) — ``tests/cli/test_cli_help.py`` walks every
   sub-command's ``--help`` and checks these rules, including for options added later.
 * **Did you mean**: :class:`Parser` suggests the closest sub-command, choice or option for a typo.
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import json
 import re
@@ -32,7 +36,10 @@ __all__ = [
     "NO_PROGRESS_HELP",
     "RENAMES",
     "Parser",
+    "add_config_options",
     "add_option",
+    "config_values",
+    "field_default",
     "check_folder_kind",
     "folder_kind",
     "normalise",
@@ -134,9 +141,7 @@ def add_option(
         text += f" (default: {_default_text(default)})"
     action = parser.add_argument(name, help=text, default=default, **kwargs)
     for alias in aliases:
-        store = None
-        if kwargs.get("action") == "store_true":
-            store = True
+        store = {"store_true": True, "store_false": False}.get(kwargs.get("action", ""))
         typed: dict[str, Any] = {"type": kwargs["type"]} if kwargs.get("type") is not None else {}
         parser.add_argument(
             alias,
@@ -148,6 +153,171 @@ def add_option(
             **typed,
         )
     return action
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text.strip().lower() in ("none", "all") else int(text)
+
+
+def _optional_float(text: str) -> float | None:
+    return None if text.strip().lower() == "none" else float(text)
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        values = json_or(text, lambda t: [float(v) for v in t.split(",") if v.strip()])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} must be comma-separated numbers, e.g. 0.5,0.75") from None
+    return [float(v) for v in values] if isinstance(values, list) else [float(values)]
+
+
+# How a field's annotation (a string: the config modules use ``from __future__ import annotations``) is
+# parsed from the command line; any other annotation (``Any``, ``list[int] | None``, ``str``) is passed on
+# as the text, which the config's own validation parses (one int or a comma-separated list, ...).
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": int,
+    "float": float,
+    "int | None": _optional_int,
+    "float | None": _optional_float,
+    "list[float]": _float_list,
+}
+
+
+def field_default(field: dataclasses.Field[Any]) -> Any:
+    """The default of a dataclass field: ``field.default``, or ``field.default_factory()``.
+
+    Parameters
+    ----------
+    field
+        A field of a config dataclass (``dataclasses.fields(Config)``).
+
+    Returns
+    -------
+    Any
+        The value the field takes when it is not given (before the config's ``__post_init__``).
+    """
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    raise ValueError(f"field {field.name} has no default")
+
+
+def shown_default(field: dataclasses.Field[Any], overrides: Mapping[str, Any] | None = None) -> str | None:
+    """The text ``--help`` shows as the default of ``field``'s option: the metadata's ``shown_default`` (a
+    default computed in ``__post_init__``), else the field's default; ``None`` for flags and unset defaults.
+
+    Parameters
+    ----------
+    field
+        A field of a config dataclass.
+    overrides
+        Metadata replacing the field's own for one command (as in :func:`add_config_options`).
+
+    Returns
+    -------
+    str or None
+        What follows ``(default:`` in the option's help, or ``None`` when no default is shown.
+    """
+    meta = {**field.metadata, **(overrides or {})}
+    if meta.get("shown_default") is not None:
+        return str(meta["shown_default"])
+    default = field_default(field)
+    if default is None or field.type == "bool":
+        return None
+    return _default_text(default)
+
+
+def add_config_options(
+    parser: argparse.ArgumentParser,
+    config_cls: type,
+    *,
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] = (),
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    command: str = "",
+) -> dict[str, str]:
+    """Declare one option per field of the config dataclass ``config_cls``, from the field's metadata.
+
+    The option is ``--field-name`` (metadata ``option`` where it differs), its help the metadata's
+    ``help`` followed once by ``(default: X)`` (:func:`shown_default`), its choices the metadata's
+    ``choices``, its type from the field's annotation (:data:`_PARSERS`; a ``bool`` field is a flag
+    setting the opposite of its default).  Every option's parsed default is ``None`` ("not given"), so a
+    ``--config`` file below the options keeps its values: :func:`config_values` collects what was given.
+    The old spellings of :data:`RENAMES` ``[command]`` become hidden aliases.
+
+    Parameters
+    ----------
+    parser
+        The sub-command's parser.
+    config_cls
+        A config dataclass whose fields carry ``metadata={"help": ...}``.
+    include
+        Only these fields (default: every field).
+    exclude
+        Fields without an option in this command.
+    overrides
+        Per field, metadata replacing the field's own for this command (``help``, ``shown_default``,
+        ``type``, ``option``).
+    command
+        The command's name in :data:`RENAMES` (``"net train"``), for the hidden aliases.
+
+    Returns
+    -------
+    dict[str, str]
+        ``field -> --option`` for the options declared (for :func:`user_words`).
+    """
+    wanted = None if include is None else set(include)
+    skip = set(exclude)
+    renamed = {new: old for old, new in RENAMES.get(command, {}).items()}
+    out: dict[str, str] = {}
+    for f in dataclasses.fields(config_cls):
+        if (wanted is not None and f.name not in wanted) or f.name in skip:
+            continue
+        meta = {**f.metadata, **(overrides or {}).get(f.name, {})}
+        name = meta.get("option") or "--" + f.name.replace("_", "-")
+        if not meta.get("help"):
+            raise ValueError(f"{config_cls.__name__}.{f.name} has no metadata help: it needs one for {name}")
+        kwargs: dict[str, Any] = {"dest": f.name}
+        if f.type == "bool":
+            kwargs["action"] = "store_false" if field_default(f) else "store_true"
+        else:
+            kwargs["type"] = meta.get("type") or _PARSERS.get(str(f.type), str)
+            if meta.get("choices") is not None:
+                kwargs["choices"] = list(meta["choices"])
+            if meta.get("metavar"):
+                kwargs["metavar"] = meta["metavar"]
+        aliases = [renamed[name]] if name in renamed else []
+        add_option(
+            parser,
+            name,
+            meta["help"],
+            default=None,
+            shown_default=shown_default(f, overrides=(overrides or {}).get(f.name)),
+            aliases=aliases,
+            **kwargs,
+        )
+        out[f.name] = name
+    return out
+
+
+def config_values(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
+    """The fields of ``config_cls`` given on the command line (options of :func:`add_config_options`).
+
+    Parameters
+    ----------
+    args
+        The parsed command line.
+    config_cls
+        The config dataclass the options were generated from.
+
+    Returns
+    -------
+    dict[str, Any]
+        ``field -> value`` for every option that was given (not ``None``).
+    """
+    names = [f.name for f in dataclasses.fields(config_cls)]
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def _all_options(parser: argparse.ArgumentParser) -> set[str]:

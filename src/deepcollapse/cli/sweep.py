@@ -18,6 +18,7 @@ import yaml
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse.cli.reproduce import add_executor_options
+from deepcollapse.runs.kinds import TASK_KINDS  # the task-kind table (imports no trainer)
 
 
 def register(subparsers: Any) -> None:
@@ -26,9 +27,7 @@ def register(subparsers: Any) -> None:
         help="run a grid of config overrides × seeds (DUFM or real networks) and join the results",
         description="Run a sweep from a YAML file and/or command-line overrides.",
     )
-    p.add_argument(
-        "file", nargs="?", help="sweep YAML (keys: name, kind, base, grid, points, seeds | n_seeds)"
-    )
+    p.add_argument("file", nargs="?", help="sweep YAML (keys: name, kind, base, grid, points, seeds | runs)")
     p.add_argument("--out", help="output folder")
     p.add_argument("--base", action="append", default=[], metavar="KEY=VALUE", help="set a base config field")
     p.add_argument(
@@ -40,7 +39,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--seeds", help="comma-separated seeds (replaces the file's)")
     p.add_argument("--n-seeds", type=int, help="number of runs: seeds 0..N-1 (replaces the file's)")
-    p.add_argument("--kind", choices=["dufm", "net"], help="trainer, when no file is given (default: dufm)")
+    p.add_argument(
+        "--kind", choices=list(TASK_KINDS), help="task kind, when no file is given (default: dufm)"
+    )
     add_executor_options(p)
     p.set_defaults(func=run)
 
@@ -87,6 +88,7 @@ def build_spec(args: argparse.Namespace) -> Any:
     if args.seeds is not None and args.n_seeds is not None:
         raise ConfigError("--seeds and --runs are both given, must give at most one.")
     if args.seeds is not None:
+        data.pop("runs", None)
         data.pop("n_seeds", None)
         try:
             data["seeds"] = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -94,7 +96,8 @@ def build_spec(args: argparse.Namespace) -> Any:
             raise ConfigError(f"--seeds == {args.seeds!r}, must be comma-separated integers.") from None
     if args.n_seeds is not None:
         data.pop("seeds", None)
-        data["n_seeds"] = args.n_seeds
+        data.pop("n_seeds", None)
+        data["runs"] = args.n_seeds
     return SweepSpec.from_dict(data)
 
 

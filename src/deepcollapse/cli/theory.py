@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,11 +103,11 @@ def _compare(args: argparse.Namespace) -> int:
                 f"--construction == {args.construction!r}, must be 'best' with --loss {loss} "
                 f"--activation {activation} (the best SRG construction is reported)."
             )
-        result = compare_family(K, L, n, lam_h, lams, loss=loss, activation=activation, eps=eps)
+        family = compare_family(K, L, n, lam_h, lams, loss=loss, activation=activation, eps=eps)
         if args.json:
-            print(json.dumps(result))
+            print(json.dumps(family.to_dict()))
         else:
-            print_family(result)
+            print_family(family)
         return 0
     if args.construction != "best":
         check_choice("--construction", args.construction, ("best", "def9", "def11.1", "def11.2"))
@@ -116,7 +117,7 @@ def _compare(args: argparse.Namespace) -> int:
                 f"--classes == {K}, must be {need} for --construction {args.construction} "
                 f"(and --layers >= 2)."
             )
-    result = compare(K, L, n, lam_h, lams)
+    result = compare(K, L, n, lam_h, lams).to_dict()
     if args.construction != "best":
         cf = loss_srg(K, L, n, lam_h, lams, construction=args.construction)
         if cf is None:  # pragma: no cover - excluded above
@@ -138,7 +139,7 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_compare(result: dict[str, Any], K: int, L: int, n: int, lam_h: float, lams: list[float]) -> None:
+def print_compare(result: Mapping[str, Any], K: int, L: int, n: int, lam_h: float, lams: list[float]) -> None:
     """The readable table of :func:`deepcollapse.theory.compare` (used by ``theory compare`` and ``demo``)."""
     print(
         f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {lam_h:g}, λ_W = {_fmt(lams)}  "
@@ -167,7 +168,7 @@ def print_compare(result: dict[str, Any], K: int, L: int, n: int, lam_h: float, 
     )
 
 
-def print_family(result: dict[str, Any]) -> None:
+def print_family(result: Mapping[str, Any]) -> None:
     """The readable table of :func:`deepcollapse.theory.compare_family` (one line per candidate, with how
     its loss was obtained)."""
     print(

@@ -40,6 +40,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "observe_run": "trainer",
         "RUN_FILES": "trainer",
         "analyze_dufm": "classify",
+        "DUFMSummary": "classify",
+        "DUFMRun": "classify",
         "CLASSIFICATIONS": "classify",
         "advance": "kernel",
         "numpy_gradients": "kernel",

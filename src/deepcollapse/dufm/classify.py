@@ -60,6 +60,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +68,12 @@ import numpy as np
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_json, finite_or_none
+from deepcollapse._core.results import Result
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import numpy_gradients
 from deepcollapse.family import Family, get_family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
+from deepcollapse.theory.objective import evaluate
 
 __all__ = [
     "CLASSIFICATIONS",
@@ -81,6 +84,8 @@ __all__ = [
     "GRAM_TOL",
     "PLATEAU_TOL",
     "ZERO_TOL",
+    "DUFMRun",
+    "DUFMSummary",
     "analyze_dufm",
     "gram_match",
     "polish",
@@ -97,6 +102,132 @@ DNC_CONVERGING_COND = 0.25
 DNC_CONVERGING_GAP = 5e-3
 #: Every label :func:`analyze_dufm` gives a run, in the order the rules are tried (module docstring).
 CLASSIFICATIONS = ("diverged", "zero", "srg_like", "dnc", "dnc_converging", "not_converged", "low_rank")
+
+
+@dataclass(frozen=True, eq=False)
+class DUFMRun(Result):
+    """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
+    :attr:`DUFMSummary.runs`; the classification rules are in the module docstring).
+
+    A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
+    ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
+    first four ``None`` / ``False``); ``norms``, ``loss_decrease_last_10pct`` and ``polish_*`` are absent.
+
+    Attributes
+    ----------
+    run : int
+        Index of the run in the folder (``0 .. runs − 1``).
+    seed : int
+        Its seed (``config.seed + run``).
+    diverged : bool
+        Marked diverged by the trainer, or its final parameters are not finite.
+    diverged_step : int or None
+        The step at which the trainer marked it diverged.
+    final_loss, fit, reg : float or None
+        Eq. (1) (or the family's objective) and its two terms at the final parameters.
+    norms : dict
+        ``{"H1": ‖H_1‖_F, "W": [‖W_l‖_F ...]}`` (they grow without bound at λ = 0).
+    grad_norm : float or None
+        ``‖∇ eq.(1)‖_F`` at the final parameters (float64).
+    loss_decrease_last_10pct : float or None
+        Relative loss decrease over the last 10 % of the steps (``metrics.jsonl``).
+    ranks : list of int or None
+        Numerical ranks of the post-activation class means ``M_1 .. M_L`` (tolerance ``rank_rtol · σ_1``).
+    ranks_pre : list of int or None
+        Those of the pre-activation class means ``M~_2 .. M~_L``.
+    dnc1 : list of float or None
+        ``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``.
+    dnc2_cond : list of float or None
+        ``σ_1 / σ_K`` of ``M_1 .. M_L``.
+    srg_gram_distance : float or None
+        Distance of the cosine Gram matrix of ``M_L`` to the SRG's, up to a permutation (``K >= 6``).
+    classification : str
+        One of :data:`CLASSIFICATIONS`.
+    polished_loss : float or None
+        The lowest explicit loss with the run's class-mean structure (:func:`polish`); ``None`` without a
+        closed form.
+    polish_scales : list of float or None
+        The scales ``c_l`` of the polished structure.
+    polish_source : {'learned', 'collapsed', 'zero'} or None
+        Which class means the polish started from.
+    below_dnc : bool
+        ``final_loss < loss_dnc``.
+    """
+
+    run: int | None = None
+    seed: int | None = None
+    diverged: bool | None = None
+    diverged_step: int | None = None
+    final_loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    norms: dict[str, Any] | None = None
+    grad_norm: float | None = None
+    loss_decrease_last_10pct: float | None = None
+    ranks: list[int] | None = None
+    ranks_pre: list[int] | None = None
+    dnc1: list[float | None] | None = None
+    dnc2_cond: list[float | None] | None = None
+    srg_gram_distance: float | None = None
+    classification: str | None = None
+    polished_loss: float | None = None
+    polish_scales: list[float] | None = None
+    polish_source: str | None = None
+    below_dnc: bool | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class DUFMSummary(Result):
+    """The analysis of a DUFM run folder (``summary.json``): returned by :func:`analyze_dufm`,
+    :func:`~deepcollapse.dufm.trainer.train_dufm` and :func:`~deepcollapse.dufm.trainer.resume_dufm`.
+
+    A training stopped early on purpose (``max_steps``) returns a summary holding only ``step`` and
+    ``finished = False`` (its other fields are ``None`` and absent from ``to_dict()``).  Read-only key access
+    (``summary["runs"][0]["classification"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    loss_dnc, loss_srg : float or None
+        The closed-form optimal DNC and SRG losses of the problem (``None`` without a closed form;
+        ``loss_srg`` also where SRG is undefined, ``K < 6``).
+    loss_zero : float or None
+        The fit of the all-zero network (1/2 for MSE, ``log K`` for cross-entropy).
+    step : int
+        The step of the parameters analysed.
+    finished : bool
+        ``step == config.steps``.
+    best_loss : float or None
+        The lowest final loss over the runs that did not diverge.
+    n_below_dnc : int or None
+        How many runs ended below ``loss_dnc``.
+    classifications : dict of str to int or None
+        Number of runs per label of :data:`CLASSIFICATIONS` (labels with no run are absent).
+    criteria : dict or None
+        The tolerances of the classification (``zero_tol, grad_tol, plateau_tol, gram_tol, dnc2_tol,
+        dnc_converging_cond, dnc_converging_gap, rank_rtol``).
+    theory : dict or None
+        The :class:`~deepcollapse.theory.compare.Comparison` as a dict plus ``closed_form: True``, or, without
+        a closed form, ``{closed_form: False, note, family, loss_dnc: None, loss_srg: None, loss_zero}``.
+    config : dict or None
+        The run's :class:`~deepcollapse.dufm.config.DUFMConfig` as a dict.
+    runs : list of DUFMRun or None
+        One entry per run.
+    """
+
+    _nested = {"runs": DUFMRun}
+
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+    loss_zero: float | None = None
+    step: int | None = None
+    finished: bool | None = None
+    best_loss: float | None = None
+    n_below_dnc: int | None = None
+    classifications: dict[str, int] | None = None
+    criteria: dict[str, float] | None = None
+    theory: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    runs: list[DUFMRun] | None = None
 
 
 def _cosine_gram(M: np.ndarray) -> np.ndarray:
@@ -222,25 +353,10 @@ def polish(
 
 
 def _loss_parts(H1: np.ndarray, weights: list[np.ndarray], config: DUFMConfig) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of eq. (1) (or of the config's model family) for one run, in float64: the same
-    value as the trainer's ``loss_parts``, computed here from the family's loss and activation (or the theory
-    engine's objective) so that this module does not import the trainer."""
-    family = getattr(config, "family", None)
-    if family is None:  # MSE + ReLU: the theory engine's explicit objective
-        from deepcollapse.theory.objective import dufm_objective
-
-        parts = dufm_objective(H1, list(weights), config.lam_h, config.lam_w)
-        return float(parts.total), float(parts.fit), float(parts.reg)
-    H = np.asarray(H1, dtype=np.float64)  # (d1, N)
-    for W in weights[:-1]:
-        H = family.activation.forward(np.asarray(W, dtype=np.float64) @ H)  # (d_{l+1}, N)
-    out = np.asarray(weights[-1], dtype=np.float64) @ H  # (K, N)
-    with np.errstate(over="ignore", invalid="ignore"):
-        fit = float(family.loss.value(out, family.targets(config.classes, config.n)))
-    reg = 0.5 * config.lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
-    for lam, W in zip(config.lam_w, weights):
-        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
-    return fit + reg, fit, reg
+    """``(loss, fit, reg)`` of eq. (1) (or of the config's model family) for one run, in float64: the
+    theory's :func:`~deepcollapse.theory.objective.evaluate`, as the trainer's ``loss_parts``."""
+    parts = evaluate(H1, weights, config.problem)
+    return parts.total, parts.fit, parts.reg
 
 
 def _num(x: float) -> float | None:
@@ -360,9 +476,8 @@ def _theory(config: DUFMConfig) -> dict[str, Any]:
     if fam.has_closed_form and config.lam_h > 0 and min(config.lam_w) > 0:
         from deepcollapse.theory.compare import compare
 
-        theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
-        theory["closed_form"] = True
-        return theory
+        c = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+        return {**c.to_dict(), "closed_form": True}
     why = f"model {fam.name}" if not fam.has_closed_form else "lam = 0 (unregularised)"
     return {
         "closed_form": False,
@@ -374,8 +489,21 @@ def _theory(config: DUFMConfig) -> dict[str, Any]:
     }
 
 
-def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
-    """Analyse a run folder (module docstring); ``write=True`` also writes ``summary.json`` atomically."""
+def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> DUFMSummary:
+    """Analyse a run folder: classify each run and compare it with the theory (module docstring).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        A DUFM run folder (``config.yaml`` and ``params.pt`` or ``checkpoint.pt``).
+    write : bool
+        Also write ``summary.json`` (atomically).
+
+    Returns
+    -------
+    DUFMSummary
+        Its ``to_dict()`` is the content of ``summary.json`` (non-finite numbers as ``None``).
+    """
     import torch
 
     from deepcollapse.theory.constructions import srg_gram
@@ -449,7 +577,7 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> dict[str, Any]:
     summary = json.loads(json.dumps(summary, default=_json_default))
     if write:
         atomic_write_json(out / "summary.json", finite_or_none(summary))
-    return finite_or_none(summary)
+    return DUFMSummary.from_dict(finite_or_none(summary))
 
 
 def _json_default(x: Any) -> Any:

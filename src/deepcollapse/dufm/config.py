@@ -9,7 +9,7 @@ options (learning rate and schedule, steps, seeds, initialisation, engine) are r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deepcollapse._core.checks import (
@@ -20,7 +20,8 @@ from deepcollapse._core.checks import (
     check_per_layer,
 )
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse.family import Family, get_family
+from deepcollapse.family import ACTIVATIONS, LOSSES, Family, get_family
+from deepcollapse.theory.problem import Problem
 
 if TYPE_CHECKING:
     import torch
@@ -83,35 +84,110 @@ class DUFMConfig(ConfigMixin):
     # The CLI / sweep alias: one λ for λ_H1 and every λ_W unless those are given explicitly.
     _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {"lam": ("lam_h", "lam_w")}
 
-    classes: int = 10  # K
-    n: int = 50  # samples per class; N = K n
-    layers: int = 4  # L, number of weight matrices W_1..W_L (L = 1: the classical UFM)
-    width: Any = 30  # d_1..d_L: one int or a list of L ints (H1 has d_1 rows, W_L is (K, d_L))
-    lam_h: float = 0.004  # λ_{H_1}
-    lam_w: Any = 0.004  # λ_{W_l}: one float or a list of L (λ = 0: unregularised)
-    loss: str = "mse"  # fit term: mse (eq. (1)) | ce (mean softmax cross-entropy), deepcollapse.family
-    activation: str = "relu"  # σ: relu | linear | relu_eps (σ_ε of Definition 7, needs eps)
-    eps: float | None = None  # ε of relu_eps (> 0); must be unset for the other activations
-    lr: float = 0.5  # (initial) learning rate of plain GD
-    lr_schedule: str = "constant"  # constant | step (× lr_decay every lr_decay_every) | cosine (to lr_min)
-    lr_decay: float = 0.1  # step schedule factor
-    lr_decay_every: int = 0  # step schedule period in steps (0 = never)
-    lr_min: float = 0.0  # cosine schedule floor
-    steps: int = 100_000  # GD steps
-    runs: int = 1  # R, independent runs batched together
-    seed: int = 0  # run r uses seed + r ...
-    seeds: list[int] | None = None  # ... unless explicit seeds are given (len == runs)
-    log_every: int = 1000  # steps between metric records (step 0 and the last step are always logged)
-    checkpoint_every: int = 5000  # steps between atomic checkpoints
-    init: str = "normal"  # normal | uniform (same std)
-    init_scale: Any = None  # std of H1, W_1..W_L (float or L+1 floats); None = [1, 1/√d_1, .., 1/√d_L]
-    dtype: str = "float32"  # float32 | float64
-    device: str = "cpu"  # cpu | cuda | auto (cuda when present)
-    grad: str = "analytic"  # analytic (hand-written backward) | autograd (torch autograd of eq. (1))
-    backend: str = "auto"  # auto (numpy on CPU, torch on cuda) | numpy | torch (analytic grad only for numpy)
-    workers: int = 1  # CPU processes the runs are split across (numpy backend), 1 = in-process
-    sub_batch: int = 4  # runs advanced together per kernel call (cache blocking; results do not depend on it)
-    rank_rtol: float = 1e-3  # numerical rank: singular values > rank_rtol · σ_1 count
+    # Each field's metadata is its command-line option (deepcollapse.cli.options.add_config_options): "help"
+    # describes it (without its default, which is the field's), "choices" the allowed values; a field whose
+    # default is computed (init_scale) states it in "shown_default", computed from the same constants.
+    classes: int = field(default=10, metadata={"help": "K, number of classes"})
+    n: int = field(default=50, metadata={"help": "samples per class; N = K n"})
+    layers: int = field(
+        default=4,
+        metadata={"help": "L, number of weight matrices W_1..W_L (L = 1: the classical UFM)"},
+    )
+    width: Any = field(
+        default=30,
+        metadata={"help": "d_1..d_L: one int or comma-separated L ints (H1 has d_1 rows, W_L is (K, d_L))"},
+    )
+    lam_h: float = field(default=0.004, metadata={"help": "λ_H1 (overrides --lam)"})
+    lam_w: Any = field(
+        default=0.004,
+        metadata={
+            "help": "λ_W: one float or comma-separated L floats (λ = 0: unregularised; overrides --lam)"
+        },
+    )
+    loss: str = field(
+        default="mse",
+        metadata={
+            "help": "fit term: mse (eq. (1)) or ce (mean softmax cross-entropy)",
+            "choices": LOSSES,
+        },
+    )
+    activation: str = field(
+        default="relu",
+        metadata={
+            "help": "σ: relu, linear or relu_eps (the smooth σ_ε of Definition 7, needs --eps)",
+            "choices": ACTIVATIONS,
+        },
+    )
+    eps: float | None = field(
+        default=None, metadata={"help": "ε of --activation relu_eps, > 0 (unset for the other activations)"}
+    )
+    lr: float = field(default=0.5, metadata={"help": "(initial) learning rate of plain GD"})
+    lr_schedule: str = field(
+        default="constant",
+        metadata={
+            "help": "learning-rate schedule: constant, step (× --lr-decay every --lr-decay-every steps) or "
+            "cosine (to --lr-min)",
+            "choices": LR_SCHEDULES,
+        },
+    )
+    lr_decay: float = field(default=0.1, metadata={"help": "step schedule factor"})
+    lr_decay_every: int = field(default=0, metadata={"help": "step schedule period in steps (0 = never)"})
+    lr_min: float = field(default=0.0, metadata={"help": "cosine schedule floor"})
+    steps: int = field(default=100_000, metadata={"help": "GD steps"})
+    runs: int = field(default=1, metadata={"help": "R, independent runs batched together"})
+    seed: int = field(default=0, metadata={"help": "run r uses seed + r (unless --seeds)"})
+    seeds: list[int] | None = field(
+        default=None,
+        metadata={"help": "explicit comma-separated seeds, one per run", "shown_default": "seed + r"},
+    )
+    log_every: int = field(
+        default=1000,
+        metadata={"help": "steps between metric records (step 0 and the last step are always logged)"},
+    )
+    checkpoint_every: int = field(default=5000, metadata={"help": "steps between atomic checkpoints"})
+    init: str = field(
+        default="normal",
+        metadata={"help": "distribution of the initial entries (same std)", "choices": INITS},
+    )
+    init_scale: Any = field(
+        default=None,
+        metadata={
+            "help": "std of the entries of H1, W_1..W_L: one float or L+1 comma-separated floats",
+            "shown_default": f"H1 {DEFAULT_H1_SCALE}, W_l 1/sqrt(d_l)",
+        },
+    )
+    dtype: str = field(default="float32", metadata={"help": "floating-point type", "choices": DTYPES})
+    device: str = field(
+        default="cpu", metadata={"help": "where to compute (auto: cuda when present)", "choices": DEVICES}
+    )
+    grad: str = field(
+        default="analytic",
+        metadata={
+            "help": "gradient: analytic (hand-written backward) or autograd (torch autograd of eq. (1))",
+            "choices": GRADS,
+        },
+    )
+    backend: str = field(
+        default="auto",
+        metadata={
+            "help": "engine: auto (numpy on CPU, torch on cuda), numpy (analytic gradient only) or torch",
+            "choices": BACKENDS,
+        },
+    )
+    workers: int = field(
+        default=1,
+        metadata={"help": "CPU processes the runs are split across (numpy backend), 1 = in-process"},
+    )
+    sub_batch: int = field(
+        default=4,
+        metadata={
+            "help": "runs advanced together per kernel call (cache blocking; results do not depend on it)"
+        },
+    )
+    rank_rtol: float = field(
+        default=1e-3,
+        metadata={"help": "numerical rank threshold: singular values > rank_rtol · σ_1 count"},
+    )
 
     def __post_init__(self) -> None:
         self.classes = check_int("classes", self.classes, min=1)
@@ -176,6 +252,21 @@ class DUFMConfig(ConfigMixin):
     def family(self) -> Family:
         """The model family (loss, activation) of :mod:`deepcollapse.family`."""
         return get_family(self.loss, self.activation, self.eps)
+
+    @property
+    def problem(self) -> Problem:
+        """The instance of eq. (1) this config trains: classes, layers, n, λs, widths and model family."""
+        return Problem(
+            self.classes,
+            self.layers,
+            self.n,
+            self.lam_h,
+            tuple(self.lam_w),
+            tuple(self.width),
+            self.loss,
+            self.activation,
+            self.eps,
+        )
 
     @property
     def N(self) -> int:

@@ -32,14 +32,12 @@ diverged at ``t`` and frozen there; the other runs go on.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import shlex
 import signal
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,7 +45,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from deepcollapse._core.checks import ConfigError, Interrupted
+from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import (
     append_jsonl,
     atomic_torch_save,
@@ -55,10 +54,10 @@ from deepcollapse._core.io import (
     prepare_run_folder,
     truncate_jsonl,
 )
+from deepcollapse.dufm.classify import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, resolve_kernel
 from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, init_params, targets
-from deepcollapse.family import Family, get_family
 from deepcollapse.metrics.functional import (
     class_means,
     nc1_trace_ratio,
@@ -66,6 +65,7 @@ from deepcollapse.metrics.functional import (
     numerical_rank,
     singular_values,
 )
+from deepcollapse.theory.objective import evaluate, forward
 
 __all__ = ["DUFMConfig", "RUN_FILES", "observe_run", "resume_dufm", "train_dufm"]
 
@@ -83,33 +83,13 @@ _CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5
 # ------------------------------------------------------------------------------------------------------------
 # observation
 # ------------------------------------------------------------------------------------------------------------
-def _forward64(
-    H1: np.ndarray, weights: Sequence[np.ndarray], family: Family | None = None
-) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
-    act = (family or get_family()).activation
-    H = np.asarray(H1, dtype=np.float64)
-    pre, post = [], [H]
-    for W in weights[:-1]:
-        Ht = np.asarray(W, dtype=np.float64) @ H
-        pre.append(Ht)
-        H = act.forward(Ht)
-        post.append(H)
-    return pre, post, np.asarray(weights[-1], dtype=np.float64) @ H
-
-
 def loss_parts(
     H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
 ) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64."""
-    fam = config.family
-    _, _, out = _forward64(H1, weights, fam)
-    Y = fam.targets(config.classes, config.n)
-    with np.errstate(over="ignore", invalid="ignore"):
-        fit = float(fam.loss.value(out, Y))
-    reg = 0.5 * config.lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
-    for lam, W in zip(config.lam_w, weights):
-        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
-    return fit + reg, fit, reg
+    """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64:
+    :func:`deepcollapse.theory.objective.evaluate` of ``config.problem``."""
+    parts = evaluate(H1, weights, config.problem)
+    return parts.total, parts.fit, parts.reg
 
 
 def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: DUFMConfig) -> dict[str, Any]:
@@ -138,7 +118,7 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
         "fit": finite_or_none(fit),
         "reg": finite_or_none(reg),
     }
-    pre, post, _ = _forward64(H1, weights, config.family)
+    pre, post, _ = forward(H1, weights, config.family)
     if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
         rec["layers"] = []
         return rec
@@ -264,31 +244,6 @@ class _TorchEngine:
 # ------------------------------------------------------------------------------------------------------------
 # the loop
 # ------------------------------------------------------------------------------------------------------------
-class _StopFlag:
-    def __init__(self) -> None:
-        self.signum: int | None = None
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        if self.signum is not None and signum == signal.SIGINT:  # second Ctrl-C: give up immediately
-            raise KeyboardInterrupt
-        self.signum = signum  # no logging here: a signal handler must not take the logging lock
-
-
-@contextlib.contextmanager
-def _signals(flag: _StopFlag) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    for s in old:
-        signal.signal(s, flag)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 def _params_to_torch(params: Sequence[np.ndarray]) -> list[torch.Tensor]:
     return [torch.from_numpy(np.array(p, copy=True)) for p in params]
 
@@ -366,7 +321,7 @@ def _run_loop(
     progress: bool,
     fresh: bool,
     max_steps: int | None,
-) -> dict[str, Any]:
+) -> DUFMSummary:
     from tqdm.auto import tqdm
 
     engine: _NumpyEngine | _TorchEngine
@@ -378,7 +333,7 @@ def _run_loop(
     else:
         for r in diverged:
             engine.alive[r] = False
-    flag = _StopFlag()
+    flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
     bar = tqdm(
         total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
@@ -388,7 +343,7 @@ def _run_loop(
     chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // per_process))
     best_seen = math.inf  # the progress bar's best=: the lowest loss seen so far (a running minimum)
     try:
-        with _signals(flag):
+        with stop_on_signals(flag):
             if fresh:
                 best_seen = _append_records(out, step, engine.numpy_params(), diverged, config)
                 bar.set_postfix(best=f"{best_seen:.6g}")
@@ -416,10 +371,8 @@ def _run_loop(
                     _write_checkpoint(out, step, P, diverged, config)
                 if flag.signum is not None:
                     log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
-                    raise Interrupted(
-                        flag.signum,
-                        f"stopped by {signal.Signals(flag.signum).name} at step {step}; checkpoint written "
-                        f"to {out}",
+                    raise flag.interrupted(
+                        f"stopped by {flag.name} at step {step}; checkpoint written to {out}",
                         resume=f"deepcollapse dufm resume {shlex.quote(str(out))}",
                     )
     finally:
@@ -437,7 +390,7 @@ def _run_loop(
     if not (out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
         _write_checkpoint(out, step, P, diverged, config)
     if step < config.steps:  # stopped early on purpose (max_steps): a resumable checkpoint is on disk
-        return {"step": step, "finished": False}
+        return DUFMSummary.from_dict({"step": step, "finished": False})
     atomic_torch_save(
         {
             "H1": torch.from_numpy(np.array(P[0])),
@@ -448,10 +401,7 @@ def _run_loop(
         },
         out / "params.pt",
     )
-    from deepcollapse.dufm.classify import analyze_dufm
-
-    summary = analyze_dufm(out, write=True)
-    return summary
+    return analyze_dufm(out, write=True)
 
 
 def train_dufm(
@@ -461,13 +411,14 @@ def train_dufm(
     force: bool = False,
     progress: bool = True,
     max_steps: int | None = None,
-) -> dict[str, Any]:
-    """Train ``config.runs`` runs from scratch into ``out_dir``; return the summary (:func:`analyze_dufm`).
+) -> DUFMSummary:
+    """Train ``config.runs`` runs from scratch into ``out_dir``; return the :class:`DUFMSummary` (of
+    :func:`analyze_dufm`, also in ``summary.json``).
 
     ``force``: overwrite the run files of an existing non-empty folder (otherwise ``ConfigError``).
     ``max_steps``: stop after this many steps with a checkpoint, as if interrupted (``resume_dufm``
-    continues); the return value is then ``{"step": ..., "finished": False}``.  SIGINT/SIGTERM: a checkpoint
-    is written after the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
+    continues); the return value then holds only ``step`` and ``finished = False``.  SIGINT/SIGTERM: a
+    checkpoint is written after the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
@@ -508,11 +459,12 @@ def resume_dufm(
     workers: int | None = None,
     progress: bool = True,
     max_steps: int | None = None,
-) -> dict[str, Any]:
+) -> DUFMSummary:
     """Continue a run folder from its ``checkpoint.pt`` (bit-identical to an uninterrupted run on CPU).
 
     ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count
-    (the trajectory does not depend on it).  A finished folder is re-analysed and its summary returned.
+    (the trajectory does not depend on it).  A finished folder is re-analysed and its :class:`DUFMSummary`
+    returned.
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
@@ -542,8 +494,6 @@ def resume_dufm(
     diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
     truncate_jsonl(out / "metrics.jsonl", "step", step)
     if step == config.steps and step > 0 and (out / "params.pt").is_file():
-        from deepcollapse.dufm.classify import analyze_dufm
-
         return analyze_dufm(out, write=True)
     log.info("resuming %s from step %d of %d", out, step, config.steps)
     return _run_loop(out, config, params, step, diverged, progress=progress, fresh=False, max_steps=max_steps)

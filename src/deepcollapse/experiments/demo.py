@@ -17,14 +17,12 @@ from pathlib import Path
 import pandas as pd
 
 from deepcollapse._core.checks import check_int
+from deepcollapse.experiments.demo_sizes import DEMO_RUNS, DEMO_STEPS
 from deepcollapse.experiments.dufm_helpers import FLAGSHIP
 from deepcollapse.experiments.framework import Context, Experiment
-from deepcollapse.experiments.paper2024 import _fig1, _fig3_left, fig2_panels, fig2_spec
+from deepcollapse.experiments.paper2024 import fig1, fig2_panels, fig2_spec, fig3_left
 
 __all__ = ["DEMO_RUNS", "DEMO_STEPS", "run_demo"]
-
-DEMO_STEPS = 100_000
-DEMO_RUNS = 8
 
 
 def _theory_section(ctx: Context) -> None:
@@ -68,9 +66,9 @@ def _demo_body(steps: int, runs: int) -> object:
         result = ctx.sweep(spec, "flagship")
         fig2_panels(ctx, result, prefix="flagship")
         ctx.report.section("3. 2024 Fig. 3 left (theory)")
-        _fig3_left(ctx)
+        fig3_left(ctx)
         ctx.report.section("4. 2024 Fig. 1 (theory)")
-        _fig1(ctx)
+        fig1(ctx)
 
     return body
 

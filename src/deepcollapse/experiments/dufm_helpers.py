@@ -78,7 +78,7 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
+def point_curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
     """Per (step, seed) losses of every run of a point; ``run`` is the seed (unique across run folders)."""
     from deepcollapse.analysis.tables import step_metrics_frame
 
@@ -88,7 +88,7 @@ def _curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
     return df
 
 
-def _layer_frame(result: SweepResult, point: str | None = None) -> pd.DataFrame:
+def point_layer_frame(result: SweepResult, point: str | None = None) -> pd.DataFrame:
     from deepcollapse.analysis.tables import layer_metrics_frame
 
     df = _concat([layer_metrics_frame(f) for f in _point_folders(result, point)])
@@ -97,7 +97,9 @@ def _layer_frame(result: SweepResult, point: str | None = None) -> pd.DataFrame:
     return df
 
 
-def _final_sv(result: SweepResult, point: str | None = None, kind: str = "post") -> dict[int, np.ndarray]:
+def point_singular_values(
+    result: SweepResult, point: str | None = None, kind: str = "post"
+) -> dict[int, np.ndarray]:
     from deepcollapse.analysis.tables import final_singular_values
 
     out: dict[int, list[np.ndarray]] = {}
@@ -111,7 +113,7 @@ def _final_sv(result: SweepResult, point: str | None = None, kind: str = "post")
     return merged
 
 
-def _best_means(
+def best_means(
     result: SweepResult, points: Sequence[str], classes: int
 ) -> tuple[dict[str, list[Any]], dict[str, Any], str]:
     """Class means of the best run over ``points``: the lowest ``final_loss / L_DNC`` (so that points with
@@ -147,15 +149,13 @@ _RUN_COLUMNS = [
 ]
 
 
-def _runs_table(ctx: Context, result: SweepResult, name: str, caption: str) -> None:
+def runs_table(ctx: Context, result: SweepResult, name: str, caption: str) -> None:
     cols = list(dict.fromkeys(["point", *result.spec.varying_keys(), *_RUN_COLUMNS[1:]]))
     cols += [c for c in result.runs.columns if c.startswith("rank_")]
     ctx.table(result.runs, f"{name}_runs", caption, columns=cols)
 
 
-def _summary_table(
-    ctx: Context, result: SweepResult, name: str, caption: str, metrics: Sequence[str]
-) -> None:
+def summary_table(ctx: Context, result: SweepResult, name: str, caption: str, metrics: Sequence[str]) -> None:
     """Write the full per-point table (CSV) and show ``metrics`` as "mean ± std" columns in the report."""
     from deepcollapse.analysis.tables import format_mean_std
 
@@ -166,7 +166,7 @@ def _summary_table(
     ctx.report.add_table(format_mean_std(result.summary, keys, metrics), caption)
 
 
-def _spec(
+def seeded_spec(
     name: str,
     base: dict[str, Any],
     seeds: int,

@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepcollapse.experiments.dufm_helpers import _curves, _final_sv, _layer_frame, _spec, dufm_base
+from deepcollapse.experiments.dufm_helpers import (
+    dufm_base,
+    point_curves,
+    point_layer_frame,
+    point_singular_values,
+    seeded_spec,
+)
 from deepcollapse.experiments.framework import Context, Experiment, register
 
 __all__ = ["CE_GRID", "DEPTHS", "EPS_VALUES", "LINEAR_POINTS"]
@@ -187,16 +193,16 @@ def _ce_conjecture(ctx: Context) -> None:
     # GD at the flagship size under CE
     base = dufm_base(ctx.smoke, loss="ce")
     seeds = 2 if ctx.smoke else 10
-    result = ctx.sweep(_spec("ce-conjecture-gd", base, seeds, seeds_per_run=max(1, seeds // 2)))
+    result = ctx.sweep(seeded_spec("ce-conjecture-gd", base, seeds, seeds_per_run=max(1, seeds // 2)))
     K, L, n = base["classes"], base["layers"], base["n"]
     theory = compare_family(K, L, n, base["lam"], base["lam"], loss="ce")
     l_dnc, l_srg = theory["loss_dnc"], theory["loss_srg"]
     ctx.report.section(f"GD under cross-entropy at the flagship size (K = {K}, L = {L}, n = {n})")
-    fig, _ = plot_loss_curves(_curves(result), l_dnc, l_srg, zoom=True)
+    fig, _ = plot_loss_curves(point_curves(result), l_dnc, l_srg, zoom=True)
     ctx.figure(
         fig, "ce_conjecture_gd_loss", "Training loss (CE) against the CE-re-optimised DNC and SRG losses."
     )
-    sv = _final_sv(result)
+    sv = point_singular_values(result)
     if sv:
         fig, _ = plot_singular_values(sv)
         ctx.figure(
@@ -234,7 +240,7 @@ def _ce_depth_rank(ctx: Context) -> None:
     depths = [2, 3, 4] if ctx.smoke else DEPTHS
     points = [{"activation": act, "layers": L} for act in ("relu", "linear") for L in depths]
     seeds = 2 if ctx.smoke else 5
-    result = ctx.sweep(_spec("ce-depth-rank", dufm_base(ctx.smoke, loss="ce"), seeds, points=points))
+    result = ctx.sweep(seeded_spec("ce-depth-rank", dufm_base(ctx.smoke, loss="ce"), seeds, points=points))
     runs = mark_trained(_with_layer_ranks(result.runs), dufm_base(ctx.smoke, loss="ce"))
     K = dufm_base(ctx.smoke)["classes"]
     ctx.report.section("Rank of the class means at convergence against depth (cross-entropy)")
@@ -341,7 +347,7 @@ def _linear_dufm(ctx: Context) -> None:
     if ctx.smoke:
         base.update(steps=300, log_every=50)
     seeds = 2 if ctx.smoke else 3
-    result = ctx.sweep(_spec("linear-dufm", base, seeds, points=_linear_points(ctx.smoke)))
+    result = ctx.sweep(seeded_spec("linear-dufm", base, seeds, points=_linear_points(ctx.smoke)))
     runs = _with_layer_ranks(result.runs)
     K, n = base["classes"], base["n"]
     ctx.report.section("Deep linear UFM: GD against the optimum, rank against depth and width")
@@ -396,7 +402,7 @@ def _relu_eps(ctx: Context) -> None:
     points: list[dict[str, Any]] = [{"activation": "relu"}]
     points += [{"activation": "relu_eps", "eps": e} for e in eps_values]
     seeds = 2 if ctx.smoke else 3
-    result = ctx.sweep(_spec("relu-eps", dufm_base(ctx.smoke), seeds, points=points))
+    result = ctx.sweep(seeded_spec("relu-eps", dufm_base(ctx.smoke), seeds, points=points))
     runs = result.runs.copy()
     ctx.report.section("DNC1 per layer at convergence as ε → 0 (Theorem 8)")
     if runs.empty:
@@ -435,7 +441,7 @@ def _relu_eps(ctx: Context) -> None:
         "Per run: DNC1 of every layer at convergence.",
         columns=["activation", "eps", "seed", "final_loss", "max_dnc1", *dnc1_cols],
     )
-    layer_frame = _layer_frame(result)
+    layer_frame = point_layer_frame(result)
     if not layer_frame.empty:
         ctx.configs["relu_eps_layers_logged"] = sorted(layer_frame["layer"].unique().tolist())
 

@@ -173,7 +173,7 @@ def _net_body(preset: NetPreset) -> Callable[[Context], None]:
         cfg.pop("seed", None)
         if preset.needs_dufm_head:
             d1 = cfg.get("feature_dim") or 64  # ResNet20's pooled output has 64 channels
-            head = _pretrain_head(ctx, [int(d1)] + [int(cfg["head_width"])] * (int(cfg["head_layers"]) - 1))
+            head = _pretrain_head(ctx, [int(d1)] + [int(cfg["width"])] * (int(cfg["layers"]) - 1))
             cfg["head_init"] = str(head)
         grid = {k: (v[:2] if ctx.smoke else v) for k, v in preset.sweep.items()}
         n_seeds = 1 if ctx.smoke else preset.seeds
@@ -201,9 +201,7 @@ def _net_body(preset: NetPreset) -> Callable[[Context], None]:
                 ctx.figure(
                     fig, f"{preset.name}_sv", "Singular values of the class means per layer at the end."
                 )
-            layer, kind = GRAM_PANELS.get(
-                preset.name, (max(2, (int(cfg["head_layers"]) + 1) // 2 + 1), "post")
-            )
+            layer, kind = GRAM_PANELS.get(preset.name, (max(2, (int(cfg["layers"]) + 1) // 2 + 1), "post"))
             gram = _gram(result, layer, kind)
             if gram is not None:
                 sym = "\\tilde M" if kind == "pre" else "M"

@@ -69,7 +69,7 @@ _LONG = {
     "epochs": 200,
     "batch_size": 128,
     "lr_schedule": "multistep",
-    "milestones": [0.5, 0.75],
+    "lr_milestones": [0.5, 0.75],
     "optimizer": "sgd",
     "momentum": 0.9,
     "loss": "mse",
@@ -78,8 +78,8 @@ _LONG = {
 _FIG2 = {
     **_CIFAR,
     **_LONG,
-    "head_layers": 4,
-    "head_width": 64,
+    "layers": 4,
+    "width": 64,
     "reg": "dufm",
     "lam": 0.005,
     "lam_h": 5e-6,
@@ -89,8 +89,8 @@ _FIG2 = {
 _FIG4_C10 = {
     **_CIFAR,
     **_LONG,
-    "head_layers": 5,
-    "head_width": 64,
+    "layers": 5,
+    "width": 64,
     "reg": "standard",
     "lam": 0.08,
     "lr": 0.005,
@@ -98,8 +98,8 @@ _FIG4_C10 = {
 _FIG4_MNIST = {
     **_MNIST,
     **_LONG,
-    "head_layers": 5,
-    "head_width": 64,
+    "layers": 5,
+    "width": 64,
     "reg": "standard",
     "lam": 0.04,
     "lr": 0.01,
@@ -107,8 +107,8 @@ _FIG4_MNIST = {
 _FIG1_2023 = {
     **_CIFAR,
     "classes": [0, 1],
-    "head_layers": 3,
-    "head_width": 64,
+    "layers": 3,
+    "width": 64,
     "freeze_head": True,
     "reg": "none",
     "optimizer": "sgd",
@@ -194,9 +194,9 @@ NET_PRESETS: dict[str, NetPreset] = {
 _SMOKE = {
     "dataset": "digits",
     "data_dir": None,
-    "n_per_class": 20,
-    "n_test_per_class": 10,
-    "head_width": 16,
+    "n": 20,
+    "n_test": 10,
+    "width": 16,
     "epochs": 10,
     "batch_size": 20,
     "eval_every": 1,
@@ -222,7 +222,7 @@ def net_preset(name: str, smoke: bool = False) -> NetConfig:
         cfg.update(_SMOKE)
         cfg["lr_schedule"] = "constant"
         if name == "net-2023-fig1":
-            cfg.update({"lr": 1e-2, "momentum": 0.9, "n_per_class": 40, "batch_size": 20})
+            cfg.update({"lr": 1e-2, "momentum": 0.9, "n": 40, "batch_size": 20})
         elif cfg["reg"] == "standard":
             cfg.update({"lam": 0.005, "lr": 0.05})
     return NetConfig.from_dict(cfg)
@@ -262,8 +262,8 @@ def list_net_presets() -> list[dict[str, Any]]:
 #                                     collapses to a trivial solution (10 % train acc, rank 1).
 DIGITS_DEMO: dict[str, Any] = {
     "dataset": "digits",
-    "head_layers": 4,
-    "head_width": 64,
+    "layers": 4,
+    "width": 64,
     "reg": "dufm",
     "lam": 0.005,
     "lam_h": 5e-6,

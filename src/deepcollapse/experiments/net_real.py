@@ -41,6 +41,7 @@ the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,8 @@ class RealSetting:
 _COMMON: dict[str, Any] = {
     "backbone": "mlp",
     "backbone_depth": 2,
-    "head_layers": 4,
-    "head_width": 32,
+    "layers": 4,
+    "width": 32,
     "loss": "mse",
     "lam_h": 5e-4,
     "lam_h_scale": "batch_mean",
@@ -82,7 +83,7 @@ _COMMON: dict[str, Any] = {
     "momentum": 0.9,
     "lr": 0.05,
     "lr_schedule": "multistep",
-    "milestones": [0.5, 0.75],
+    "lr_milestones": [0.5, 0.75],
     "batch_size": 128,
     "eval_every": 0,
     "threads": 1,
@@ -90,7 +91,7 @@ _COMMON: dict[str, Any] = {
 }
 
 # Smoke: 30 samples per class, 40 epochs of 5 batches; a second or two per run.
-_SMOKE: dict[str, Any] = {"n_per_class": 30, "n_test_per_class": 10, "epochs": 40, "batch_size": 60}
+_SMOKE: dict[str, Any] = {"n": 30, "n_test": 10, "epochs": 40, "batch_size": 60}
 
 REAL_SETTINGS: dict[str, RealSetting] = {
     "digits": RealSetting(
@@ -98,8 +99,8 @@ REAL_SETTINGS: dict[str, RealSetting] = {
         {
             **_COMMON,
             "dataset": "digits",
-            "n_per_class": 139,
-            "n_test_per_class": 35,
+            "n": 139,
+            "n_test": 35,
             "backbone_width": 128,
             "epochs": 200,
         },
@@ -115,8 +116,8 @@ REAL_SETTINGS: dict[str, RealSetting] = {
         {
             **_COMMON,
             "dataset": "mnist1d",
-            "n_per_class": 200,
-            "n_test_per_class": 89,
+            "n": 200,
+            "n_test": 89,
             "backbone_width": 256,
             "epochs": 100,
         },
@@ -228,7 +229,7 @@ def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
     return out
 
 
-def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None:
+def theory_levels(config: dict[str, Any], n_train: int) -> Mapping[str, Any] | None:
     """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
 
     ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
@@ -249,7 +250,7 @@ def theory_levels(config: dict[str, Any], n_train: int) -> dict[str, Any] | None
     n = n_train // K
     if n * K != n_train:
         n, lam_h = 1, lam_h * n_train / K
-    return compare(K, int(config["head_layers"]), n, lam_h, float(config["lam"]))
+    return compare(K, int(config["layers"]), n, lam_h, float(config["lam"]))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -326,7 +327,7 @@ def _dnc_body(setting: RealSetting) -> Any:
                 )
                 for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
                     sv_acc.setdefault(layer, []).append(arr)
-                n_train = int(t.config["n_per_class"]) * 10
+                n_train = int(t.config["n"]) * 10
                 levels = theory_levels(t.config, n_train)
             if not layers:
                 continue

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from deepcollapse.experiments.dufm_helpers import (
-    _curves,
-    _runs_table,
-    _spec,
-    _summary_table,
     dufm_base,
+    point_curves,
+    runs_table,
+    seeded_spec,
+    summary_table,
 )
 from deepcollapse.experiments.framework import Context, Experiment, register
 
@@ -29,7 +29,7 @@ def _binary(ctx: Context) -> None:
     from deepcollapse.analysis.figures import plot_loss_curves
 
     depths = [3, 4] if ctx.smoke else [3, 4, 5]
-    spec = _spec(
+    spec = seeded_spec(
         "dnc2023-binary",
         dufm_base(ctx.smoke, classes=2, steps=50_000, log_every=500),
         2 if ctx.smoke else 5,
@@ -43,7 +43,7 @@ def _binary(ctx: Context) -> None:
         pid = f"layers={L}"
         rows = result.runs[result.runs["point"] == pid]
         loss_dnc = float(rows["loss_dnc"].iloc[0]) if not rows.empty else None
-        plot_loss_curves(_curves(result, pid), loss_dnc, None, ax=ax)
+        plot_loss_curves(point_curves(result, pid), loss_dnc, None, ax=ax)
         ax.set_title(f"L = {L}", fontsize=9)
     ctx.figure(
         fig,
@@ -56,14 +56,14 @@ def _binary(ctx: Context) -> None:
     from deepcollapse.analysis.tables import aggregate_runs
 
     result.summary = aggregate_runs(runs, ["point", "layers"])
-    _summary_table(
+    summary_table(
         ctx,
         result,
         "dnc2023_binary",
         "Relative gap to L_DNC and DNC rate, mean ± std over seeds.",
         ["final_loss", "loss_dnc", "gap_to_dnc", "is_dnc"],
     )
-    _runs_table(ctx, result, "dnc2023_binary", "Per run.")
+    runs_table(ctx, result, "dnc2023_binary", "Per run.")
 
 
 register(

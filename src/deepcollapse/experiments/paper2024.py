@@ -20,14 +20,14 @@ import pandas as pd
 from deepcollapse.experiments.dufm_helpers import (
     DNC_CRITERION,
     DNC_CRITERION_SHORT,
-    _best_means,
-    _curves,
-    _final_sv,
-    _layer_frame,
-    _runs_table,
-    _spec,
-    _summary_table,
+    best_means,
     dufm_base,
+    point_curves,
+    point_layer_frame,
+    point_singular_values,
+    runs_table,
+    seeded_spec,
+    summary_table,
     zero_threshold_lam,
 )
 from deepcollapse.experiments.framework import Context, Experiment, register
@@ -41,7 +41,7 @@ __all__ = ["FIG3_LEFT", "FIG3_MID_LAMS", "FIG3_RIGHT_WIDTHS", "STRUCTURE_LAMS", 
 # ----------------------------------------------------------------------------------------------------
 
 
-def _fig1(ctx: Context) -> None:
+def fig1(ctx: Context) -> None:
     from deepcollapse.analysis.theory_plots import plot_srg, srg_figure_data
     from deepcollapse.experiments.outputs import forward_class_means
     from deepcollapse.theory import compare, dnc_solution, srg_solution
@@ -107,7 +107,7 @@ def _fig3_left_data(smoke: bool) -> pd.DataFrame:
 FIG3_LEFT: dict[str, Any] = {"n": 1, "lam": 1e-3}
 
 
-def _fig3_left(ctx: Context) -> None:
+def fig3_left(ctx: Context) -> None:
     from deepcollapse.analysis.theory_plots import plot_ratio, ratio_data
 
     rs = list(range(4, 7) if ctx.smoke else range(4, 16))
@@ -131,7 +131,7 @@ def fig2_spec(smoke: bool, steps: int | None = None, seeds: int | None = None) -
     if steps is not None:
         base.update(steps=steps, log_every=max(1, steps // 100))
     n_seeds = seeds if seeds is not None else (2 if smoke else 10)
-    return _spec("fig2-top", base, n_seeds, seeds_per_run=max(1, n_seeds // 2))
+    return seeded_spec("fig2-top", base, n_seeds, seeds_per_run=max(1, n_seeds // 2))
 
 
 def fig2_panels(ctx: Context, result: SweepResult, prefix: str = "fig2") -> None:
@@ -142,25 +142,25 @@ def fig2_panels(ctx: Context, result: SweepResult, prefix: str = "fig2") -> None
     loss_dnc = float(runs["loss_dnc"].iloc[0]) if not runs.empty else None
     loss_srg = float(runs["loss_srg"].iloc[0]) if not runs.empty else None
     ctx.report.section("Training loss, DNC1 and singular values (mean ± 1 std over seeds)")
-    fig, _ = plot_loss_curves(_curves(result), loss_dnc, loss_srg)
+    fig, _ = plot_loss_curves(point_curves(result), loss_dnc, loss_srg)
     ctx.figure(fig, f"{prefix}_loss", "Training loss against the DNC and SRG optimal losses.")
-    layers = _layer_frame(result)
+    layers = point_layer_frame(result)
     if not layers.empty:
         fig, _ = plot_layer_metric(layers, "dnc1")
         ctx.figure(fig, f"{prefix}_dnc1", "DNC1 = tr(Σ_W)/tr(Σ_B) per layer (post-ReLU) over training.")
-    sv = _final_sv(result)
+    sv = point_singular_values(result)
     if sv:
         fig, _ = plot_singular_values(sv)
         ctx.figure(fig, f"{prefix}_singular_values", "Singular values of the class means M_l at the end.")
     ctx.report.section("Results")
-    _summary_table(
+    summary_table(
         ctx,
         result,
         prefix,
         "Mean ± std over seeds.",
         ["final_loss", "loss_dnc", "loss_srg", "below_dnc", "loss_ratio_srg", "mean_rank", "is_dnc"],
     )
-    _runs_table(ctx, result, prefix, "Per run (classification by the trainer's analysis).")
+    runs_table(ctx, result, prefix, "Per run (classification by the trainer's analysis).")
 
 
 def _fig2_top(ctx: Context) -> None:
@@ -181,7 +181,9 @@ def _fig3_middle(ctx: Context) -> None:
     from deepcollapse.analysis.figures import plot_sweep_curve
 
     lams = [2.0**-9, 2.0**-8] if ctx.smoke else FIG3_MID_LAMS
-    spec = _spec("fig3-middle", dufm_base(ctx.smoke, classes=15), 1 if ctx.smoke else 5, grid={"lam": lams})
+    spec = seeded_spec(
+        "fig3-middle", dufm_base(ctx.smoke, classes=15), 1 if ctx.smoke else 5, grid={"lam": lams}
+    )
     result = ctx.sweep(spec)
     ctx.report.section("Average intermediate rank against weight decay (L = 4, K = 15)")
     fig, _ = plot_sweep_curve(result.summary, "lam", "mean_rank", log2x=True)
@@ -191,17 +193,15 @@ def _fig3_middle(ctx: Context) -> None:
         "Average rank of the intermediate class means at the end of training against the weight decay λ "
         "(log scale; mean ± std over seeds).",
     )
-    _summary_table(
-        ctx, result, "fig3_middle", "Mean ± std over seeds.", ["mean_rank", "final_loss", "is_dnc"]
-    )
-    _runs_table(ctx, result, "fig3_middle", "Per run.")
+    summary_table(ctx, result, "fig3_middle", "Mean ± std over seeds.", ["mean_rank", "final_loss", "is_dnc"])
+    runs_table(ctx, result, "fig3_middle", "Per run.")
 
 
 def _fig3_right(ctx: Context) -> None:
     from deepcollapse.analysis.figures import plot_sweep_curve
 
     widths = [10, 20] if ctx.smoke else FIG3_RIGHT_WIDTHS
-    spec = _spec("fig3-right", dufm_base(ctx.smoke), 2 if ctx.smoke else 10, grid={"width": widths})
+    spec = seeded_spec("fig3-right", dufm_base(ctx.smoke), 2 if ctx.smoke else 10, grid={"width": widths})
     result = ctx.sweep(spec)
     ctx.report.section("Probability of reaching DNC against width (L = 4, K = 10)")
     fig, ax = plot_sweep_curve(result.summary, "width", "reaches_dnc", band=False)
@@ -214,14 +214,14 @@ def _fig3_right(ctx: Context) -> None:
     )
     fig, _ = plot_sweep_curve(result.summary, "width", "mean_rank")
     ctx.figure(fig, "fig3_right_rank", "Average intermediate rank against the width (rank K = 10 for DNC).")
-    _summary_table(
+    summary_table(
         ctx,
         result,
         "fig3_right",
         "Mean ± std over seeds (reaches_dnc: dnc or dnc_converging; is_dnc: dnc only).",
         ["reaches_dnc", "is_dnc", "mean_rank", "final_loss"],
     )
-    _runs_table(ctx, result, "fig3_right", "Per run.")
+    runs_table(ctx, result, "fig3_right", "Per run.")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -244,8 +244,8 @@ def _structure_panels(
     and kind in {"pre", "post"}."""
     from deepcollapse.analysis.figures import plot_loss_parts, plot_matrix, plot_singular_values
 
-    means, run, point = _best_means(result, points, K)
-    curves = _curves(result, point)
+    means, run, point = best_means(result, points, K)
+    curves = point_curves(result, point)
     seed = run["seed"]
     ctx.report.section(
         f"{tag}: best run ({point}, seed {seed}, final loss {run.get('final_loss', float('nan')):.6g}, "
@@ -301,7 +301,7 @@ def _lam_points(K: int, smoke: bool) -> list[dict[str, Any]]:
 def _fig5(ctx: Context) -> None:
     Ks = [3, 4, 5]
     points = [p for k in Ks for p in _lam_points(k, ctx.smoke)]
-    spec = _spec("fig5", dufm_base(ctx.smoke), 1 if ctx.smoke else 5, points=points)
+    spec = seeded_spec("fig5", dufm_base(ctx.smoke), 1 if ctx.smoke else 5, points=points)
     result = ctx.sweep(spec)
     for k in Ks:
         pids = [point_id(p) for p in points if p["classes"] == k]
@@ -309,19 +309,19 @@ def _fig5(ctx: Context) -> None:
             ctx, result, pids, k, 4, f"fig5_K{k}", [("M", "post", 3), ("M", "pre", 4), ("gram", "post", 3)]
         )
     ctx.report.section("Results")
-    _summary_table(
+    summary_table(
         ctx,
         result,
         "fig5",
         "Mean ± std over seeds.",
         ["final_loss", "loss_dnc", "below_dnc", "mean_rank", "is_dnc"],
     )
-    _runs_table(ctx, result, "fig5", "Per run.")
+    runs_table(ctx, result, "fig5", "Per run.")
 
 
 def _fig6(ctx: Context) -> None:
     base = dufm_base(ctx.smoke, classes=15, layers=7, lam=0.0025, steps=200_000, log_every=2000)
-    spec = _spec("fig6", base, 1 if ctx.smoke else 5)
+    spec = seeded_spec("fig6", base, 1 if ctx.smoke else 5)
     result = ctx.sweep(spec)
     _structure_panels(
         ctx,
@@ -334,16 +334,16 @@ def _fig6(ctx: Context) -> None:
         sv_layers=[("pre", 2), ("pre", 6), ("post", 6)],
     )
     ctx.report.section("Results")
-    _summary_table(
+    summary_table(
         ctx, result, "fig6", "Mean ± std over seeds.", ["final_loss", "loss_dnc", "loss_srg", "mean_rank"]
     )
-    _runs_table(ctx, result, "fig6", "Per run.")
+    runs_table(ctx, result, "fig6", "Per run.")
 
 
 def _srg_like(K: int, name: str) -> Callable[[Context], None]:
     def body(ctx: Context) -> None:
         points = _lam_points(K, ctx.smoke)
-        spec = _spec(name, dufm_base(ctx.smoke, classes=K), 1 if ctx.smoke else 5, points=points)
+        spec = seeded_spec(name, dufm_base(ctx.smoke, classes=K), 1 if ctx.smoke else 5, points=points)
         result = ctx.sweep(spec)
         sv = [("post", 3)] if K == 6 else []
         _structure_panels(
@@ -357,14 +357,14 @@ def _srg_like(K: int, name: str) -> Callable[[Context], None]:
             sv_layers=sv,
         )
         ctx.report.section("Results")
-        _summary_table(
+        summary_table(
             ctx,
             result,
             name.replace("-", "_"),
             "Mean ± std over seeds.",
             ["final_loss", "loss_dnc", "loss_srg", "below_dnc", "mean_rank", "is_dnc"],
         )
-        _runs_table(ctx, result, name.replace("-", "_"), "Per run.")
+        runs_table(ctx, result, name.replace("-", "_"), "Per run.")
 
     return body
 
@@ -383,7 +383,7 @@ for _exp in (
         "scales do).",
         "≈ 4 s (measured)",
         "theory",
-        _fig1,
+        fig1,
     ),
     Experiment(
         "fig2-top",
@@ -408,7 +408,7 @@ for _exp in (
         "not state λ; the ratio depends on the λ's only through n·λ_H1·∏λ_Wl).",
         "≈ 4 s (measured)",
         "theory",
-        _fig3_left,
+        fig3_left,
     ),
     Experiment(
         "fig3-middle",

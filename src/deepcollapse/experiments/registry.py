@@ -28,14 +28,14 @@ from deepcollapse.experiments.dufm_helpers import (  # noqa: F401  (re-exported)
     DNC_CRITERION,
     FLAGSHIP,
     SMOKE,
-    _best_means,
-    _curves,
-    _final_sv,
-    _layer_frame,
-    _runs_table,
-    _spec,
-    _summary_table,
+    best_means,
     dufm_base,
+    point_curves,
+    point_layer_frame,
+    point_singular_values,
+    runs_table,
+    seeded_spec,
+    summary_table,
     zero_threshold_lam,
 )
 from deepcollapse.experiments.framework import Context, Experiment, register, registered
@@ -91,7 +91,7 @@ def experiment_table() -> pd.DataFrame:
 
 
 def __getattr__(name: str) -> object:
-    """Figure-level names of the paper modules (``fig2_spec``, ``_fig1``, ...), kept importable from here."""
+    """Figure-level names of the paper modules (``fig2_spec``, ``fig1``, ...), kept importable from here."""
     for module in ("deepcollapse.experiments.paper2024", "deepcollapse.experiments.paper2023"):
         mod = importlib.import_module(module)
         if hasattr(mod, name):

@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse._core.checks import check_float, check_int, check_per_layer
+from deepcollapse.theory.objective import objective_from_output
+from deepcollapse.theory.problem import Problem
 
 __all__ = [
     "PolishResult",
@@ -52,6 +53,7 @@ __all__ = [
     "forward_backward",
     "grad_norm",
     "hessian_operator",
+    "piece_objective",
     "polish",
     "sigma_eps_polish",
     "unflatten",
@@ -59,43 +61,6 @@ __all__ = [
     "value_and_grad",
     "zero_preactivations",
 ]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """An instance of eq. (1): ``K`` classes, ``n`` samples per class, ``λ_{H_1}``, ``λ_{W_1..W_L}``."""
-
-    classes: int
-    n: int
-    lam_h: float
-    lam_w: tuple[float, ...]
-
-    @classmethod
-    def make(cls, classes: int, n: int, lam_h: float, lam_w: float | Sequence[float], layers: int) -> Problem:
-        return cls(
-            check_int("classes", classes, min=2),
-            check_int("n", n, min=1),
-            check_float("lam_h", lam_h, gt=0.0),
-            tuple(check_per_layer("lam_w", lam_w, check_int("layers", layers, min=1))),
-        )
-
-    @property
-    def layers(self) -> int:
-        return len(self.lam_w)
-
-    @property
-    def N(self) -> int:
-        return self.classes * self.n
-
-    def reduced(self) -> Problem:
-        """The ``n = 1`` problem with ``nλ_{H_1}`` (same minimum; module docstring)."""
-        return Problem(self.classes, 1, self.n * self.lam_h, self.lam_w)
-
-    def targets(self) -> np.ndarray:
-        return np.kron(np.eye(self.classes), np.ones((1, self.n)))  # (K, N)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"classes": self.classes, "n": self.n, "lam_h": self.lam_h, "lam_w": list(self.lam_w)}
 
 
 def expand(M1: np.ndarray, n: int) -> np.ndarray:
@@ -157,7 +122,9 @@ def forward_backward(
     backward pass behind :func:`value_and_grad` (ReLU or a fixed pattern) and the σ_ε continuation.
 
     ``activation(l, H~)`` returns ``(s_l(H~), s_l'(H~))`` for the ``l``-th hidden pre-activation (``l = 0``
-    is ``H~_2``).  Backward pass: ``G = (W_L H_L − Y)/N``; ``∂W_l = G H_l^T + λ_{W_l} W_l``;
+    is ``H~_2``).  The value is the theory's :func:`~deepcollapse.theory.objective.objective_from_output` (the
+    one float64 eq. (1)) of this forward pass.  Backward pass: ``G = (W_L H_L − Y)/N`` (the residual of
+    ``problem``'s loss); ``∂W_l = G H_l^T + λ_{W_l} W_l``;
     ``G ← s_l' ⊙ (W_l^T G)``; ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
     """
     H1, Ws = np.asarray(params[0], dtype=np.float64), [np.asarray(W, dtype=np.float64) for W in params[1:]]
@@ -167,10 +134,10 @@ def forward_backward(
         Ds.append(D)
         Hs.append(H)
     N = H1.shape[1]
-    E = Ws[-1] @ Hs[-1] - problem.targets()  # (K, N)
-    f = float(np.sum(E**2)) / (2.0 * N) + 0.5 * problem.lam_h * float(np.sum(H1**2))
-    f += sum(0.5 * lam * float(np.sum(W**2)) for lam, W in zip(problem.lam_w, Ws))
-    G = E / N
+    loss, Y = problem.family.loss, problem.targets()
+    out = Ws[-1] @ Hs[-1]  # (K, N)
+    f = objective_from_output(out, Y, H1, Ws, problem.lam_h, problem.lam_w, loss).total  # the one eq. (1)
+    G = loss.residual(out, Y) / N  # MSE: (W_L H_L − Y)/N
     gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
     for l in range(len(Ws) - 1, -1, -1):
         gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
@@ -206,6 +173,37 @@ def grad_norm(params: Sequence[np.ndarray], problem: Problem) -> float:
     return math.sqrt(sum(float(np.sum(g**2)) for g in value_and_grad(params, problem)[1]))
 
 
+def piece_objective(ts: Sequence[Any], masks: Sequence[Any], Y: Any, problem: Problem) -> Any:
+    """The smooth piece ``f_D`` of eq. (1) (MSE) as a torch float64 graph, for second derivatives only (HVPs,
+    the Clarke residual): ``H~_{l+1} = W_l H_l``, ``H_{l+1} = D_l ⊙ H~_{l+1}`` with the masks ``D_l`` (0/1,
+    or relaxed in [0, 1]); values of eq. (1) come from :func:`value`, i.e. the theory's objective.
+
+    Parameters
+    ----------
+    ts : sequence of torch.Tensor
+        ``[H_1, W_1, ..., W_L]`` (float64, usually ``requires_grad``).
+    masks : sequence of torch.Tensor
+        ``D_2 .. D_L``, the shapes of ``H~_2 .. H~_L``.
+    Y : torch.Tensor
+        Targets ``(K, N)``.
+    problem : Problem
+        The ``λ``s.
+
+    Returns
+    -------
+    torch.Tensor
+        The scalar ``f_D``.
+    """
+    H = ts[0]
+    for W, D in zip(ts[1:-1], masks):
+        H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
+    E = ts[-1] @ H - Y  # (K, N)
+    f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
+    for lam, W in zip(problem.lam_w, ts[1:]):
+        f = f + 0.5 * lam * (W**2).sum()
+    return f
+
+
 class _Piece:
     """Torch float64 graph of the smooth piece ``f_D`` at one point, reused for many HVPs."""
 
@@ -216,14 +214,7 @@ class _Piece:
         self.shapes = [np.shape(p) for p in params]
         self.ts = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in params]
         masks = [torch.tensor(np.asarray(D, dtype=np.float64)) for D in pattern]
-        Y = torch.tensor(problem.targets())
-        H = self.ts[0]
-        for W, D in zip(self.ts[1:-1], masks):
-            H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
-        E = self.ts[-1] @ H - Y  # (K, N)
-        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (self.ts[0] ** 2).sum()
-        for lam, W in zip(problem.lam_w, self.ts[1:]):
-            f = f + 0.5 * lam * (W**2).sum()
+        f = piece_objective(self.ts, masks, torch.tensor(problem.targets()), problem)
         self.grads = torch.autograd.grad(f, self.ts, create_graph=True)
 
     def hvp(self, v: np.ndarray) -> np.ndarray:

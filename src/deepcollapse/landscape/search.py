@@ -46,17 +46,19 @@ import logging
 import math
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
+from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int, check_per_layer
+from deepcollapse._core.config import ConfigMixin
+from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import atomic_write_json, finite_or_none
+from deepcollapse._core.results import Result, to_jsonable
 from deepcollapse.landscape.piecewise import (
     Problem,
     collapse,
@@ -64,8 +66,94 @@ from deepcollapse.landscape.piecewise import (
     sigma_eps_polish,
     value,
 )
+from deepcollapse.theory.objective import dufm_objective, forward
 
-__all__ = ["SearchConfig", "SearchInterrupted", "describe_solution", "search_dufm"]
+__all__ = [
+    "SearchConfig",
+    "SearchInterrupted",
+    "SearchSolution",
+    "SearchSummary",
+    "describe_solution",
+    "search_dufm",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SearchSolution(Result):
+    """One kept solution of a search (an entry of :attr:`SearchSummary.solutions`).
+
+    Attributes
+    ----------
+    file : str
+        Its file in ``solutions/`` (``rank01.npz`` is the best), readable by
+        :func:`~deepcollapse.landscape.solution_file.load_solution`.
+    loss : float
+        Eq. (1) of the solution at the full problem (float64).
+    structure : str
+        Its classification (:data:`~deepcollapse.dufm.classify.CLASSIFICATIONS`).
+    ranks, ranks_pre : list of int
+        Ranks of the post- (``M_1 .. M_L``) and pre-activation (``M~_2 .. M~_L``) class means.
+    source : str
+        Where it came from, e.g. ``"dnc (polished)"`` or ``"GD from random"``.
+    round : int
+        The round that found it.
+    """
+
+    file: str | None = None
+    loss: float | None = None
+    structure: str | None = None
+    ranks: list[int] | None = None
+    ranks_pre: list[int] | None = None
+    source: str | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SearchSummary(Result):
+    """The state of a global search folder (``summary.json``): the result of :func:`search_dufm`.
+
+    Read-only key access (``summary["solutions"][0]["loss"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    problem : dict
+        ``classes, layers, n, lam_h, lam_w, width`` (:meth:`SearchConfig.problem_key`).
+    loss_dnc, loss_srg : float or None
+        The closed-form DNC and SRG losses (``loss_srg`` ``None`` where SRG is undefined).
+    best_loss : float or None
+        The lowest loss found.
+    best_over_dnc, best_over_srg : float or None
+        ``best_loss / loss_dnc`` and ``best_loss / loss_srg``.
+    rounds : int
+        Rounds completed (over every call).
+    starts_evaluated : int
+        GD starts run.
+    elapsed_s, cpu_s : float
+        Wall-clock and this process's CPU seconds spent (over every call).
+    history : list of dict
+        Per round: ``{round, best, elapsed_s, cpu_s}``.
+    solutions : list of SearchSolution
+        The kept solutions, best first.
+    theory : dict
+        The :class:`~deepcollapse.theory.compare.Comparison` as a dict plus ``closed_form: True``.
+    """
+
+    _nested = {"solutions": SearchSolution}
+
+    problem: dict[str, Any] | None = None
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+    best_loss: float | None = None
+    best_over_dnc: float | None = None
+    best_over_srg: float | None = None
+    rounds: int | None = None
+    starts_evaluated: int | None = None
+    elapsed_s: float | None = None
+    cpu_s: float | None = None
+    history: list[dict[str, Any]] | None = None
+    solutions: list[SearchSolution] | None = None
+    theory: dict[str, Any] | None = None
+
 
 log = logging.getLogger(__name__)
 
@@ -74,34 +162,54 @@ _CHUNK = 2000  # GD steps between budget / interrupt checks
 _SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
 
 
-class SearchInterrupted(Exception):
-    """Raised after an interrupted search wrote its state; ``command`` resumes it."""
+class SearchInterrupted(Interrupted):
+    """Raised after an interrupted search wrote its state; ``command`` (also ``resume``) resumes it.
 
-    def __init__(self, out_dir: Path, command: str) -> None:
-        super().__init__(f"search interrupted; state saved in {out_dir}; resume with: {command}")
+    An :class:`~deepcollapse._core.checks.Interrupted` (a ``KeyboardInterrupt``), so a sweep of search points
+    stops on it rather than going on with the next point."""
+
+    def __init__(self, out_dir: Path, command: str, signum: int = signal.SIGINT) -> None:
+        super().__init__(
+            signum, f"search interrupted; state saved in {out_dir}; resume with: {command}", resume=command
+        )
+        self.out_dir = out_dir
         self.command = command
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.out_dir, self.command, self.signum))
 
 
 @dataclass
-class SearchConfig:
+class SearchConfig(ConfigMixin):
     """What to search: eq. (1) with ``classes, layers, n, lam_h, lam_w, width`` (``d_1 = .. = d_L``); how:
     ``runs`` GD starts per round, ``steps`` GD steps at rate ``lr``, ``polish_top`` polished per round,
-    ``keep`` solutions written, ``seed``; ``budget`` minutes per call (``rounds`` caps the rounds)."""
+    ``keep`` solutions written, ``seed``; ``budget`` minutes per call (``rounds`` caps the rounds).
 
-    classes: int = 10
-    layers: int = 4
-    n: int = 50
-    lam_h: float = 0.004
-    lam_w: list[float] = field(default_factory=lambda: [0.004] * 4)
-    width: int = 30
-    runs: int = 32
-    steps: int = 10_000
-    lr: float = 0.5
-    polish_top: int = 3
-    keep: int = 5
-    seed: int = 0
-    budget: float = 30.0
-    rounds: int | None = None
+    Each field's metadata is its command-line option (``deepcollapse dufm search``)."""
+
+    classes: int = field(default=10, metadata={"help": "K, number of classes"})
+    layers: int = field(default=4, metadata={"help": "L, number of weight matrices"})
+    n: int = field(default=50, metadata={"help": "samples per class"})
+    lam_h: float = field(default=0.004, metadata={"help": "λ_H1 (overrides --lam)"})
+    lam_w: list[float] = field(
+        default_factory=lambda: [0.004] * 4,
+        metadata={"help": "λ_W: one float or comma-separated L floats (overrides --lam)"},
+    )
+    width: int = field(default=30, metadata={"help": "d_1 = .. = d_L"})
+    runs: int = field(default=32, metadata={"help": "GD starts per round"})
+    steps: int = field(default=10_000, metadata={"help": "GD steps per round"})
+    lr: float = field(default=0.5, metadata={"help": "GD learning rate"})
+    polish_top: int = field(
+        default=3, metadata={"help": "lowest distinct results polished in float64 per round"}
+    )
+    keep: int = field(default=5, metadata={"help": "solutions written"})
+    seed: int = field(default=0, metadata={"help": "seed of the starts"})
+    budget: float = field(
+        default=30.0, metadata={"help": "minutes for this call; a call always finishes one round"}
+    )
+    rounds: int | None = field(
+        default=None, metadata={"help": "stop after this many rounds", "shown_default": "only the budget"}
+    )
 
     def __post_init__(self) -> None:
         self.classes = check_int("classes", self.classes, min=2)
@@ -122,14 +230,14 @@ class SearchConfig:
 
     @property
     def problem(self) -> Problem:
-        return Problem(self.classes, self.n, self.lam_h, tuple(self.lam_w))
+        """The searched instance of eq. (1) (MSE + ReLU, every width ``width``)."""
+        return Problem(
+            self.classes, self.layers, self.n, self.lam_h, tuple(self.lam_w), (self.width,) * self.layers
+        )
 
     def problem_key(self) -> dict[str, Any]:
         """The fields that define the optimisation problem (a resumed search must match them)."""
         return {k: getattr(self, k) for k in ("classes", "layers", "n", "lam_h", "lam_w", "width")}
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -266,7 +374,6 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     from deepcollapse.dufm.classify import _analyze_run, _theory
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.theory.constructions import srg_gram
-    from deepcollapse.theory.objective import dufm_objective
 
     K, L = problem.classes, problem.layers
     config = DUFMConfig(
@@ -287,12 +394,8 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     loss = dufm_objective(np.asarray(H1), list(weights), problem.lam_h, list(problem.lam_w)).total
     history: list[tuple[int, float | None]] = [(0, loss), (1, loss)]
     rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
-    M = collapse(np.asarray(H1), K)
-    grams, H = [M.T @ M], M
-    for W in weights[:-1]:
-        H = np.maximum(W @ H, 0.0)
-        grams.append(H.T @ H)  # (K, K) Gram of the post-ReLU class means M_l
-    rec["grams"] = grams
+    _, posts, _ = forward(collapse(np.asarray(H1), K), weights)  # post-ReLU class means M_1 .. M_L
+    rec["grams"] = [M.T @ M for M in posts]  # (K, K) Gram matrices
     rec["loss_dnc"] = theory["loss_dnc"]
     rec["loss_srg"] = theory["loss_srg"]
     return rec
@@ -300,7 +403,6 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
 
 def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> dict[str, Any]:
     from deepcollapse.landscape.solution_file import save_solution
-    from deepcollapse.theory.objective import dufm_objective
 
     problem = config.problem
     H1 = expand(entry["params"][0], config.n)  # (d1, K n)
@@ -377,22 +479,6 @@ def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str,
     return state, pool
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 def _add(pool: list[dict[str, Any]], entry: dict[str, Any], size: int) -> bool:
     """Insert ``entry`` unless a point with the same loss is there; keep the ``size`` lowest; True if kept."""
     if not math.isfinite(entry["loss"]):
@@ -421,10 +507,10 @@ def resume_command(out: Path, config: SearchConfig) -> str:
 # ------------------------------------------------------------------------------------------------------------
 def search_dufm(
     config: SearchConfig, out_dir: str | Path, *, force: bool = False, progress: bool = True
-) -> dict[str, Any]:
+) -> SearchSummary:
     """Run (or resume) the search of the module docstring for ``config.budget`` minutes (or
     ``config.rounds`` rounds; a call always completes at least one round, whatever the budget); returns the
-    summary (also written to ``summary.json``)."""
+    :class:`SearchSummary` (also written to ``summary.json``)."""
     from tqdm.auto import tqdm
 
     from deepcollapse.theory.compare import compare
@@ -466,10 +552,13 @@ def search_dufm(
 
     from threadpoolctl import threadpool_limits
 
+    # SIGINT / SIGTERM raise KeyboardInterrupt at once: the state is saved in the except clause below (the
+    # pool and the rounds finished so far; an unfinished round is redone deterministically on resume)
+    flag = StopFlag(raise_now=True)
     try:
         # one BLAS thread: L-BFGS-B's Fortran core and the small GEMMs lose badly to threads (measured 4.5 ms
         # per L-BFGS-B iteration with the default threads on a loaded 2-core machine)
-        with _sigterm_as_interrupt(), threadpool_limits(limits=1, user_api="blas"):
+        with stop_on_signals(flag), threadpool_limits(limits=1, user_api="blas"):
             if state["round"] == 0 and not pool:
                 for name, point in constructions:  # the constructions themselves, polished
                     params, loss = sigma_eps_polish(point, reduced)
@@ -526,15 +615,19 @@ def search_dufm(
     except KeyboardInterrupt:
         save()
         bar.close()
-        raise SearchInterrupted(out, resume_command(out, config)) from None
+        raise SearchInterrupted(out, resume_command(out, config), flag.signum or signal.SIGINT) from None
     bar.close()
     save()
     return _finish(out, config, pool, state, theory)
 
 
 def _finish(
-    out: Path, config: SearchConfig, pool: list[dict[str, Any]], state: dict[str, Any], theory: dict[str, Any]
-) -> dict[str, Any]:
+    out: Path,
+    config: SearchConfig,
+    pool: list[dict[str, Any]],
+    state: dict[str, Any],
+    theory: Mapping[str, Any],
+) -> SearchSummary:
     sol_dir = out / "solutions"
     sol_dir.mkdir(exist_ok=True)
     rows = []
@@ -556,7 +649,7 @@ def _finish(
         "cpu_s": state["cpu_s"],
         "history": state["history"],
         "solutions": rows,
-        "theory": {**theory, "closed_form": True},  # MSE + ReLU: the closed forms apply
+        "theory": {**to_jsonable(theory), "closed_form": True},  # MSE + ReLU: the closed forms apply
     }
     atomic_write_json(out / "summary.json", finite_or_none(summary))
-    return summary
+    return SearchSummary.from_dict(summary)

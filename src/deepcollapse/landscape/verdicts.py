@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.results import Result
 from deepcollapse.landscape.piecewise import (
     Problem,
     _Piece,
@@ -55,6 +57,7 @@ from deepcollapse.landscape.piecewise import (
     collapse,
     expand,
     flatten,
+    piece_objective,
     preactivations,
     unflatten,
     value,
@@ -66,6 +69,7 @@ from deepcollapse.landscape.piecewise import (
 __all__ = [
     "KINK_RTOL",
     "VERDICTS",
+    "Landscape",
     "clarke_direction",
     "clarke_residual",
     "descent_probe",
@@ -76,6 +80,75 @@ __all__ = [
 ]
 
 VERDICTS = ("local minimum", "saddle", "not critical", "critical at a kink", "undecided at kinks")
+
+
+@dataclass(frozen=True, eq=False)
+class Landscape(Result):
+    """Gradient, kinks, lowest Hessian eigenvalues and verdict at a point (the result of :func:`landscape`).
+
+    ``to_dict()`` without ``directions`` is ``landscape.json`` (``deepcollapse dufm landscape --out``, which
+    adds ``target`` and ``figure``); read-only key access works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    loss : float
+        Eq. (1) at the point (of the analysed problem: the reduced one when ``reduced``).
+    grad_norm : float
+        ``‖∇f‖`` of the smooth piece the point lies on.
+    clarke_residual : float
+        Norm of the least-norm chain-rule gradient over the near kinks (an upper bound of the distance of 0 to
+        the Clarke subdifferential); ``grad_norm`` where not computed.
+    zero_preactivations : list of int
+        Per layer: pre-activations that are exactly zero (to ``max(shape) · eps · max|H~_l|``).
+    near_kinks : list of int
+        Per layer: pre-activations within ``KINK_RTOL · max|H~_l|`` of a kink.
+    descent_probe : dict or None
+        ``{delta, step, direction}``: the largest decrease of the true eq. (1) found along ``−∇f`` (and the
+        chain-rule gradient) by :func:`descent_probe`; ``None`` where the gradient is below ``grad_tol``.
+    parameters : int
+        Number of parameters of the analysed problem.
+    symmetry_dim : int
+        Dimension of the continuous symmetries (rescalings between layers) deflated from the Hessian.
+    lambda_max : float
+        Largest Hessian eigenvalue.
+    lowest_eigenvalues : list of float
+        The ``k`` lowest Hessian eigenvalues.
+    lowest_eigenvalues_off_symmetry : list of float
+        The ``k`` lowest off the symmetry directions.
+    near_zero_modes : int
+        How many of those are within ``eig_tol`` of zero.
+    verdict : str
+        One of :data:`VERDICTS`.
+    verdict_note : str
+        What qualifies the verdict (empty if nothing).
+    tolerances : dict
+        ``grad_tol, eig_tol, lanczos_tol`` and the rules for ``zero``, ``near_kink`` and ``descent``.
+    directions : list of ndarray
+        The two lowest eigenvectors off the symmetries (flat float64, of the analysed problem), for
+        :func:`loss_slices`; not written to ``landscape.json``.
+    reduced : bool
+        The point had an exactly collapsed ``H_1`` and was analysed as the ``n = 1`` problem at ``(M_1, W)``.
+    """
+
+    loss: float | None = None
+    grad_norm: float | None = None
+    clarke_residual: float | None = None
+    zero_preactivations: list[int] | None = None
+    near_kinks: list[int] | None = None
+    descent_probe: dict[str, Any] | None = None
+    parameters: int | None = None
+    symmetry_dim: int | None = None
+    lambda_max: float | None = None
+    lowest_eigenvalues: list[float] | None = None
+    lowest_eigenvalues_off_symmetry: list[float] | None = None
+    near_zero_modes: int | None = None
+    verdict: str | None = None
+    verdict_note: str | None = None
+    tolerances: dict[str, Any] | None = None
+    directions: list[np.ndarray] | None = None
+    reduced: bool | None = None
+
+
 # |H~| <= KINK_RTOL · max|H~_l| is a near-kink: a zero that float32 GD and an L-BFGS polish left at ~1e-11
 # (the low-rank solutions have many exact zeros among their class-mean pre-activations, e.g. SRG's M~_l)
 KINK_RTOL = 1e-6
@@ -167,13 +240,7 @@ def clarke_direction(
             m[w] = dt[i : i + k]
             masks.append(m)
             i += k
-        H = ts[0]
-        for W, D in zip(ts[1:-1], masks):
-            H = (W @ H) * D  # (d_{l+1}, N)
-        E = ts[-1] @ H - Y
-        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
-        for lam, W in zip(problem.lam_w, ts[1:]):
-            f = f + 0.5 * lam * (W**2).sum()
+        f = piece_objective(ts, masks, Y, problem)
         g = torch.autograd.grad(f, ts, create_graph=True)
         r = torch.stack([(x**2).sum() for x in g]).sum()
         (gd,) = torch.autograd.grad(r, dt)
@@ -243,7 +310,7 @@ def landscape(
     eig_tol: float = 1e-6,
     lanczos_tol: float = 1e-10,
     reduce: bool = True,
-) -> dict[str, Any]:
+) -> Landscape:
     """Gradient, kinks, lowest Hessian eigenvalues (all / off the symmetries) and the verdict at ``params``
     (module docstring).
 
@@ -254,19 +321,17 @@ def landscape(
     (``Σ_i δh_{c,i} = 0``), which do not couple to the rest and on which each column's Hessian is
     ``J_c^T J_c / N + λ_{H_1} I ≻ 0`` (the network is piecewise linear in one column).
 
-    Returns a JSON-able dict plus ``directions`` (the two lowest eigenvectors off the symmetries, flat
-    float64 arrays, of the analysed problem) for :func:`loss_slices`."""
+    Returns a :class:`Landscape` (its ``directions``: the two lowest eigenvectors off the symmetries, flat
+    float64 arrays, of the analysed problem, for :func:`loss_slices`)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
         if reduce and problem.n > 1 and is_collapsed(params[0], problem.classes):
             M1 = collapse(np.asarray(params[0], dtype=np.float64), problem.classes)
             out = _landscape([M1, *params[1:]], problem.reduced(), k, grad_tol, eig_tol, lanczos_tol)
-            out["reduced"] = True
-            return out
+            return Landscape.from_dict({**out, "reduced": True})
         out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol)
-        out["reduced"] = False
-        return out
+        return Landscape.from_dict({**out, "reduced": False})
 
 
 def is_collapsed(H1: np.ndarray, classes: int) -> bool:
@@ -455,7 +520,7 @@ def load_point(
         path = path / "solutions" / "rank01.npz"
     if path.is_file() and path.suffix == ".npz":
         data = load_solution(path)
-        problem = Problem(data["classes"], data["n"], data["lam_h"], tuple(data["lam_w"]))
+        problem = Problem(data["classes"], len(data["lam_w"]), data["n"], data["lam_h"], tuple(data["lam_w"]))
         return [data["H1"], *data["weights"]], problem, f"solution file {path}"
     if path.is_dir() and (path / "config.yaml").is_file():
         import torch
@@ -471,7 +536,7 @@ def load_point(
         data = torch.load(src, map_location="cpu", weights_only=True)
         tensors = list(data["params"]) if "params" in data else [data["H1"], *data["weights"]]
         arrays = [t.double().numpy() for t in tensors]
-        problem = Problem(config.classes, config.n, config.lam_h, tuple(config.lam_w))
+        problem = Problem(config.classes, config.layers, config.n, config.lam_h, tuple(config.lam_w))
         R = arrays[0].shape[0]
         if run is None:
             losses = [value([a[r] for a in arrays], problem) for r in range(R)]

@@ -20,7 +20,7 @@ log = logging.getLogger("deepcollapse.metrics.functional")  # the public module,
 ArrayLike = Any  # numpy array or torch tensor
 
 
-def _dtype_of(x: Any) -> Any:
+def dtype_of(x: Any) -> Any:
     """The dtype a numpy array / torch tensor came in (used for dtype-aware rank tolerances)."""
     return getattr(x, "dtype", np.float64)
 
@@ -39,11 +39,11 @@ def _dtype_name(dtype: Any) -> str:
         return str(dtype).replace("torch.", "")
 
 
-def _tolerance(s_max: float, shape: tuple[int, int], dtype: Any, rtol: float | None) -> float:
+def rank_tol(s_max: float, shape: tuple[int, int], dtype: Any, rtol: float | None) -> float:
     return rank_tolerance(s_max, shape, _dtype_name(dtype), rtol)
 
 
-def _as_float64(x: ArrayLike, name: str) -> np.ndarray:
+def as_float64(x: ArrayLike, name: str) -> np.ndarray:
     """A numpy array, torch tensor or nested sequence as a float64 numpy array (copied only if needed)."""
     if hasattr(x, "detach"):  # torch tensor (bfloat16 has no numpy equivalent: convert in torch first)
         import torch
@@ -84,7 +84,7 @@ def _as_labels(y: ArrayLike, n: int, features_shape: tuple[int, ...]) -> np.ndar
 
 
 @dataclass(frozen=True)
-class _Data:
+class Data:
     H: np.ndarray  # (N, D) float64
     y: np.ndarray  # (N,) int64 in 0..K-1
     K: int
@@ -147,11 +147,11 @@ def _check_num_classes_and_labels(
     return y, K, classes, counts
 
 
-def _prepare(
+def prepare(
     features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, drop_empty: bool = False
-) -> _Data:
-    dtype = _dtype_of(features)
-    H = _as_float64(features, "features")
+) -> Data:
+    dtype = dtype_of(features)
+    H = as_float64(features, "features")
     if H.ndim != 2:
         raise ConfigError(f"features.shape == {tuple(H.shape)}, must be (N, D) (rows = samples).")
     if H.shape[1] == 0:
@@ -160,11 +160,11 @@ def _prepare(
     check_finite_array("features", H)
     K_orig = int(y.max()) + 1 if num_classes is None else int(num_classes)
     y, K, classes, _ = _check_num_classes_and_labels(y, num_classes, drop_empty)
-    return _Data(H=H, y=y, K=K, classes=classes, dtype=dtype, K_orig=K_orig)
+    return Data(H=H, y=y, K=K, classes=classes, dtype=dtype, K_orig=K_orig)
 
 
-def _as_weights(weights: ArrayLike, D: int) -> np.ndarray:
-    W = _as_float64(weights, "weights")
+def as_weights(weights: ArrayLike, D: int) -> np.ndarray:
+    W = as_float64(weights, "weights")
     if W.ndim != 2 or W.shape[1] != D:
         raise ConfigError(
             f"weights.shape == {tuple(W.shape)}, must be (P, {D}) to match features with D == {D}."
@@ -173,16 +173,16 @@ def _as_weights(weights: ArrayLike, D: int) -> np.ndarray:
     return W
 
 
-def _as_bias(bias: ArrayLike | None, K: int) -> np.ndarray | None:
+def as_bias(bias: ArrayLike | None, K: int) -> np.ndarray | None:
     if bias is None:
         return None
-    b = _as_float64(bias, "bias").reshape(-1)
+    b = as_float64(bias, "bias").reshape(-1)
     if b.shape != (K,):
         raise ConfigError(f"bias.shape == {tuple(np.shape(bias))}, must be ({K},).")
     return b
 
 
-def _restrict_to_kept(
+def restrict_to_kept(
     W: np.ndarray | None, bias: ArrayLike | None, classes: np.ndarray, K_orig: int
 ) -> tuple[np.ndarray | None, ArrayLike | None]:
     """A classifier ``W (K_orig, D)`` (and bias ``(K_orig,)``) over the original classes, restricted to the
@@ -192,5 +192,5 @@ def _restrict_to_kept(
     if W is not None and W.shape[0] == K_orig:
         W = W[classes]
     if bias is not None and np.size(bias) == K_orig:
-        bias = _as_float64(bias, "bias").reshape(-1)[classes]
+        bias = as_float64(bias, "bias").reshape(-1)[classes]
     return W, bias

@@ -12,9 +12,9 @@ import math
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse.metrics._inputs import ArrayLike, _as_bias, _as_float64, _as_weights, _prepare
-from deepcollapse.metrics.geometry import _normalised_distance
-from deepcollapse.metrics.means import _counts_and_means, _mean_rows
+from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_float64, as_weights, prepare
+from deepcollapse.metrics.geometry import normalised_distance
+from deepcollapse.metrics.means import counts_and_means, mean_rows
 
 __all__ = [
     "nc3_alignment",
@@ -31,7 +31,7 @@ def _classifier_for(weights: ArrayLike, A: np.ndarray, metric: str) -> np.ndarra
 
     ``metric`` names the caller in the error message.
     """
-    W = _as_weights(weights, A.shape[1])
+    W = as_weights(weights, A.shape[1])
     if W.shape[0] != A.shape[0]:
         raise ConfigError(f"weights.shape == {tuple(W.shape)}, must be (K, D) == {A.shape} for {metric}.")
     return W
@@ -64,9 +64,28 @@ def nc3_alignment(
     lines spanned by the class means (``cos²θ_j = max_c ⟨w_j, μ_c⟩² / (‖w_j‖² ‖μ_c‖²)``; sign ignored, zero
     rows and zero means skipped).  In ``[0, 1]``; 0 iff DNC3 holds.  ``W`` is the weight matrix *applied to*
     these features (``W_l`` for features ``H_l``; the classifier ``W_L (K, D)`` for the last layer).
+
+    Parameters
+    ----------
+    weights : array_like, (P, D)
+        The weight matrix applied to these features (the classifier ``W_L (K, D)`` for the last layer).
+    features : array_like, (N, D) or (K, D)
+        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
+        ``labels`` is None.
+    labels : array_like of int, (N,), optional
+        Class labels in ``0..K-1``; None: ``features`` are the class means.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; 0 iff DNC3 holds.
     """
-    mu = _mean_rows(features, labels, num_classes, drop_empty, centered=False)
-    return _nc3_alignment(_as_weights(weights, mu.shape[1]), mu)
+    mu = mean_rows(features, labels, num_classes, drop_empty, centered=False)
+    return _nc3_alignment(as_weights(weights, mu.shape[1]), mu)
 
 
 def _self_duality(W: np.ndarray, A: np.ndarray) -> float:
@@ -91,15 +110,38 @@ def self_duality(
     ``A`` holds the centred means ``μ_c − μ_G`` as rows (``centered=True``) or the uncentred ``μ_c``
     (bias-free). In ``[0, 4]``; 0 iff the classifier rows are the (centred) class means up to one global
     scale.
+
+    Parameters
+    ----------
+    weights : array_like, (K, D)
+        The classifier.
+    features : array_like, (N, D) or (K, D)
+        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
+        ``labels`` is None.
+    labels : array_like of int, (N,), optional
+        Class labels in ``0..K-1``; None: ``features`` are the class means.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    centered : bool, default True
+        Use the centred means ``μ_c − μ_G`` (the ETF convention); False: the uncentred ``μ_c`` (bias-free).
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        In ``[0, 4]``; 0 iff the classifier rows are the (centred) class means up to one global scale.
     """
-    A = _mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
+    A = mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
     return _self_duality(_classifier_for(weights, A, "self-duality"), A)
 
 
 def _wh_etf_error(W: np.ndarray, A: np.ndarray) -> float:
     K = A.shape[0]
     T = (np.eye(K) - np.full((K, K), 1.0 / K)) / math.sqrt(K - 1)  # simplex ETF Gram, ‖T‖_F = 1
-    return _normalised_distance(W @ A.T, T)  # W A^T (K, K): classifier rows against centred class means
+    return normalised_distance(W @ A.T, T)  # W A^T (K, K): classifier rows against centred class means
 
 
 def wh_etf_error(
@@ -116,30 +158,64 @@ def wh_etf_error(
     ``W (K, D)`` the classifier, ``M̄ (K, D)`` the centred class means as rows.  0 iff ``W M̄ᵀ`` is a multiple
     of the simplex-ETF Gram matrix.  Not Papyan's self-duality (:func:`self_duality` compares ``W`` with
     ``M̄`` entrywise); some libraries call this one "self-duality" too (conventions table in docs/formulas.md).
+
+    Parameters
+    ----------
+    weights : array_like, (K, D)
+        The classifier.
+    features : array_like, (N, D) or (K, D)
+        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
+        ``labels`` is None.
+    labels : array_like of int, (N,), optional
+        Class labels in ``0..K-1``; None: ``features`` are the class means.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        0 iff ``W M̄ᵀ`` is a multiple of the simplex-ETF Gram matrix.
     """
-    A = _mean_rows(features, labels, num_classes, drop_empty, centered=True, weighted=weighted)
+    A = mean_rows(features, labels, num_classes, drop_empty, centered=True, weighted=weighted)
     return _wh_etf_error(_classifier_for(weights, A, "the W–H relation"), A)
 
 
 def ncc_predict(features: ArrayLike, means: ArrayLike) -> np.ndarray:
-    """Nearest-class-centre predictions ``argmin_c ‖h_i − μ_c‖`` (ties → smallest index), ``(N,)`` int."""
-    H = _as_float64(features, "features")
-    mu = _as_float64(means, "means")
+    """Nearest-class-centre predictions ``argmin_c ‖h_i − μ_c‖`` (ties → smallest index), ``(N,)`` int.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    means : array_like, (K, D)
+        The class centres as rows.
+
+    Returns
+    -------
+    ndarray of int, (N,)
+        The index of the nearest centre of each sample.
+    """
+    H = as_float64(features, "features")
+    mu = as_float64(means, "means")
     if H.ndim != 2 or mu.ndim != 2 or H.shape[1] != mu.shape[1]:
         raise ConfigError(
             f"means.shape == {tuple(mu.shape)}, must be (K, D) with D matching "
             f"features.shape == {tuple(H.shape)}."
         )
-    return _ncc_predict(H, mu)
+    return ncc_predict_of(H, mu)
 
 
-def _ncc_predict(H: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def ncc_predict_of(H: np.ndarray, mu: np.ndarray) -> np.ndarray:
     # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the first term does not depend on c
     d = np.einsum("kd,kd->k", mu, mu)[None, :] - 2.0 * (H @ mu.T)  # (N, K)
     return np.argmin(d, axis=1)
 
 
-def _classifier_predict(H: np.ndarray, W: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+def classifier_predict(H: np.ndarray, W: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     z = H @ W.T  # (N, K)
     if bias is not None:
         z = z + bias
@@ -149,10 +225,27 @@ def _classifier_predict(H: np.ndarray, W: np.ndarray, bias: np.ndarray | None) -
 def ncc_accuracy(
     features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
 ) -> float:
-    """Accuracy of the nearest-class-centre classifier built from the same data's class means (NC4)."""
-    d = _prepare(features, labels, num_classes, drop_empty)
-    _, mu = _counts_and_means(d)
-    return float(np.mean(_ncc_predict(d.H, mu) == d.y))
+    """Accuracy of the nearest-class-centre classifier built from the same data's class means (NC4).
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        The fraction of samples whose nearest class mean is their own class's, in ``[0, 1]``.
+    """
+    d = prepare(features, labels, num_classes, drop_empty)
+    _, mu = counts_and_means(d)
+    return float(np.mean(ncc_predict_of(d.H, mu) == d.y))
 
 
 def nc4_agreement(
@@ -166,10 +259,31 @@ def nc4_agreement(
 ) -> float:
     """NC4 (Papyan et al. 2020): fraction of samples where the classifier ``argmax_c (W h + b)_c`` equals the
     NCC prediction ``argmin_c ‖h − μ_c‖`` (means from ``(features, labels)``).
-    ``weights (K, D)``, ``bias (K,)``."""
-    d = _prepare(features, labels, num_classes, drop_empty)
-    W = _as_weights(weights, d.H.shape[1])
+    ``weights (K, D)``, ``bias (K,)``.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    weights : array_like, (K, D)
+        The classifier.
+    bias : array_like, (K,), optional
+        The classifier's bias (default none).
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        The fraction of samples on which the classifier and the NCC agree, in ``[0, 1]``.
+    """
+    d = prepare(features, labels, num_classes, drop_empty)
+    W = as_weights(weights, d.H.shape[1])
     if W.shape[0] != d.K:
         raise ConfigError(f"weights.shape == {tuple(W.shape)}, must be (K, D) with K == {d.K} for NC4.")
-    _, mu = _counts_and_means(d)
-    return float(np.mean(_ncc_predict(d.H, mu) == _classifier_predict(d.H, W, _as_bias(bias, d.K))))
+    _, mu = counts_and_means(d)
+    return float(np.mean(ncc_predict_of(d.H, mu) == classifier_predict(d.H, W, as_bias(bias, d.K))))

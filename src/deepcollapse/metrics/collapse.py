@@ -10,16 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse.metrics._inputs import ArrayLike, _as_bias, _as_weights, _prepare, _restrict_to_kept
+from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_weights, prepare, restrict_to_kept
 from deepcollapse.metrics.classifier import (
-    _classifier_predict,
     _nc3_alignment,
-    _ncc_predict,
     _self_duality,
     _wh_etf_error,
+    classifier_predict,
+    ncc_predict_of,
 )
 from deepcollapse.metrics.core import _core, _Out
-from deepcollapse.metrics.means import Moments, _global_mean, _moments
+from deepcollapse.metrics.means import Moments, global_mean_of, moments_of
 
 __all__ = ["METRIC_KEYS", "collapse_metrics", "finalize"]
 
@@ -54,7 +54,7 @@ METRIC_KEYS = (
 )
 
 
-def _weight_metrics(W: np.ndarray | None, m: Moments, weighted: bool, out: _Out) -> None:
+def weight_metrics(W: np.ndarray | None, m: Moments, weighted: bool, out: _Out) -> None:
     """NC3 of the weights ``W (P, D)`` applied to the features (``None``: all three are ``None``)."""
     out.values["nc3_alignment"] = out.values["self_duality"] = out.values["wh_etf_error"] = None
     if W is None:
@@ -62,7 +62,7 @@ def _weight_metrics(W: np.ndarray | None, m: Moments, weighted: bool, out: _Out)
     mu = m.means
     out.set("nc3_alignment", _nc3_alignment(W, mu), "weights or class means are all zero")
     if W.shape[0] == mu.shape[0]:
-        A = mu - _global_mean(m.counts, mu, weighted)
+        A = mu - global_mean_of(m.counts, mu, weighted)
         out.set("self_duality", _self_duality(W, A), "weights are zero or class means are identical")
         out.set("wh_etf_error", _wh_etf_error(W, A), "W M^T is zero (weights zero or class means identical)")
     else:
@@ -141,17 +141,46 @@ def collapse_metrics(
     ``self_duality`` and ``nc4_agreement``).  ``weighted``: sample-weighted global mean (default) or
     unweighted. ``rtol``/``dtype``: rank tolerance (default from the features' own dtype, see
     :func:`numerical_rank`).
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    weights : array_like, (P, D), optional
+        A matrix applied to these features; ``P == K`` means a classifier.
+    bias : array_like, (K,), optional
+        The classifier's bias (for ``nc4_agreement``).
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    rtol : float, optional
+        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
+        of the features' dtype).
+    dtype : dtype, optional
+        The dtype the features were computed in (default rank tolerance); default their own.
+    pinv : bool, default True
+        Compute ``nc1_pinv`` (False skips the ``D × D`` within-class scatter).
+
+    Returns
+    -------
+    dict
+        The keys of :data:`METRIC_KEYS`: floats, ints, lists, or None with a ``warnings`` entry saying why.
     """
-    d = _prepare(features, labels, num_classes, drop_empty)
-    m = _moments(d, scatter=pinv)
+    d = prepare(features, labels, num_classes, drop_empty)
+    m = moments_of(d, scatter=pinv)
     out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)
     values, reasons = out.values, out.reasons
-    W = None if weights is None else _as_weights(weights, d.H.shape[1])
-    W, bias = _restrict_to_kept(W, bias, d.classes, d.K_orig)
-    _weight_metrics(W, m, weighted, out)
-    pred = _ncc_predict(d.H, m.means)
+    W = None if weights is None else as_weights(weights, d.H.shape[1])
+    W, bias = restrict_to_kept(W, bias, d.classes, d.K_orig)
+    weight_metrics(W, m, weighted, out)
+    pred = ncc_predict_of(d.H, m.means)
     values["ncc_accuracy"] = float(np.mean(pred == d.y))
     values["nc4_agreement"] = None
     if W is not None and W.shape[0] == d.K:
-        values["nc4_agreement"] = float(np.mean(pred == _classifier_predict(d.H, W, _as_bias(bias, d.K))))
+        values["nc4_agreement"] = float(np.mean(pred == classifier_predict(d.H, W, as_bias(bias, d.K))))
     return finalize(values, reasons, counts=m.counts, dim=d.H.shape[1], classes=d.classes)

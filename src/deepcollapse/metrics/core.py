@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from deepcollapse.metrics._inputs import ArrayLike, _prepare, _tolerance
-from deepcollapse.metrics.geometry import _equiangularity, _equinorm, _frame_error
-from deepcollapse.metrics.means import Moments, _global_mean, _moments
-from deepcollapse.metrics.spectra import _effective_rank, _stable_rank, _sv
+from deepcollapse.metrics._inputs import ArrayLike, prepare, rank_tol
+from deepcollapse.metrics.geometry import equiangularity_of, equinorm_of, frame_error
+from deepcollapse.metrics.means import Moments, global_mean_of, moments_of
+from deepcollapse.metrics.spectra import effective_rank_of, singular_values_of, stable_rank_of
 
 __all__ = ["cdnv", "metrics_from_moments", "nc1_pinv", "nc1_trace_ratio"]
 
@@ -46,9 +46,9 @@ def _core(
     n, mu = m.counts, m.means  # (K,), (K, D)
     K, D = mu.shape
     N = float(n.sum())
-    s = _sv(mu)  # singular values of M = mu.T (D, K), descending, min(K, D) of them
-    tol_means = _tolerance(float(s[0]), (D, K), dtype, rtol)  # "is this (difference of) mean(s) zero"
-    mu_G = _global_mean(n, mu, weighted)
+    s = singular_values_of(mu)  # singular values of M = mu.T (D, K), descending, min(K, D) of them
+    tol_means = rank_tol(float(s[0]), (D, K), dtype, rtol)  # "is this (difference of) mean(s) zero"
+    mu_G = global_mean_of(n, mu, weighted)
     Mc = mu - mu_G  # (K, D) centred means
     tr_W = float(m.within_ss.sum()) / N
     tr_B = float(np.einsum("kd,kd->", Mc, Mc)) / K
@@ -58,7 +58,7 @@ def _core(
     why_identical = "class means are identical (tr(Σ_B) = 0 within tolerance)"
     # Rank cut-offs from the *centred* means' scale: a common offset (features around 1e4 in float32) inflates
     # σ_1(M) and with it the dtype tolerance, which would otherwise drop real between-class directions.
-    tol_centred = tol_means if identical else _tolerance(float(sB[0]), (D, K), dtype, rtol)
+    tol_centred = tol_means if identical else rank_tol(float(sB[0]), (D, K), dtype, rtol)
 
     # NC1 ---------------------------------------------------------------------------------------------------
     out.set("nc1_trace_ratio", math.inf if identical else tr_W / tr_B, why_identical)
@@ -108,13 +108,13 @@ def _core(
         out.set("nc2_cond", math.inf, why)
     else:
         out.set("nc2_cond", float(s_full[0] / s_full[-1]))
-    out.set("nc2_orth_error", _frame_error(mu, centred=False), "all class means are zero")
-    out.set("nc2_etf_error", math.nan if identical else _frame_error(Mc, centred=True), why_identical)
-    out.set("equinorm", math.nan if identical else _equinorm(Mc), why_identical)
-    out.set("equinorm_uncentered", _equinorm(mu), "all class means are zero")
-    out.set("equiangularity", math.nan if identical else _equiangularity(Mc, tol_means), why_identical)
-    out.set("effective_rank", _effective_rank(s), "all class means are zero")
-    out.set("stable_rank", _stable_rank(s), "all class means are zero")
+    out.set("nc2_orth_error", frame_error(mu, centred=False), "all class means are zero")
+    out.set("nc2_etf_error", math.nan if identical else frame_error(Mc, centred=True), why_identical)
+    out.set("equinorm", math.nan if identical else equinorm_of(Mc), why_identical)
+    out.set("equinorm_uncentered", equinorm_of(mu), "all class means are zero")
+    out.set("equiangularity", math.nan if identical else equiangularity_of(Mc, tol_means), why_identical)
+    out.set("effective_rank", effective_rank_of(s), "all class means are zero")
+    out.set("stable_rank", stable_rank_of(s), "all class means are zero")
     if m.negatives is not None and m.entries:
         out.values["negative_fraction"] = m.negatives / m.entries
     return out
@@ -131,14 +131,33 @@ def metrics_from_moments(
 
     Returns ``(values, reasons)``: ``values`` maps metric names to floats (``inf``/``nan`` when undefined;
     ``singular_values`` an ndarray), ``reasons`` maps the names of non-finite metrics to why.
+
+    Parameters
+    ----------
+    m : Moments
+        Sufficient statistics (:func:`moments` or ``CollapseStatistics``).
+    weighted : bool, default True
+        Global mean sample-weighted (True) or unweighted.
+    rtol : float, optional
+        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
+        of the features' dtype).
+    dtype : dtype, optional
+        The dtype the features were computed in (default rank tolerance); default ``m.dtype``.
+
+    Returns
+    -------
+    values : dict
+        Metric name -> float (``inf``/``nan`` when undefined; ``singular_values`` an ndarray).
+    reasons : dict
+        Metric name -> why it is not finite.
     """
     out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)
     return out.values, out.reasons
 
 
 def _nc1_value(features, labels, num_classes, key, *, weighted=True, drop_empty=False, rtol=None) -> float:
-    d = _prepare(features, labels, num_classes, drop_empty)
-    m = _moments(d, scatter=(key == "nc1_pinv"))
+    d = prepare(features, labels, num_classes, drop_empty)
+    m = moments_of(d, scatter=(key == "nc1_pinv"))
     return float(_core(m, weighted=weighted, rtol=rtol).values[key])
 
 
@@ -150,7 +169,26 @@ def nc1_trace_ratio(
     weighted: bool = True,
     drop_empty: bool = False,
 ) -> float:
-    """DNC1 of the 2024 paper (§6): ``tr(Σ_W) / tr(Σ_B)``; ``inf`` if all class means coincide."""
+    """DNC1 of the 2024 paper (§6): ``tr(Σ_W) / tr(Σ_B)``; ``inf`` if all class means coincide.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        ``tr(Σ_W) / tr(Σ_B)`` (``inf`` if all class means coincide).
+    """
     return _nc1_value(
         features, labels, num_classes, "nc1_trace_ratio", weighted=weighted, drop_empty=drop_empty
     )
@@ -172,6 +210,27 @@ def nc1_pinv(
     no squaring of the condition number).  Eigenvalues whose singular value is below the rank tolerance of the
     class-mean matrix are dropped as in ``pinv`` (so ``Σ_B`` of rank ``r < K−1`` uses ``r`` pairs);
     ``inf`` if all class means coincide.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    rtol : float, optional
+        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
+        of the features' dtype).
+
+    Returns
+    -------
+    float
+        ``tr(Σ_W Σ_B^+) / K`` (``inf`` if all class means coincide).
     """
     return _nc1_value(
         features, labels, num_classes, "nc1_pinv", weighted=weighted, drop_empty=drop_empty, rtol=rtol
@@ -189,5 +248,21 @@ def cdnv(
 
     ``CDNV = mean_{c<c'} (Var_c + Var_c') / (2 ‖μ_c − μ_c'‖²)`` with ``Var_c = (1/n_c) Σ_{i∈c} ‖h_ci −
     μ_c‖²``; ``inf`` if two classes have the same mean.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    float
+        The mean CDNV over class pairs (``inf`` if two classes have the same mean).
     """
     return _nc1_value(features, labels, num_classes, "cdnv", drop_empty=drop_empty)

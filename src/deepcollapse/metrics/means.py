@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_finite_array
-from deepcollapse.metrics._inputs import ArrayLike, _as_float64, _Data, _dtype_of, _prepare
+from deepcollapse.metrics._inputs import ArrayLike, Data, as_float64, dtype_of, prepare
 
 __all__ = [
     "Moments",
@@ -50,7 +50,7 @@ class Moments:
     dtype: Any = np.float64
 
 
-def _class_sums(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
+def class_sums(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
     """``(K, D)`` per-class sums, by a one-hot product (dense for small problems, sparse otherwise)."""
     N = H.shape[0]
     if N * K <= 4_000_000:
@@ -63,14 +63,14 @@ def _class_sums(H: np.ndarray, y: np.ndarray, K: int) -> np.ndarray:
     return np.asarray(onehot @ H)
 
 
-def _counts_and_means(d: _Data) -> tuple[np.ndarray, np.ndarray]:
+def counts_and_means(d: Data) -> tuple[np.ndarray, np.ndarray]:
     """``(counts (K,) float64, means (K, D))``: samples per class ``n_c`` and class means ``μ_c`` as rows."""
     counts = np.bincount(d.y, minlength=d.K).astype(np.float64)
-    return counts, _class_sums(d.H, d.y, d.K) / counts[:, None]
+    return counts, class_sums(d.H, d.y, d.K) / counts[:, None]
 
 
-def _moments(d: _Data, scatter: bool = True) -> Moments:
-    counts, means = _counts_and_means(d)  # (K,), (K, D)
+def moments_of(d: Data, scatter: bool = True) -> Moments:
+    counts, means = counts_and_means(d)  # (K,), (K, D)
     R = d.H - means[d.y]  # (N, D) residuals h_i − μ_{y_i}
     within_ss = np.bincount(d.y, weights=np.einsum("nd,nd->n", R, R), minlength=d.K)
     S = R.T @ R if scatter else None  # (D, D)
@@ -93,11 +93,30 @@ def moments(
     drop_empty: bool = False,
     scatter: bool = True,
 ) -> Moments:
-    """The :class:`Moments` of ``(features (N, D), labels (N,))``, exactly (two-pass, centred residuals)."""
-    return _moments(_prepare(features, labels, num_classes, drop_empty), scatter=scatter)
+    """The :class:`Moments` of ``(features (N, D), labels (N,))``, exactly (two-pass, centred residuals).
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    scatter : bool, default True
+        Also accumulate the ``D × D`` within-class scatter (needed by ``nc1_pinv``).
+
+    Returns
+    -------
+    Moments
+        Counts, class means ``(K, D)``, within-class sums of squares, scatter (or None), sign counts.
+    """
+    return moments_of(prepare(features, labels, num_classes, drop_empty), scatter=scatter)
 
 
-def _global_mean(counts: np.ndarray | None, means: np.ndarray, weighted: bool) -> np.ndarray:
+def global_mean_of(counts: np.ndarray | None, means: np.ndarray, weighted: bool) -> np.ndarray:
     if weighted and counts is not None:
         return (counts / counts.sum()) @ means
     return means.mean(axis=0)
@@ -107,8 +126,25 @@ def class_means(
     features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
 ) -> np.ndarray:
     """Class means ``μ_c = (1/n_c) Σ_{i: y_i = c} h_i`` as rows, ``(K, D)`` float64 (``M =
-    class_means(...).T``)."""
-    return _counts_and_means(_prepare(features, labels, num_classes, drop_empty))[1]
+    class_means(...).T``).
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    ndarray, (K, D)
+        The class means as rows, float64.
+    """
+    return counts_and_means(prepare(features, labels, num_classes, drop_empty))[1]
 
 
 def global_mean(
@@ -123,15 +159,50 @@ def global_mean(
     (``weighted=False``).
 
     The two agree for balanced classes; the sample-weighted one makes ``Σ_c n_c (μ_c − μ_G) = 0``.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    ndarray, (D,)
+        ``μ_G``, float64.
     """
     m = moments(features, labels, num_classes, drop_empty=drop_empty, scatter=False)
-    return _global_mean(m.counts, m.means, weighted)
+    return global_mean_of(m.counts, m.means, weighted)
 
 
 def within_class_cov(
     features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
 ) -> np.ndarray:
-    """``Σ_W = (1/N) Σ_c Σ_{i∈c} (h_ci − μ_c)(h_ci − μ_c)^T``, ``(D, D)`` (population normalisation 1/N)."""
+    """``Σ_W = (1/N) Σ_c Σ_{i∈c} (h_ci − μ_c)(h_ci − μ_c)^T``, ``(D, D)`` (population normalisation 1/N).
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    ndarray, (D, D)
+        ``Σ_W``, float64.
+    """
     m = moments(features, labels, num_classes, drop_empty=drop_empty)
     assert m.scatter is not None  # internal invariant: scatter=True above
     return m.scatter / m.counts.sum()
@@ -145,22 +216,41 @@ def between_class_cov(
     weighted: bool = True,
     drop_empty: bool = False,
 ) -> np.ndarray:
-    """``Σ_B = (1/K) Σ_c (μ_c − μ_G)(μ_c − μ_G)^T``, ``(D, D)``; ``μ_G`` as in :func:`global_mean`."""
+    """``Σ_B = (1/K) Σ_c (μ_c − μ_G)(μ_c − μ_G)^T``, ``(D, D)``; ``μ_G`` as in :func:`global_mean`.
+
+    Parameters
+    ----------
+    features : array_like, (N, D)
+        One sample per row (numpy array or torch tensor; computed in float64).
+    labels : array_like of int, (N,)
+        Class labels in ``0..K-1``.
+    num_classes : int, optional
+        ``K``; default ``max(labels) + 1``.
+    weighted : bool, default True
+        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+
+    Returns
+    -------
+    ndarray, (D, D)
+        ``Σ_B``, float64.
+    """
     m = moments(features, labels, num_classes, drop_empty=drop_empty, scatter=False)
-    Mc = m.means - _global_mean(m.counts, m.means, weighted)
+    Mc = m.means - global_mean_of(m.counts, m.means, weighted)
     return Mc.T @ Mc / Mc.shape[0]
 
 
-def _means_of(
+def means_of(
     features: ArrayLike,
     labels: ArrayLike | None,
     num_classes: int | None,
     drop_empty: bool,
 ) -> tuple[np.ndarray, np.ndarray | None, Any]:
     """``(means (K, D), counts or None, dtype)`` from (features, labels) or from a means matrix alone."""
-    dtype = _dtype_of(features)
+    dtype = dtype_of(features)
     if labels is None:
-        mu = _as_float64(features, "means")
+        mu = as_float64(features, "means")
         if mu.ndim != 2:
             raise ConfigError(f"means.shape == {tuple(mu.shape)}, must be (K, D) (one class mean per row).")
         if mu.shape[0] < 2:
@@ -171,7 +261,7 @@ def _means_of(
     return m.means, m.counts, dtype
 
 
-def _mean_rows(
+def mean_rows(
     features: ArrayLike,
     labels: ArrayLike | None,
     num_classes: int | None,
@@ -182,15 +272,26 @@ def _mean_rows(
 ) -> np.ndarray:
     """Class-mean rows ``a_c = μ_c − μ_G`` (``centered``) or ``a_c = μ_c``, ``(K, D)``.
 
-    The means come from (features, labels) or a means matrix alone, as in :func:`_means_of`.
+    The means come from (features, labels) or a means matrix alone, as in :func:`means_of`.
     """
-    mu, counts, _ = _means_of(features, labels, num_classes, drop_empty)
-    return mu - _global_mean(counts, mu, weighted) if centered else mu
+    mu, counts, _ = means_of(features, labels, num_classes, drop_empty)
+    return mu - global_mean_of(counts, mu, weighted) if centered else mu
 
 
 def negative_fraction(features: ArrayLike) -> float:
-    """Fraction of entries ``< 0`` (for pre-activations: the share a following ReLU sets to zero)."""
-    H = _as_float64(features, "features")
+    """Fraction of entries ``< 0`` (for pre-activations: the share a following ReLU sets to zero).
+
+    Parameters
+    ----------
+    features : array_like
+        Any array (numpy or torch).
+
+    Returns
+    -------
+    float
+        The fraction of entries below 0, in ``[0, 1]``.
+    """
+    H = as_float64(features, "features")
     if H.size == 0:
         raise ConfigError(f"features.shape == {tuple(H.shape)}, must be non-empty.")
     check_finite_array("features", H)

@@ -39,17 +39,17 @@ import numpy as np
 from deepcollapse._core.checks import ConfigError, check_int
 from deepcollapse.metrics._inputs import (
     ArrayLike,
-    _as_bias,
-    _as_float64,
-    _as_weights,
     _dtype_name,
-    _dtype_of,
-    _restrict_to_kept,
+    as_bias,
+    as_float64,
+    as_weights,
+    dtype_of,
+    restrict_to_kept,
 )
-from deepcollapse.metrics.classifier import _classifier_predict, _ncc_predict
-from deepcollapse.metrics.collapse import _weight_metrics, finalize
+from deepcollapse.metrics.classifier import classifier_predict, ncc_predict_of
+from deepcollapse.metrics.collapse import finalize, weight_metrics
 from deepcollapse.metrics.core import _core
-from deepcollapse.metrics.means import Moments, _class_sums
+from deepcollapse.metrics.means import Moments, class_sums
 
 __all__ = ["CollapseStatistics", "NCCStatistics", "two_pass_metrics"]
 
@@ -58,8 +58,8 @@ log = logging.getLogger(__name__)
 
 def _batch(features: ArrayLike, labels: ArrayLike, K: int, D: int) -> tuple[np.ndarray, np.ndarray, str]:
     """Validate one batch: ``(H (B, D) float64, y (B,) int64 in 0..K-1, dtype name)``."""
-    dtype = _dtype_name(_dtype_of(features))
-    H = _as_float64(features, "features")
+    dtype = _dtype_name(dtype_of(features))
+    H = as_float64(features, "features")
     if H.ndim != 2 or H.shape[1] != D:
         raise ConfigError(f"features.shape == {tuple(H.shape)}, must be (B, {D}) (dim == {D}).")
     if hasattr(labels, "detach"):
@@ -141,7 +141,7 @@ class CollapseStatistics:
             self.shift = np.zeros((K, D))
             self.shift_set = np.ones(K, dtype=bool)
         else:
-            s = _as_float64(shift, "shift")
+            s = as_float64(shift, "shift")
             if s.shape != (K, D) or not np.all(np.isfinite(s)):
                 raise ConfigError(f"shift.shape == {s.shape}, must be a finite ({K}, {D}) array.")
             self.shift = s.copy()
@@ -160,11 +160,11 @@ class CollapseStatistics:
         n = np.bincount(y, minlength=K)
         new = (n > 0) & ~self.shift_set
         if new.any():  # shift="first": centre each class on its mean in the first batch that contains it
-            self.shift[new] = (_class_sums(H, y, K) / np.maximum(n, 1)[:, None])[new]
+            self.shift[new] = (class_sums(H, y, K) / np.maximum(n, 1)[:, None])[new]
             self.shift_set[new] = True
         Hs = H - self.shift[y]  # (B, D) shifted features
         self.counts += n
-        self.sums += _class_sums(Hs, y, K)
+        self.sums += class_sums(Hs, y, K)
         self.sqsums += np.bincount(y, weights=np.einsum("bd,bd->b", Hs, Hs), minlength=K)
         if self.outer is not None:
             self.outer += Hs.T @ Hs
@@ -296,8 +296,8 @@ class CollapseStatistics:
     ) -> NCCStatistics:
         """Second-pass accumulator using the class means seen so far (call after the first pass)."""
         kept = self._kept(drop_empty)
-        W = None if weights is None else _as_weights(weights, self.dim)
-        W, bias = _restrict_to_kept(W, bias, kept, self.num_classes)
+        W = None if weights is None else as_weights(weights, self.dim)
+        W, bias = restrict_to_kept(W, bias, kept, self.num_classes)
         return NCCStatistics(self.moments(drop_empty=drop_empty).means, W, bias, classes=kept)
 
     def compute(
@@ -320,9 +320,9 @@ class CollapseStatistics:
         m = self.moments(drop_empty=drop_empty)
         out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)
         values, reasons = out.values, out.reasons
-        W = None if weights is None else _as_weights(weights, self.dim)
-        W, _ = _restrict_to_kept(W, None, kept, self.num_classes)
-        _weight_metrics(W, m, weighted, out)
+        W = None if weights is None else as_weights(weights, self.dim)
+        W, _ = restrict_to_kept(W, None, kept, self.num_classes)
+        weight_metrics(W, m, weighted, out)
         values["ncc_accuracy"] = values["nc4_agreement"] = None
         if ncc is None:
             reasons["ncc_accuracy"] = "needs a second pass over the data (ncc_statistics(), two_pass_metrics)"
@@ -352,25 +352,25 @@ class NCCStatistics:
         *,
         classes: ArrayLike | None = None,
     ) -> None:
-        self.means = _as_float64(means, "means")
+        self.means = as_float64(means, "means")
         if self.means.ndim != 2 or self.means.shape[0] < 2:
             raise ConfigError(f"means.shape == {self.means.shape}, must be (K, D) with K >= 2.")
         K = self.means.shape[0]
         self.classes = np.arange(K) if classes is None else np.asarray(classes, dtype=np.int64)
-        self.weights = None if weights is None else _as_weights(weights, self.means.shape[1])
+        self.weights = None if weights is None else as_weights(weights, self.means.shape[1])
         if self.weights is not None and self.weights.shape[0] != K:
             raise ConfigError(f"weights.shape == {self.weights.shape}, must be ({K}, D) for NC4.")
-        self.bias = _as_bias(bias, K)
+        self.bias = as_bias(bias, K)
         self.correct = 0
         self.agree = 0
         self.total = 0
 
     def update(self, features: ArrayLike, labels: ArrayLike) -> NCCStatistics:
         H, y, _ = _batch(features, labels, int(self.classes.max()) + 1, self.means.shape[1])
-        pred = _ncc_predict(H, self.means)  # (B,) index into rows of means
+        pred = ncc_predict_of(H, self.means)  # (B,) index into rows of means
         self.correct += int(np.count_nonzero(self.classes[pred] == y))
         if self.weights is not None:
-            self.agree += int(np.count_nonzero(pred == _classifier_predict(H, self.weights, self.bias)))
+            self.agree += int(np.count_nonzero(pred == classifier_predict(H, self.weights, self.bias)))
         self.total += int(H.shape[0])
         return self
 
@@ -406,6 +406,29 @@ def two_pass_metrics(
     Pass 1 accumulates :class:`CollapseStatistics`; pass 2 feeds the data again to the :class:`NCCStatistics`
     built from the pass-1 class means (NCC accuracy and NC4 need the final means).  ``transform(x)`` maps a
     batch's first element to features (e.g. a frozen network); ``dim`` is taken from the first batch.
+
+    Parameters
+    ----------
+    loader : iterable
+        Re-iterable over ``(x, labels)`` batches (``x``: the features ``(B, D)``, or the input of
+        ``transform``).
+    num_classes : int
+        ``K``.
+    weights : array_like, (P, D), optional
+        As in :func:`collapse_metrics`.
+    bias : array_like, (K,), optional
+        As in :func:`collapse_metrics`.
+    transform : callable, optional
+        Maps a batch's first element to features ``(B, D)``.
+    drop_empty : bool, default False
+        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    **compute_kwargs
+        Passed to :meth:`CollapseStatistics.compute` (``weighted``, ``rtol``, ...).
+
+    Returns
+    -------
+    dict
+        The keys of :func:`collapse_metrics`; ``ncc_accuracy`` and ``nc4_agreement`` from the second pass.
     """
     stats: CollapseStatistics | None = None
     for x, y in loader:

@@ -21,6 +21,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "ResNet20": "resnet",
         "MLPBackbone": "mlp_backbone",
         "train_net": "train",
+        "NetSummary": "train",
         "resume_net": "train",
         "train_step": "train",
         "build_network": "train",

@@ -36,12 +36,13 @@ GPU options (both off by default; meant for CUDA, where they speed up the ResNet
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse.nets.data.datasets import BUNDLED_DATASETS, DATASETS, dataset_num_classes, parse_classes
+from deepcollapse.nets.data.names import BUNDLED_DATASETS, DATASETS, dataset_num_classes, parse_classes
 
 __all__ = ["NetConfig", "REGULARISATIONS", "LOSSES", "OPTIMIZERS", "SCHEDULES", "BACKBONES"]
 
@@ -56,52 +57,170 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 @dataclass
 class NetConfig(ConfigMixin):
-    """One end-to-end run; units in the comments, ``reg``/``loss`` in the module docstring."""
+    """One end-to-end run; each field described in its metadata (its --help), ``reg``/``loss`` in the module
+    docstring."""
 
-    dataset: str = "digits"  # digits | mnist | fashion_mnist | cifar10 | mnist1d
-    data_dir: str | None = None  # folder with the dataset files (not needed for digits, mnist1d)
-    classes: list[int] | None = (
-        None  # original labels to keep (relabelled 0..K-1 in this order); None = all 10
+    # Each field's metadata is its command-line option (deepcollapse.cli.options.add_config_options): "help"
+    # describes it (without its default, which is the field's), "choices" the allowed values, "option" the
+    # option's name where it is not --field-name.
+    dataset: str = field(
+        default="digits",
+        metadata={
+            "help": "dataset to train on (digits and mnist1d ship with a package)",
+            "choices": DATASETS,
+        },
     )
-    n_per_class: int | None = None  # balanced training subsample per class; None = every training sample
-    n_test_per_class: int | None = None  # same for the test split
-    normalize: bool = True  # per-channel standardisation with training-subset mean/std
-    backbone: str = "resnet20"  # resnet20 (images >= 8x8) | mlp (models/mlp_backbone.py; any input, MNIST-1D)
-    backbone_width: int = 256  # mlp backbone: width w of its layers (= d1, the width of H1)
-    backbone_depth: int = 2  # mlp backbone: number D of affine + ReLU layers
-    feature_dim: int | None = (
-        None  # resnet20 only. None: H1 = the 64 pooled channels; int: bias-free projection 64 -> feature_dim
+    data_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "folder with the (Fashion-)MNIST IDX files or cifar-10-batches-py (not needed for the "
+            "bundled digits and mnist1d)"
+        },
     )
-    head_layers: int = 4  # L, number of bias-free head matrices W_1..W_L (1 = linear classifier)
-    head_width: int = 64  # d_2 = ... = d_L
-    loss: str = "mse"  # mse | ce
-    reg: str = "dufm"  # dufm | standard | none
-    lam: float = 0.005  # λ_W of every head layer (dufm) or the weight decay of every parameter (standard)
-    lam_h: float = 5e-6  # λ_H1 on the squared norm of the backbone output (dufm only)
-    lam_h_scale: str = "batch_mean"  # batch_mean: λ_H1 · mean_batch ‖h1‖²/2; dataset: N × that (DUFM eq. (1))
-    optimizer: str = "sgd"  # sgd | adam
-    momentum: float = 0.9  # SGD momentum (ignored by adam)
-    lr: float = 0.05  # base learning rate
-    lr_schedule: str = "multistep"  # constant | multistep | cosine (per epoch)
-    milestones: list[float] = field(default_factory=lambda: [0.5, 0.75])  # multistep: fractions of `epochs`
-    gamma: float = 0.1  # multistep factor
-    epochs: int = 10
-    batch_size: int = 128
-    eval_every: int = (
-        1  # epochs between collapse evaluations (the last epoch is always evaluated); 0 = only last
+    classes: list[int] | None = field(
+        default=None,
+        metadata={
+            "help": "original labels to keep, comma-separated, e.g. 0,1 (relabelled 0..K-1 in this order)",
+            "shown_default": "all",
+        },
     )
-    eval_batch_size: int = 1000  # batch size of the no-grad evaluation passes
-    seed: int = 0  # model init, subsampling and the per-epoch data order all derive from it
-    device: str = "auto"  # auto (cuda > mps > cpu) | cpu | cuda | mps
-    threads: int | None = None  # torch.set_num_threads(threads) when given
-    freeze_head: bool = False  # train the backbone only (2023 experiment)
-    head_init: str | None = None  # DUFM run folder (or params.pt) whose W_1..W_L initialise the head
-    head_init_run: int = 0  # which run r of the DUFM's batched params to take
-    amp: bool = False  # mixed precision: autocast (float16 + GradScaler on cuda, bfloat16 on cpu)
-    channels_last: bool = False  # channels-last memory format for the resnet20 backbone and its input batches
-    rank_rtol: float | None = (
-        1e-3  # singular values below rank_rtol·σ_1 count as zero (None: machine-eps rule)
+    n: int | None = field(
+        default=None,
+        metadata={"help": "balanced training subsample per class", "shown_default": "every training sample"},
     )
+    n_test: int | None = field(
+        default=None,
+        metadata={"help": "balanced test subsample per class", "shown_default": "every test sample"},
+    )
+    normalize: bool = field(
+        default=True,
+        metadata={
+            "help": "keep pixels in [0, 1] (no per-channel standardisation with the training-subset "
+            "mean/std)",
+            "option": "--no-normalize",
+        },
+    )
+    backbone: str = field(
+        default="resnet20",
+        metadata={
+            "help": "feature extractor in front of the MLP head: resnet20 (images >= 8x8) or mlp (any input, "
+            "MNIST-1D)",
+            "choices": BACKBONES,
+        },
+    )
+    backbone_width: int = field(
+        default=256, metadata={"help": "mlp backbone: width w of its layers (= d_1, the width of H1)"}
+    )
+    backbone_depth: int = field(
+        default=2, metadata={"help": "mlp backbone: number D of affine + ReLU layers"}
+    )
+    feature_dim: int | None = field(
+        default=None,
+        metadata={
+            "help": "resnet20 only: width of a bias-free projection of the 64 backbone channels",
+            "shown_default": "no projection, H1 = the 64 pooled channels",
+        },
+    )
+    layers: int = field(
+        default=4,
+        metadata={"help": "L, number of bias-free head weight matrices W_1..W_L (1 = linear classifier)"},
+    )
+    width: int = field(default=64, metadata={"help": "head width d_2 = ... = d_L"})
+    loss: str = field(
+        default="mse",
+        metadata={"help": "fit term: mse (squared error) or ce (softmax cross-entropy)", "choices": LOSSES},
+    )
+    reg: str = field(
+        default="dufm",
+        metadata={
+            "help": "regularisation: dufm (λ_H1 on features, λ on head weights), standard (weight decay), "
+            "none",
+            "choices": REGULARISATIONS,
+        },
+    )
+    lam: float = field(
+        default=0.005,
+        metadata={"help": "λ_W of every head layer (dufm) or the weight decay of every parameter (standard)"},
+    )
+    lam_h: float = field(
+        default=5e-6, metadata={"help": "λ_H1 on the squared norm of the backbone features (dufm only)"}
+    )
+    lam_h_scale: str = field(
+        default="batch_mean",
+        metadata={
+            "help": "λ_H1 times the batch mean of ‖h1‖²/2 (batch_mean) or N times that (dataset: eq. (1))",
+            "choices": LAM_H_SCALES,
+        },
+    )
+    optimizer: str = field(default="sgd", metadata={"help": "optimiser", "choices": OPTIMIZERS})
+    momentum: float = field(default=0.9, metadata={"help": "SGD momentum (ignored by adam)"})
+    lr: float = field(default=0.05, metadata={"help": "base learning rate"})
+    lr_schedule: str = field(
+        default="multistep", metadata={"help": "learning-rate schedule (per epoch)", "choices": SCHEDULES}
+    )
+    lr_milestones: list[float] = field(
+        default_factory=lambda: [0.5, 0.75],
+        metadata={"help": "multistep milestones as comma-separated fractions of --epochs"},
+    )
+    lr_decay: float = field(
+        default=0.1, metadata={"help": "factor by which the multistep schedule multiplies the learning rate"}
+    )
+    epochs: int = field(default=10, metadata={"help": "training epochs"})
+    batch_size: int = field(default=128, metadata={"help": "mini-batch size"})
+    eval_every: int = field(
+        default=1,
+        metadata={
+            "help": "epochs between collapse evaluations (the last epoch is always evaluated; 0 = only the "
+            "last)"
+        },
+    )
+    eval_batch_size: int = field(
+        default=1000, metadata={"help": "batch size of the no-grad evaluation passes"}
+    )
+    seed: int = field(
+        default=0,
+        metadata={"help": "random seed: model init, subsampling and the per-epoch data order derive from it"},
+    )
+    device: str = field(
+        default="auto", metadata={"help": "where to compute (auto: cuda > mps > cpu)", "choices": DEVICES}
+    )
+    threads: int | None = field(
+        default=None, metadata={"help": "torch threads (torch.set_num_threads)", "shown_default": "torch's"}
+    )
+    freeze_head: bool = field(default=False, metadata={"help": "train the backbone only (2023 experiment)"})
+    head_init: str | None = field(
+        default=None,
+        metadata={"help": "DUFM run folder (or params.pt) whose W_1..W_L initialise the head"},
+    )
+    head_init_run: int = field(
+        default=0, metadata={"help": "which run r of the DUFM's batched params --head-init takes"}
+    )
+    amp: bool = field(
+        default=False,
+        metadata={"help": "mixed precision: autocast (float16 + GradScaler on cuda, bfloat16 on cpu)"},
+    )
+    channels_last: bool = field(
+        default=False,
+        metadata={"help": "channels-last memory format for the resnet20 backbone and its input batches"},
+    )
+    rank_rtol: float | None = field(
+        default=1e-3,
+        metadata={
+            "help": "relative rank threshold: singular values below rank_rtol·σ_1 count as zero (none: the "
+            "machine-epsilon rule)"
+        },
+    )
+
+    # Renamed fields (issue 17: the names of the DUFM config and of the command line); the old keys of YAML
+    # files and run folders are accepted with a DeprecationWarning for one release.
+    _RENAMED: ClassVar[dict[str, str]] = {
+        "n_per_class": "n",
+        "n_test_per_class": "n_test",
+        "head_layers": "layers",
+        "head_width": "width",
+        "gamma": "lr_decay",
+        "milestones": "lr_milestones",
+    }
 
     def __post_init__(self) -> None:
         check_choice("dataset", self.dataset, DATASETS)
@@ -113,7 +232,7 @@ class NetConfig(ConfigMixin):
             )
         self.classes = parse_classes(self.classes, dataset_num_classes(self.dataset))
         K = self.num_classes
-        for name in ("n_per_class", "n_test_per_class", "feature_dim", "threads"):
+        for name in ("n", "n_test", "feature_dim", "threads"):
             v = getattr(self, name)
             if v is not None:
                 setattr(self, name, check_int(name, v, min=1))
@@ -133,12 +252,10 @@ class NetConfig(ConfigMixin):
             )
         self.amp = _check_bool("amp", self.amp)
         self.channels_last = _check_bool("channels_last", self.channels_last)
-        self.head_layers = check_int("head_layers", self.head_layers, min=1)
-        self.head_width = check_int("head_width", self.head_width, min=1)
-        if self.head_layers >= 2 and self.head_width < K:
-            raise ConfigError(
-                f"head_width == {self.head_width}, must be >= the number of classes K = {K} (d_l >= K)."
-            )
+        self.layers = check_int("layers", self.layers, min=1)
+        self.width = check_int("width", self.width, min=1)
+        if self.layers >= 2 and self.width < K:
+            raise ConfigError(f"width == {self.width}, must be >= the number of classes K = {K} (d_l >= K).")
         check_choice("loss", self.loss, LOSSES)
         check_choice("reg", self.reg, REGULARISATIONS)
         self.lam = check_float("lam", self.lam, ge=0.0)
@@ -148,18 +265,19 @@ class NetConfig(ConfigMixin):
         self.momentum = check_float("momentum", self.momentum, ge=0.0, lt=1.0)
         self.lr = check_float("lr", self.lr, gt=0.0)
         check_choice("lr_schedule", self.lr_schedule, SCHEDULES)
-        if isinstance(self.milestones, (int, float, str)):
-            raise ConfigError(f"milestones == {self.milestones!r}, must be a list of fractions in (0, 1).")
-        self.milestones = sorted(
-            check_float(f"milestones[{i}]", m, gt=0.0, lt=1.0) for i, m in enumerate(self.milestones)
+        if isinstance(self.lr_milestones, (int, float, str)):
+            raise ConfigError(
+                f"lr_milestones == {self.lr_milestones!r}, must be a list of fractions in (0, 1)."
+            )
+        self.lr_milestones = sorted(
+            check_float(f"lr_milestones[{i}]", m, gt=0.0, lt=1.0) for i, m in enumerate(self.lr_milestones)
         )
-        self.gamma = check_float("gamma", self.gamma, gt=0.0, le=1.0)
+        self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
         self.epochs = check_int("epochs", self.epochs, min=1)
         self.batch_size = check_int("batch_size", self.batch_size, min=2)
-        if self.n_per_class is not None and self.batch_size > self.n_per_class * K:
+        if self.n is not None and self.batch_size > self.n * K:
             raise ConfigError(
-                f"batch_size == {self.batch_size}, must be <= the training set size "
-                f"n_per_class · K = {self.n_per_class * K}."
+                f"batch_size == {self.batch_size}, must be <= the training set size n · K = {self.n * K}."
             )
         self.eval_every = check_int("eval_every", self.eval_every, min=0)
         self.eval_batch_size = check_int("eval_batch_size", self.eval_batch_size, min=1)
@@ -170,6 +288,20 @@ class NetConfig(ConfigMixin):
         self.head_init_run = check_int("head_init_run", self.head_init_run, min=0)
         if self.rank_rtol is not None:
             self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
+
+    if not TYPE_CHECKING:  # hidden from mypy, which keeps flagging misspelt attributes
+
+        def __getattr__(self, name: str) -> Any:
+            """The renamed fields' old attribute names (``config.head_layers``), with a DeprecationWarning."""
+            new = type(self)._RENAMED.get(name)
+            if new is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            warnings.warn(
+                f"NetConfig.{name} is deprecated, use NetConfig.{new} (accepted until the next release).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(self, new)
 
     @property
     def num_classes(self) -> int:

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import logging
 import math
+import shlex
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.checks import ConfigError, Interrupted
+from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import (
     append_jsonl,
     atomic_torch_save,
@@ -50,6 +53,7 @@ from deepcollapse._core.io import (
     prepare_run_folder,
     truncate_jsonl,
 )
+from deepcollapse._core.results import Result
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits, ImageData, load_dataset
 from deepcollapse.nets.head import HeadNetwork, MLPHead, feature_layers, load_dufm_head_weights
@@ -58,6 +62,7 @@ from deepcollapse.nets.resnet import ResNet20
 
 __all__ = [
     "NetConfig",
+    "NetSummary",
     "DeviceMemoryError",
     "build_network",
     "evaluate",
@@ -102,8 +107,8 @@ def load_net_data(config: NetConfig) -> DataSplits:
         config.dataset,
         config.data_dir,
         classes=config.classes,
-        n_per_class=config.n_per_class,
-        n_test_per_class=config.n_test_per_class,
+        n_per_class=config.n,
+        n_test_per_class=config.n_test,
         seed=config.seed,
         normalize=config.normalize,
     )
@@ -125,9 +130,9 @@ def build_network(
     dufm_weights = None
     if config.head_init is not None:
         dufm_weights = load_dufm_head_weights(config.head_init, config.head_init_run)
-        if len(dufm_weights) != config.head_layers:
+        if len(dufm_weights) != config.layers:
             raise ConfigError(
-                f"head_layers == {config.head_layers}, must equal the DUFM head's number of layers "
+                f"layers == {config.layers}, must equal the DUFM head's number of layers "
                 f"{len(dufm_weights)} ({config.head_init})."
             )
         d1 = int(dufm_weights[0].shape[1])
@@ -155,7 +160,7 @@ def build_network(
             backbone = ResNet20(in_channels, config.feature_dim)
             if config.channels_last:
                 backbone = backbone.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
-        head = MLPHead(backbone.out_features, config.head_width, config.head_layers, K)
+        head = MLPHead(backbone.out_features, config.width, config.layers, K)
     if dufm_weights is not None:
         head.set_weights(dufm_weights)
     if config.freeze_head:
@@ -166,14 +171,14 @@ def build_network(
 def lr_at(config: NetConfig, epoch: int) -> float:
     """Learning rate of epoch ``epoch`` (1-based).
 
-    ``constant``: ``lr``; ``multistep``: ``lr · gamma^m`` with ``m`` the number of milestones ``f`` with
+    ``constant``: ``lr``; ``multistep``: ``lr · lr_decay^m`` with ``m`` the number of milestones ``f`` with
     ``epoch > round(f · epochs)``; ``cosine``: ``lr · (1 + cos(π (epoch − 1) / epochs)) / 2``.
     """
     if config.lr_schedule == "constant":
         return config.lr
     if config.lr_schedule == "multistep":
-        m = sum(epoch > round(f * config.epochs) for f in config.milestones)
-        return config.lr * config.gamma**m
+        m = sum(epoch > round(f * config.epochs) for f in config.lr_milestones)
+        return config.lr * config.lr_decay**m
     return config.lr * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / config.epochs))
 
 
@@ -302,7 +307,7 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     was_training = model.training
     model.eval()
     K = data.num_classes
-    layers = feature_layers(config.head_layers)
+    layers = feature_layers(config.layers)
     dims = {"H1": model.head.in_dim}
     stats = {key: CollapseStatistics(K, dims.get(key, model.head.width)) for key, *_ in layers}
     tr = _pass(config, model, data.train, stats)
@@ -336,6 +341,76 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
 # ------------------------------------------------------------------------------------------------------------
 # Run folder
 # ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class NetSummary(Result):
+    """The summary of a network run folder (``summary.json``): the result of :func:`train_net` and
+    :func:`resume_net`.
+
+    The fields from ``epoch`` on describe the last evaluation and are absent (``None``) when none ran.
+    Read-only key access (``summary["test_acc"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset trained on.
+    classes : list of int or None
+        The original labels kept (``None``: all).
+    num_classes : int
+        ``K``.
+    n_train : int
+        Training samples.
+    epochs_done, epochs : int
+        Epochs completed and planned.
+    diverged : bool
+        The training loss became non-finite (the run stopped; the checkpoint is the last finite epoch's).
+    device : str
+        The torch device used.
+    num_parameters : int
+        Parameters of the network.
+    epoch_time_mean_s : float or None
+        Mean seconds per epoch (this call's and earlier calls' epochs).
+    elapsed_s : float
+        Training seconds over every call.
+    train_loss_per_epoch : list of float
+        Mean training loss of each epoch.
+    epoch : int
+        The epoch of the last evaluation.
+    train_acc, test_acc : float or None
+        Accuracies at that evaluation.
+    loss, fit, reg : float
+        The objective on the training set at that evaluation (``fit + reg``) and its two terms.
+    layers : dict
+        Per feature layer name (``H1``, ``H~2``, ``H2``, ...): ``{layer, kind, dnc1, dnc2_cond, rank,
+        effective_rank}``.
+    ranks : dict of str to int
+        Numerical rank of each layer's class means.
+    dnc1 : dict of str to float
+        ``tr Σ_W / tr Σ_B`` of each layer.
+    """
+
+    dataset: str | None = None
+    classes: list[int] | None = None
+    num_classes: int | None = None
+    n_train: int | None = None
+    epochs_done: int | None = None
+    epochs: int | None = None
+    diverged: bool | None = None
+    device: str | None = None
+    num_parameters: int | None = None
+    epoch_time_mean_s: float | None = None
+    elapsed_s: float | None = None
+    train_loss_per_epoch: list[float] | None = None
+    epoch: int | None = None
+    train_acc: float | None = None
+    test_acc: float | None = None
+    loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    layers: dict[str, dict[str, Any]] | None = None
+    ranks: dict[str, int] | None = None
+    dnc1: dict[str, float | None] | None = None
 
 
 def _summary(
@@ -436,9 +511,38 @@ def _oom_error(
     )
 
 
-def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallback | None) -> dict[str, Any]:
+def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallback | None) -> NetSummary:
+    """Train (or continue) the run in ``out`` with ``config.threads`` torch threads, restored afterwards;
+    SIGINT / SIGTERM stop it after the current batch with :class:`~deepcollapse._core.checks.Interrupted`
+    (see :mod:`deepcollapse._core.interrupt`)."""
+    threads = torch.get_num_threads()
     if config.threads is not None:
         torch.set_num_threads(config.threads)
+    try:
+        with stop_on_signals() as flag:
+            return _loop(config, out, flag, progress=progress, callback=callback)
+    finally:
+        if config.threads is not None:
+            torch.set_num_threads(threads)
+
+
+def _stopped(flag: StopFlag, out: Path, epoch: int, written: bool) -> Interrupted:
+    """The exception of a run stopped by a signal, naming the checkpoint that is on disk (if any)."""
+    resume = f"deepcollapse net resume {shlex.quote(str(out))}"
+    if written:
+        return flag.interrupted(
+            f"stopped by {flag.name} after epoch {epoch}; checkpoint written to {out}", resume
+        )
+    if (out / "checkpoint.pt").is_file():
+        what = f"the checkpoint of epoch {epoch - 1} in {out} is kept"
+    else:
+        what = "no checkpoint was written yet (resuming starts the run over)"
+    return flag.interrupted(f"stopped by {flag.name} during epoch {epoch}; {what}", resume)
+
+
+def _loop(
+    config: NetConfig, out: Path, flag: StopFlag, *, progress: bool, callback: EpochCallback | None
+) -> NetSummary:
     device = select_device(config.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
@@ -495,6 +599,9 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
                 loss = train_step(config, model, optimizer, scaler, x, y, N)
                 total += loss.double() * idx.numel()
                 seen += idx.numel()
+                if flag.stopped:  # the epoch is dropped: the last checkpoint is the previous epoch's
+                    bar.close()
+                    raise _stopped(flag, out, epoch, written=False)
         except _OOM_ERRORS:
             bar.close()
             raise _oom_error(config, out, device, epoch, "training") from None
@@ -530,10 +637,13 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
         bar.set_postfix(loss=f"{train_loss:.4g}")
         if callback is not None:
             callback(epoch, rec or {"epoch": epoch, "train_loss_epoch": train_loss})
+        if flag.stopped and state["epoch"] < config.epochs:
+            bar.close()
+            raise _stopped(flag, out, epoch, written=True)
     bar.close()
     summary = _summary(config, state, state["last"], device, n_params, N)
     atomic_write_json(out / "summary.json", finite_or_none(summary))
-    return summary
+    return NetSummary.from_dict(summary)
 
 
 def train_net(
@@ -543,8 +653,8 @@ def train_net(
     force: bool = False,
     progress: bool = True,
     callback: EpochCallback | None = None,
-) -> dict[str, Any]:
-    """Train ``config`` into the run folder ``out_dir``; return the summary (also in ``summary.json``).
+) -> NetSummary:
+    """Train ``config`` into the run folder ``out_dir``; return the :class:`NetSummary` (``summary.json``).
 
     ``out_dir`` must not hold a run already unless ``force`` (which deletes that run's files only).
     ``callback(epoch, record)`` is called after each epoch's checkpoint is on disk.
@@ -563,7 +673,7 @@ def resume_net(
     progress: bool = True,
     callback: EpochCallback | None = None,
     batch_size: int | None = None,
-) -> dict[str, Any]:
+) -> NetSummary:
     """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
 
     ``epochs`` extends (or shortens) the run with the learning-rate schedule it was started with: ``constant``
@@ -596,7 +706,7 @@ def _same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
             f"--epochs {epochs} --out NEW_DIR."
         )
     if config.lr_schedule == "multistep":
-        at = [round(f * config.epochs) for f in config.milestones]  # milestone epochs, kept as they are
+        at = [round(f * config.epochs) for f in config.lr_milestones]  # milestone epochs, kept as they are
         kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
-        return config.replace(epochs=epochs, milestones=kept)
+        return config.replace(epochs=epochs, lr_milestones=kept)
     return config.replace(epochs=epochs)

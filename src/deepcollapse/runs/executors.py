@@ -2,9 +2,11 @@
 
 A *task* is one call of a trainer (``train_dufm`` for the L-DUFM, with all the seeds of one grid point batched
 into one call; ``train_net`` for a real network, one seed; ``search``: one point of the global search plus its
-Hessian verdict) writing one folder.  A task is *done* when its folder holds ``summary.json`` (``point.json``
-for a search point); done tasks are skipped, interrupted ones (a ``checkpoint.pt`` but no summary)
-are resumed, so a sweep can be killed and re-launched at any time without redoing or duplicating work.
+Hessian verdict) writing one folder; its kind is an entry of the task-kind table
+(:mod:`deepcollapse.runs.kinds`), which names the runner and the done and resume markers.  A task is *done*
+when its folder holds its done marker (``summary.json``; ``point.json`` for a search point); done tasks are
+skipped, interrupted ones (a resume marker, e.g. ``checkpoint.pt``, but no done marker) are resumed, so a
+sweep can be killed and re-launched at any time without redoing or duplicating work.
 
 Two executors run the same :func:`run_task` on the same task list:
 
@@ -18,6 +20,13 @@ Every DUFM task runs with one torch thread (set for the duration of the task and
 numpy kernel uses one BLAS thread), so a task's floating-point result does not depend on where it ran: both
 executors produce bit-identical run folders and therefore identical result tables for the same sweep (the
 trainer is deterministic per seed).  Network tasks use the ``threads`` / ``device`` of their ``NetConfig``.
+
+SIGINT / SIGTERM to the process that runs the tasks (:mod:`deepcollapse._core.interrupt`): the running
+tasks write their checkpoints and stop, queued ones are not started, and
+:class:`~deepcollapse._core.checks.Interrupted` says how many tasks finished, how many can resume from a
+checkpoint and how many have none.  The pool passes the signal on to its workers as SIGTERM; the Ray executor
+cancels its tasks (``ray.cancel``: Ray raises ``KeyboardInterrupt`` in a running task by simulating SIGINT,
+which the trainer's handler takes as its stop signal) and waits for them.
 """
 
 from __future__ import annotations
@@ -28,7 +37,6 @@ import logging
 import multiprocessing
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
+from deepcollapse._core.interrupt import StopFlag, stop_on_signals
+from deepcollapse.runs.kinds import get_kind
 
 __all__ = [
     "EXECUTORS",
@@ -52,11 +62,6 @@ log = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "ray")
 RAY_INSTALL_HINT = "pip install 'deepcollapse[ray]'"
-TASK_KINDS = ("dufm", "net", "search")
-# the file whose presence marks a task's folder as finished
-DONE_FILE = {"dufm": "summary.json", "net": "summary.json", "search": "point.json"}
-# the file whose presence means an unfinished task is resumed rather than started
-RESUME_FILE = {"dufm": "checkpoint.pt", "net": "checkpoint.pt", "search": "search.json"}
 
 
 class TaskError(DeepCollapseError):
@@ -65,9 +70,9 @@ class TaskError(DeepCollapseError):
 
 @dataclass(frozen=True)
 class Task:
-    """One trainer call: ``kind`` (``'dufm'``, ``'net'``, or ``'search'``: one point of a global search, see
-    :func:`deepcollapse.runs.search_point.run_search_point`), the full config as a dict, the
-    folder."""
+    """One trainer call: ``kind`` (a key of :data:`deepcollapse.runs.kinds.TASK_KINDS`: ``'dufm'``,
+    ``'net'``, or ``'search'``: one point of a global search, see
+    :func:`deepcollapse.runs.search_point.run_search_point`), the full config as a dict, the folder."""
 
     kind: str
     config: dict[str, Any]
@@ -75,14 +80,21 @@ class Task:
     label: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        get_kind(self.kind, "task.kind")  # an unknown kind fails here, in one line, not in a worker later
+
     @property
     def done(self) -> bool:
-        return (Path(self.out_dir) / DONE_FILE.get(self.kind, "summary.json")).is_file()
+        return get_kind(self.kind).is_done(self.out_dir)
 
 
 @contextlib.contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    import torch
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """``n`` torch threads inside the block, the previous count restored after; ``None``: leave it alone."""
+    if n is None:
+        yield
+        return
+    import torch  # here: a worker imports torch only when it has a task that uses it
 
     old = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -96,37 +108,21 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     """Run (or resume, or skip) one task; return ``{"label", "status": "skipped"|"resumed"|"trained",
     "seconds"}``.
 
-    DUFM tasks run with one torch thread (see the module docstring).  The trainers are imported here so that
-    a worker process imports torch only when it has work.
+    The kind's runner comes from the task-kind table (it imports its trainer, so a worker process imports
+    torch only when it has work); DUFM and search tasks run with one torch thread (see the module docstring),
+    network tasks with the ``threads`` of their config.
     """
+    kind = get_kind(task.kind, "task.kind")
     out = Path(task.out_dir)
-    if task.done:
+    if kind.is_done(out):
         return {"label": task.label, "status": "skipped", "seconds": 0.0}
     t0 = time.perf_counter()
-    resume = (out / RESUME_FILE.get(task.kind, "checkpoint.pt")).is_file()
-    if task.kind == "dufm":
-        from deepcollapse.dufm.trainer import DUFMConfig, resume_dufm, train_dufm
-
-        with _torch_threads(1):
-            if resume:
-                resume_dufm(out, progress=progress)
-            else:
-                train_dufm(DUFMConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
-    elif task.kind == "search":
-        from deepcollapse.runs.search_point import run_search_point
-
-        with _torch_threads(1):
-            run_search_point(dict(task.config), out, progress=progress)
-    elif task.kind == "net":
-        # real networks: threads and device come from the NetConfig (``threads``, ``device``)
-        from deepcollapse.nets.train import NetConfig, resume_net, train_net
-
-        if resume:
-            resume_net(out, progress=progress)
-        else:
-            train_net(NetConfig.from_dict(dict(task.config)), out, force=True, progress=progress)
-    else:
-        raise ConfigError(f"task.kind == {task.kind!r}, must be one of {', '.join(TASK_KINDS)}.")
+    resume = kind.can_resume(out)
+    with _torch_threads(kind.threads):
+        if resume and kind.resume is not None:
+            kind.resume(out, progress)
+        else:  # a fresh task, or a kind whose runner resumes by itself (search)
+            kind.run(dict(task.config), out, progress)
     status = "resumed" if resume else "trained"
     return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
 
@@ -199,41 +195,24 @@ def run_tasks(
     return [results[i] for i in range(len(tasks))]
 
 
-class _Stop:
-    """Signal handler of the sweep's main process: remember the signal and send SIGTERM to the worker
-    processes, whose trainers then write a checkpoint and return (the main loop shuts the pool down).  SIGTERM
-    rather than the signal received: after a Ctrl-C in a terminal the workers got SIGINT already, and a
-    trainer takes a second SIGINT as "give up without a checkpoint"."""
-
-    def __init__(self, pids: Any) -> None:
-        self.signum: int | None = None
-        self._pids = pids  # callable -> current worker pids
-
-    def forward(self) -> None:
-        for pid in self._pids():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGTERM)
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        first = self.signum is None
-        self.signum = signum
-        if first:
-            self.forward()
+def _stopped(flag: StopFlag, tasks: Sequence[Task]) -> Interrupted:
+    """The exception of stopped tasks, saying only what is on disk: how many finished, how many can resume
+    from a checkpoint, how many have none (not started, or stopped before their first checkpoint)."""
+    done = [get_kind(t.kind).is_done(t.out_dir) for t in tasks]
+    kept = [not d and get_kind(t.kind).can_resume(t.out_dir) for t, d in zip(tasks, done)]
+    counts = (
+        (sum(done), "finished"),
+        (sum(kept), "can resume from their checkpoint"),
+        (len(tasks) - sum(done) - sum(kept), "have no checkpoint (not started, or stopped before one)"),
+    )
+    what = ", ".join(f"{n} {text}" for n, text in counts if n)
+    return flag.interrupted(f"sweep stopped by {flag.name}: of {len(tasks)} tasks run now, {what}")
 
 
-@contextlib.contextmanager
-def _stop_on_signals(stop: _Stop) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    for s in old:
-        signal.signal(s, stop)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+def _send_sigterm(pids: Sequence[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
 
 
 def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[Any]:
@@ -253,12 +232,19 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(pending)
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+
     # The pool's worker processes (a private attribute, stable since Python 3.8): a signal sent to the main
     # process only (kill PID, a scheduler's SIGTERM) is passed on to them, so no worker outlives the sweep.
-    stop = _Stop(lambda: list(getattr(pool, "_processes", None) or {}))
+    # SIGTERM rather than the signal received: after a Ctrl-C in a terminal the workers got SIGINT already,
+    # and a trainer takes a second SIGINT as "give up without a checkpoint".  The main process keeps waiting
+    # for its workers whatever it receives next.
+    def forward() -> None:
+        _send_sigterm(list(getattr(pool, "_processes", None) or {}))
+
+    stop = StopFlag(on_first=lambda signum: forward(), give_up_on_second_sigint=False)
     bar = _bar(len(pending), progress)
     try:
-        with _stop_on_signals(stop):
+        with stop_on_signals(stop):
             futures = {pool.submit(_pool_task, t): i for i, t in enumerate(pending)}
             waiting = set(futures)
             while waiting:
@@ -279,14 +265,10 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
                     for fut in waiting:
                         fut.cancel()  # queued tasks never start; running ones checkpoint and return
                     # again every 0.5 s: a worker may be setting up a task (before its trainer's handler)
-                    stop.forward()
+                    forward()
             if stop.signum is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-                name = signal.Signals(stop.signum).name
-                raise Interrupted(
-                    stop.signum,
-                    f"sweep stopped by {name}: running tasks wrote checkpoints, queued ones were not started",
-                )
+                raise _stopped(stop, pending)
     except KeyboardInterrupt:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
@@ -376,18 +358,45 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
         results: list[Any] = [None] * len(pending)
         bar = _bar(len(pending), progress)
         remaining = list(refs)
-        while remaining:
-            ready, remaining = ray.wait(remaining, num_returns=1)
-            for ref in ready:
-                i = pos[ref]
+        cancelled_error: Any = getattr(getattr(ray, "exceptions", None), "TaskCancelledError", ())
+
+        def collect() -> None:
+            # a result is stored before its ref leaves ``remaining``: an interrupt in between re-reads it
+            while remaining:
+                ready, _ = ray.wait(remaining, num_returns=1)
+                for ref in ready:
+                    i = pos[ref]
+                    try:
+                        results[i] = ray.get(ref)
+                    except Exception as exc:
+                        if isinstance(exc, cancelled_error):  # stopped by the signal below
+                            results[i] = KeyboardInterrupt(f"cancelled: {pending[i].label}")
+                        else:
+                            cause = getattr(exc, "cause", None)
+                            log.error("task %s failed: %s", pending[i].label, cause or exc)
+                            results[i] = cause if isinstance(cause, BaseException) else exc
+                    remaining.remove(ref)
+                    bar.update(1)
+
+        # SIGINT / SIGTERM to the driver interrupt ray.wait; then every task not finished is cancelled (a
+        # running one gets KeyboardInterrupt through its SIGINT handler: the trainer writes its checkpoint
+        # and returns; a queued one never starts) and the driver waits for them before it shuts Ray down.
+        # A second signal while waiting gives up (KeyboardInterrupt).
+        stop = StopFlag(raise_now=True)
+        try:
+            with stop_on_signals(stop):
                 try:
-                    results[i] = ray.get(ref)
-                except Exception as exc:
-                    cause = getattr(exc, "cause", None)
-                    log.error("task %s failed: %s", pending[i].label, cause or exc)
-                    results[i] = cause if isinstance(cause, BaseException) else exc
-                bar.update(1)
-        bar.close()
+                    collect()
+                except KeyboardInterrupt:
+                    if stop.signum is None:  # not one of ours (e.g. off the main thread)
+                        raise
+                    for ref in remaining:
+                        ray.cancel(ref)
+                    collect()
+        finally:
+            bar.close()
+        if stop.signum is not None:
+            raise _stopped(stop, pending)
         return results
     finally:
         if started:

@@ -1,9 +1,9 @@
 """One point of a global search as an executor task: ``run_search_point(config, out)``.
 
 ``search_dufm`` for the configured budget, then the Hessian verdict of the best solution, then the table row
-in ``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.executors`).  Its
-own module so that the executors (which import it lazily) and the ``best-known`` experiment (which builds the
-tasks) do not import each other.
+in ``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`).  Its own
+module so that the task-kind table (whose runner imports it when it runs) and the ``best-known`` experiment
+(which builds the tasks) do not import each other.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
     best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
     search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
-    from deepcollapse.landscape.verdicts import landscape, load_point
     from deepcollapse.landscape.search import SearchConfig, search_dufm
+    from deepcollapse.landscape.verdicts import landscape, load_point
 
     folder = Path(out)
     summary_path = folder / "summary.json"
@@ -35,8 +35,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
     land = landscape(params, problem)
-    land.pop("directions")
-    atomic_write_json(folder / "landscape.json", finite_or_none(land))
+    land_json = {k: v for k, v in land.to_dict().items() if k != "directions"}
+    atomic_write_json(folder / "landscape.json", finite_or_none(land_json))
     best = summary["solutions"][0]
     srg = summary["loss_srg"]
     row = {

@@ -5,41 +5,43 @@ A sweep file (YAML) has the keys
 ```yaml
 name: wd-rank                 # optional, used in the report title
 description: ...              # optional
-kind: dufm                    # 'dufm' (default: the L-DUFM trainer) or 'net' (real networks)
+kind: dufm                    # a task kind: 'dufm' (default: the L-DUFM trainer), 'net', 'search'
 base: {classes: 15, layers: 4, width: 30, lr: 0.5, steps: 100000}   # config fields shared by every point
 grid: {lam: [0.001, 0.002, 0.004]}   # cartesian product of these overrides (optional)
 points: [{width: 16}, {width: 64}]   # an explicit list of overrides (optional; product with grid)
-seeds: [0, 1, 2, 3, 4]        # or n_seeds: 5 (seeds 0..4); default [0]
+seeds: [0, 1, 2, 3, 4]        # or runs: 5 (seeds 0..4; n_seeds, deprecated); default [0]
 seeds_per_run: 5              # dufm only: at most this many seeds per trainer call (default: all)
 ```
 
-Config fields are those of :class:`~deepcollapse.dufm.trainer.DUFMConfig` (``kind: dufm``) or of
-:class:`~deepcollapse.nets.train.NetConfig` (``kind: net``); for ``dufm`` the extra key ``lam`` sets
-every regularisation parameter at once (``lam_h = lam_w = lam``, the papers' "weight decay λ for all
-parameters").  Seeds are set by the sweep (``seed``/``seeds``/``runs`` may not appear in
-``base``/``grid``/``points``).
+Config fields are those of the kind's config class (the task-kind table, :mod:`deepcollapse.runs.kinds`):
+:class:`~deepcollapse.dufm.config.DUFMConfig` (``kind: dufm``), :class:`~deepcollapse.nets.config.NetConfig`
+(``kind: net``, real networks) or :class:`~deepcollapse.landscape.search.SearchConfig` (``kind: search``, one
+global search plus the Hessian verdict per point and seed); for ``dufm`` the extra key ``lam`` sets every
+regularisation parameter at once (``lam_h = lam_w = lam``, the papers' "weight decay λ for all
+parameters").  Seeds are set by the sweep (``seed``, and for dufm and net ``seeds``/``runs``, may not appear
+in ``base``/``grid``/``points``); a field of another kind is refused naming that kind.
 
 Layout of the output folder::
 
     OUT/sweep.yaml                         the resolved spec
     OUT/points/<point-id>/seeds_<a>-<b>/   one run folder per trainer call (dufm: the seeds of a point)
-    OUT/points/<point-id>/seed_<s>/        (net: one run folder per seed)
+    OUT/points/<point-id>/seed_<s>/        (net, search: one run folder per seed)
     OUT/results.csv                        one row per (point, seed)
     OUT/summary.csv                        one row per point: mean and std over seeds
 
-A task is done when its ``summary.json`` exists, so a re-launched sweep skips finished runs, resumes
-interrupted ones from their checkpoint, and the tables (built from the point list, one row per (point, seed))
-never hold duplicates.
+A task is done when its done marker exists (``summary.json``; ``point.json`` for a search), so a
+re-launched sweep skips finished runs, resumes interrupted ones from their checkpoint, and the tables (built
+from the point list, one row per (point, seed)) never hold duplicates.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import itertools
 import json
 import logging
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +50,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from deepcollapse._core.checks import ConfigError, check_choice, check_int, check_keys
-from deepcollapse.runs.executors import TASK_KINDS, Task, run_tasks
+from deepcollapse._core.checks import ConfigError, check_int, check_keys
+from deepcollapse.runs.executors import Task, run_tasks
+from deepcollapse.runs.kinds import TASK_KINDS, get_kind
 
 __all__ = [
     "SWEEP_KEYS",
@@ -65,32 +68,25 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SWEEP_KEYS = ("name", "description", "kind", "base", "grid", "points", "seeds", "n_seeds", "seeds_per_run")
-_SEED_KEYS = ("seed", "seeds", "runs")
+# "n_seeds": the old spelling of "runs" (the CLI's --runs), accepted with a DeprecationWarning, one release.
+SWEEP_KEYS = (
+    "name",
+    "description",
+    "kind",
+    "base",
+    "grid",
+    "points",
+    "seeds",
+    "runs",
+    "n_seeds",
+    "seeds_per_run",
+)
 
 
 def config_fields(kind: str) -> list[str]:
-    """The config keys a sweep may set for ``kind`` (DUFMConfig / NetConfig fields; ``lam`` for dufm)."""
-    check_choice("kind", kind, TASK_KINDS)
-    if kind == "dufm":
-        from deepcollapse.dufm.trainer import DUFMConfig
-
-        names = [f.name for f in dataclasses.fields(DUFMConfig)] + ["lam"]
-    else:
-        from deepcollapse.nets.train import NetConfig
-
-        names = [f.name for f in dataclasses.fields(NetConfig)]
-    return sorted(set(names))
-
-
-def _expand(kind: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply the ``lam`` alias: ``lam`` sets ``lam_h`` and ``lam_w`` unless those are given explicitly."""
-    d = dict(cfg)
-    if kind == "dufm" and "lam" in d:
-        lam = d.pop("lam")
-        d.setdefault("lam_h", lam)
-        d.setdefault("lam_w", lam)
-    return d
+    """The config keys a sweep may set for ``kind``: the fields of its config class (the task-kind table),
+    their aliases (``lam`` for dufm) and deprecated spellings."""
+    return get_kind(kind).fields()
 
 
 def _fmt_value(v: Any) -> str:
@@ -138,7 +134,7 @@ class SweepSpec:
     seeds_per_run: int | None = None
 
     def __post_init__(self) -> None:
-        check_choice("kind", self.kind, TASK_KINDS)
+        get_kind(self.kind)
         if not isinstance(self.base, Mapping):
             raise ConfigError(f"base == {self.base!r}, must be a mapping of config fields to values.")
         allowed = config_fields(self.kind)
@@ -174,10 +170,17 @@ class SweepSpec:
 
     def _check_fields(self, where: str, cfg: Mapping[str, Any], allowed: list[str]) -> None:
         for key in cfg:
-            if key in _SEED_KEYS:
+            if key in get_kind(self.kind).seed_keys:
                 raise ConfigError(
                     f"{where}.{key} == {cfg[key]!r}, must not be set: seeds come from the sweep's "
-                    f"'seeds' / 'n_seeds' keys."
+                    f"'seeds' / 'runs' keys."
+                )
+        for key in [k for k in cfg if k not in allowed]:  # a field of another kind: say which
+            owners = [k for k in TASK_KINDS if k != self.kind and key in config_fields(k)]
+            if owners:
+                raise ConfigError(
+                    f"{where}.{key} == {cfg[key]!r}, must be a field of kind {self.kind!r}: {key!r} belongs "
+                    f"to kind {' / '.join(map(repr, owners))} (set kind: {owners[0]}, or remove {key})."
                 )
         check_keys(where, cfg.keys(), allowed)
 
@@ -187,11 +190,20 @@ class SweepSpec:
         if not isinstance(d, Mapping):
             raise ConfigError(f"sweep file == {d!r}, must be a mapping with keys {', '.join(SWEEP_KEYS)}.")
         check_keys("sweep", d.keys(), SWEEP_KEYS)
-        if "seeds" in d and "n_seeds" in d:
-            raise ConfigError("sweep has both seeds and n_seeds, must have at most one of them.")
-        seeds: list[int] = [0]
         if "n_seeds" in d:
-            seeds = list(range(check_int("n_seeds", d["n_seeds"], min=1)))
+            warnings.warn(
+                "sweep key 'n_seeds' is deprecated, use 'runs' (accepted until the next release).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        counts = [k for k in ("runs", "n_seeds") if k in d]
+        if len(counts) == 2:
+            raise ConfigError("sweep has both runs and n_seeds, must have only runs.")
+        if "seeds" in d and counts:
+            raise ConfigError(f"sweep has both seeds and {counts[0]}, must have at most one of them.")
+        seeds: list[int] = [0]
+        if counts:
+            seeds = list(range(check_int(counts[0], d[counts[0]], min=1)))
         elif "seeds" in d:
             raw = d["seeds"]
             seeds = raw if isinstance(raw, list) else [raw]
@@ -241,23 +253,19 @@ class SweepSpec:
         return keys
 
     def _seed_chunks(self) -> list[list[int]]:
-        if self.kind == "net":
+        if get_kind(self.kind).seeds == "single":
             return [[s] for s in self.seeds]
         size = self.seeds_per_run or len(self.seeds)
         return [self.seeds[i : i + size] for i in range(0, len(self.seeds), size)]
 
     def _validated_config(self, overrides: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
-        cfg = _expand(self.kind, {**self.base, **overrides})
-        if self.kind == "dufm":
-            from deepcollapse.dufm.trainer import DUFMConfig
-
+        kind = get_kind(self.kind)
+        cfg = {**self.base, **overrides}  # aliases (``lam``) are expanded by the config class
+        if kind.seeds == "batch":
             cfg.update(seeds=list(seeds), runs=len(seeds), seed=int(seeds[0]))
-            return DUFMConfig.from_dict(cfg).to_dict()
-        from deepcollapse.nets.train import NetConfig
-
-        cfg["seed"] = int(seeds[0])
-        obj = NetConfig.from_dict(cfg) if hasattr(NetConfig, "from_dict") else NetConfig(**cfg)
-        return obj.to_dict() if hasattr(obj, "to_dict") else dataclasses.asdict(obj)
+        else:
+            cfg["seed"] = int(seeds[0])
+        return kind.normalise(cfg)
 
     def tasks(self, out_dir: str | Path) -> list[Task]:
         """One :class:`Task` per (point, seed chunk), run folders under ``out_dir/points``."""
@@ -309,12 +317,17 @@ def _check_existing(task: Task, force: bool = False) -> None:
     old = yaml.safe_load(path.read_text()) or {}
     if isinstance(old, Mapping) and "config" in old and isinstance(old["config"], Mapping):
         old = old["config"]
+    if isinstance(old, Mapping):  # a folder written before a field was renamed compares under the new names
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            old = get_kind(task.kind).config_cls.upgrade_keys(old)  # type: ignore[attr-defined]
     diff = [k for k, v in task.config.items() if k in old and _norm(old[k]) != _norm(v)]
     if not diff:
         return
     if force:
         log.warning("%s: config changed (%s), training it again", task.out_dir, ", ".join(diff))
-        for name in ("summary.json", "checkpoint.pt"):
+        kind = get_kind(task.kind)
+        for name in (kind.done_file, kind.resume_file):
             (Path(task.out_dir) / name).unlink(missing_ok=True)
         return
     k = diff[0]
@@ -370,7 +383,7 @@ def run_sweep(
 
 def collect_results(spec: SweepSpec, out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Join the finished run folders of ``spec`` into (one row per (point, seed), mean ± std per point)."""
-    from deepcollapse.analysis.tables import aggregate_runs, dufm_run_rows, net_run_rows
+    from deepcollapse.analysis.tables import aggregate_runs
 
     rows: list[dict[str, Any]] = []
     keys = spec.varying_keys()
@@ -379,7 +392,7 @@ def collect_results(spec: SweepSpec, out_dir: str | Path) -> tuple[pd.DataFrame,
             continue
         folder = Path(t.out_dir)
         base = {"point": t.meta["point"], **{k: _cell(t.meta["overrides"].get(k)) for k in keys}}
-        new = dufm_run_rows(folder) if spec.kind == "dufm" else net_run_rows(folder)
+        new = get_kind(spec.kind).rows(folder)
         rows += [{**base, **r, "run_dir": str(folder)} for r in new]
     runs = pd.DataFrame(rows)
     if not runs.empty:
@@ -401,6 +414,7 @@ _REPORT_METRICS = (
     "train_acc",
     "test_acc",
     "loss",
+    "best_loss",
 )
 
 

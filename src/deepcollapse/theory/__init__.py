@@ -1,6 +1,9 @@
 """deepcollapse.theory — the exact theory of the L-DUFM (numpy/scipy, float64, never imports torch).
 
-* :mod:`.objective`: eq. (1) of the 2024 paper on explicit matrices (:func:`dufm_objective`).
+* :mod:`.problem`: :class:`Problem`, one instance of eq. (1) (K, L, n, λs, widths, model family), validated
+  once, with ``reduced()`` (the n = 1 problem); the functions below also take one.
+* :mod:`.objective`: eq. (1) of the 2024 paper on explicit matrices (:func:`dufm_objective`,
+  :func:`evaluate`); its float64 value is added up in one place, :func:`objective_from_output`.
 * :mod:`.layers`: conditionally optimal layers and :func:`solution_from_class_means`.
 * :mod:`.graphs`: triangular graphs ``T_r`` (Definition 3).
 * :mod:`.constructions`: DNC (Definitions 1/10) and SRG (Definitions 4/9/11) solutions, optimal scales,
@@ -12,7 +15,7 @@
   status per candidate (closed form, numerical re-optimisation, explicit evaluation, unavailable).
 """
 
-from deepcollapse.theory.compare import compare, grid, parse_range
+from deepcollapse.theory.compare import Comparison, compare, grid, parse_range
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
     SRG_CONSTRUCTIONS,
@@ -43,7 +46,7 @@ from deepcollapse.theory.cross_entropy import (
     ce_srg_solution,
     ce_symmetric_last_layer,
 )
-from deepcollapse.theory.family_compare import compare_family, grid_family
+from deepcollapse.theory.family_compare import Candidate, FamilyComparison, compare_family, grid_family
 from deepcollapse.theory.graphs import (
     adjacency_matrix,
     incidence_matrix,
@@ -62,11 +65,23 @@ from deepcollapse.theory.layers import (
     solution_from_class_means,
 )
 from deepcollapse.theory.linear import LinearOptimum, linear_optimum, linear_solution
-from deepcollapse.theory.objective import ObjectiveParts, dufm_objective, forward, loss_zero_point, one_hot
+from deepcollapse.theory.objective import (
+    ObjectiveParts,
+    dufm_objective,
+    evaluate,
+    forward,
+    loss_zero_point,
+    objective_from_output,
+    one_hot,
+)
+from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = [
     "LOSS_ZERO",
     "CEFit",
+    "Candidate",
+    "Comparison",
+    "FamilyComparison",
     "LinearOptimum",
     "ce_dnc",
     "ce_dnc_solution",
@@ -82,6 +97,10 @@ __all__ = [
     "ClosedForm",
     "Geometry",
     "ObjectiveParts",
+    "Problem",
+    "evaluate",
+    "objective_from_output",
+    "problem_of",
     "Solution",
     "adjacency_matrix",
     "balanced_factorisation",

@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse._core.results import Result
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
     loss_dnc,
@@ -16,9 +18,89 @@ from deepcollapse.theory.constructions import (
     zero_threshold,
     zero_threshold_equal_lambda,
 )
-from deepcollapse.theory.objective import _check_problem
+from deepcollapse.theory.problem import Problem, problem_of
 
-__all__ = ["compare", "grid", "parse_range", "single_threaded_blas"]
+__all__ = ["Comparison", "compare", "grid", "parse_range", "single_threaded_blas"]
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison(Result):
+    """Optimal DNC, SRG and zero losses at one setting: the result of :func:`compare` (``theory compare``).
+
+    Read-only key access (``c["loss_dnc"]``) works as for the dict of earlier releases; ``to_dict()`` is the
+    JSON of ``deepcollapse theory compare --json``.
+
+    Attributes
+    ----------
+    classes, layers, n : int
+        The problem: ``K`` classes, ``L`` layers, ``n`` samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : list of float
+        ``λ_{W_l}``, one per layer (length ``L``).
+    Lambda : float
+        ``Λ = nλ_{H_1} Π_l λ_{W_l}``, on which all these losses depend.
+    loss_dnc : float
+        Optimal loss of DNC (Theorem 3).
+    loss_srg : float or None
+        Best SRG construction; ``None`` where undefined (``K < 6`` or ``L < 2``).
+    srg_construction : {'def9', 'def11.1', 'def11.2'} or None
+        Which construction ``loss_srg`` is.
+    loss_srg_constructions : dict of str to float
+        Every defined construction's loss.
+    loss_zero : float
+        The all-zero point, 1/2.
+    scales_dnc, scales_srg : list of float or None
+        ``α_2 .. α_L`` of the optimal construction (all 0 at the zero point).
+    scales_srg_dnc_block : list of float or None
+        Scales of the DNC block of Definition 11.1.
+    rank_dnc, rank_srg : int or None
+        Rank of the intermediate class means.
+    ranks_srg : list of int or None
+        Ranks of ``M~_2 .. M~_L`` of the SRG construction.
+    rank_srg_post : int or None
+        Rank of ``ReLU(M~_L)``.
+    ratio : float or None
+        ``L_SRG / L_DNC``.
+    srg_beats_dnc : bool or None
+        ``L_SRG < L_DNC``.
+    dnc_is_zero : bool
+        The optimal DNC point is the zero point.
+    zero_threshold : float
+        ``Λ*`` of the DNC problem.
+    zero_threshold_equal_lambda : float
+        The common ``λ`` with ``nλ^{L+1} = Λ*``.
+    theorem5 : bool
+        Theorem 5's conditions on ``K, L`` hold.
+    theorem5_strict : bool
+        Those and ``L_DNC < 1/2`` (where the strict inequality holds).
+    """
+
+    classes: int | None = None
+    layers: int | None = None
+    n: int | None = None
+    lam_h: float | None = None
+    lam_w: list[float] | None = None
+    Lambda: float | None = None
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+    srg_construction: str | None = None
+    loss_srg_constructions: dict[str, float] | None = None
+    loss_zero: float | None = None
+    scales_dnc: list[float] | None = None
+    scales_srg: list[float] | None = None
+    scales_srg_dnc_block: list[float] | None = None
+    rank_dnc: int | None = None
+    rank_srg: int | None = None
+    ranks_srg: list[int] | None = None
+    rank_srg_post: int | None = None
+    ratio: float | None = None
+    srg_beats_dnc: bool | None = None
+    dnc_is_zero: bool | None = None
+    zero_threshold: float | None = None
+    zero_threshold_equal_lambda: float | None = None
+    theorem5: bool | None = None
+    theorem5_strict: bool | None = None
 
 
 @contextlib.contextmanager
@@ -53,22 +135,34 @@ def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dic
 
 
 def compare(
-    classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float] | str
-) -> dict[str, Any]:
-    """Optimal DNC, SRG and zero losses at one setting, as a JSON-serialisable dict.
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | str | None = None,
+    *,
+    problem: Problem | None = None,
+) -> Comparison:
+    """Optimal DNC, SRG and zero losses at one setting, as a :class:`Comparison` (``to_dict()``: JSON).
 
-    Keys: ``classes, layers, n, lam_h, lam_w`` (list of L), ``Lambda`` (``nλ_{H_1} Π λ_{W_l}``, on which all
-    these losses depend), ``loss_dnc``, ``loss_srg`` (best SRG construction; ``None`` where undefined: ``K <
-    6`` or ``L < 2``), ``srg_construction`` (``def9`` / ``def11.1`` / ``def11.2`` / ``None``),
-    ``loss_srg_constructions`` (every defined construction), ``loss_zero`` (1/2), ``scales_dnc``,
-    ``scales_srg`` (``α_2 .. α_L``; all 0 at the zero point), ``scales_srg_dnc_block`` (Def. 11.1),
-    ``rank_dnc``, ``rank_srg`` (rank of the intermediate class means), ``ranks_srg`` (``M~_2 .. M~_L``),
-    ``rank_srg_post`` (``ReLU(M~_L)``), ``ratio`` (``L_SRG / L_DNC``), ``srg_beats_dnc``, ``dnc_is_zero``,
-    ``zero_threshold`` (``Λ*`` of the DNC problem; ``zero_threshold_equal_lambda`` the common λ with
-    ``nλ^{L+1} = Λ*``), ``theorem5`` (Theorem 5's conditions on ``K, L``) and ``theorem5_strict`` (those and
-    ``L_DNC < 1/2``, where the strict inequality holds).
+    Parameters
+    ----------
+    classes, layers, n : int
+        ``K >= 2`` classes (or ``classes`` the whole :class:`~deepcollapse.theory.problem.Problem`, the
+        others left out), ``L >= 1`` layers, ``n >= 1`` samples per class.
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : float, sequence of float or str
+        ``λ_{W_l} > 0``: one value for every layer, one per layer, or a comma-separated string.
+    problem : Problem, optional
+        The problem by keyword (instead of the five above).
+
+    Returns
+    -------
+    Comparison
+        Every field is described in :class:`Comparison`.
     """
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     per: dict[str, float] = {}
     with single_threaded_blas():
         dnc = loss_dnc(K, L, n, lam_h, lams)
@@ -80,32 +174,49 @@ def compare(
                     per[name] = cf.loss
         elif srg is not None:
             per[srg.construction] = srg.loss
-    return {
-        **problem_keys(K, L, n, lam_h, lams),
-        "loss_dnc": dnc.loss,
-        "loss_srg": None if srg is None else srg.loss,
-        "srg_construction": None if srg is None else srg.construction,
-        "loss_srg_constructions": per,
-        "loss_zero": LOSS_ZERO,
-        "scales_dnc": dnc.scales,
-        "scales_srg": None if srg is None else srg.scales,
-        "scales_srg_dnc_block": None if srg is None else srg.block_scales,
-        "rank_dnc": dnc.rank,
-        "rank_srg": None if srg is None else srg.rank,
-        "ranks_srg": None if srg is None else srg.ranks,
-        "rank_srg_post": None if srg is None else srg.rank_post,
-        "ratio": None if srg is None else srg.loss / dnc.loss,
-        "srg_beats_dnc": None if srg is None else bool(srg.loss < dnc.loss),
-        "dnc_is_zero": dnc.is_zero,
-        "zero_threshold": zero_threshold(K, L),
-        "zero_threshold_equal_lambda": zero_threshold_equal_lambda(K, L, n),
-        "theorem5": theorem5_conditions(K, L),
-        "theorem5_strict": theorem5_conditions(K, L) and dnc.loss < LOSS_ZERO,
-    }
+    return Comparison.from_dict(
+        {
+            **problem_keys(K, L, n, lam_h, lams),
+            "loss_dnc": dnc.loss,
+            "loss_srg": None if srg is None else srg.loss,
+            "srg_construction": None if srg is None else srg.construction,
+            "loss_srg_constructions": per,
+            "loss_zero": LOSS_ZERO,
+            "scales_dnc": dnc.scales,
+            "scales_srg": None if srg is None else srg.scales,
+            "scales_srg_dnc_block": None if srg is None else srg.block_scales,
+            "rank_dnc": dnc.rank,
+            "rank_srg": None if srg is None else srg.rank,
+            "ranks_srg": None if srg is None else srg.ranks,
+            "rank_srg_post": None if srg is None else srg.rank_post,
+            "ratio": None if srg is None else srg.loss / dnc.loss,
+            "srg_beats_dnc": None if srg is None else bool(srg.loss < dnc.loss),
+            "dnc_is_zero": dnc.is_zero,
+            "zero_threshold": zero_threshold(K, L),
+            "zero_threshold_equal_lambda": zero_threshold_equal_lambda(K, L, n),
+            "theorem5": theorem5_conditions(K, L),
+            "theorem5_strict": theorem5_conditions(K, L) and dnc.loss < LOSS_ZERO,
+        }
+    )
 
 
 def parse_range(name: str, spec: str | int | Iterable[int], minimum: int) -> list[int]:
-    """``'2:100'`` (inclusive), ``'2:100:2'``, ``'6,10,15'``, one integer, or an iterable of integers."""
+    """``'2:100'`` (inclusive), ``'2:100:2'``, ``'6,10,15'``, one integer, or an iterable of integers.
+
+    Parameters
+    ----------
+    name : str
+        The option's name, for the error message.
+    spec : str, int or iterable of int
+        ``'2:100'`` (inclusive), ``'2:100:2'``, ``'6,10,15'``, one integer, or integers.
+    minimum : int
+        The smallest allowed value.
+
+    Returns
+    -------
+    list of int
+        The values, in order.
+    """
     if isinstance(spec, int):
         return [check_int(name, spec, min=minimum)]
     if not isinstance(spec, str):
@@ -136,7 +247,26 @@ def grid(
     lam_w: float,
 ) -> list[dict[str, Any]]:
     """One row per ``(K, L)``: ``classes, layers, loss_dnc, loss_srg, ratio, srg_construction, rank_srg,
-    theorem5, theorem5_strict, srg_beats_dnc`` (the same ``λ_W`` in every layer)."""
+    theorem5, theorem5_strict, srg_beats_dnc`` (the same ``λ_W`` in every layer).
+
+    Parameters
+    ----------
+    classes : str or iterable of int
+        ``K`` values (a range as in :func:`parse_range`, ``K >= 2``).
+    layers : str or iterable of int
+        ``L`` values (``L >= 1``).
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : float
+        ``λ_W > 0`` for every layer.
+
+    Returns
+    -------
+    list of dict
+        One JSON-ready row per ``(K, L)``, ``K`` varying slowest.
+    """
     Ks = parse_range("classes", classes, 2)
     Ls = parse_range("layers", layers, 1)
     with single_threaded_blas():
@@ -144,7 +274,7 @@ def grid(
 
 
 def _grid_row(K: int, L: int, n: int, lam_h: float, lam_w: float) -> dict[str, Any]:
-    K, L, n, lam_h, lams = _check_problem(K, L, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = problem_of(K, L, n, lam_h, lam_w).regularised().parts()
     dnc = loss_dnc(K, L, n, lam_h, lams)
     srg = loss_srg(K, L, n, lam_h, lams)
     t5 = theorem5_conditions(K, L)

@@ -55,7 +55,7 @@ from deepcollapse.theory.layers import (
     ridge_last_layer,
     solution_from_class_means,
 )
-from deepcollapse.theory.objective import _check_problem
+from deepcollapse.theory.problem import Problem, problem_of
 
 
 class _HasLoss(Protocol):
@@ -185,7 +185,18 @@ def _numeric(
 
 @lru_cache(maxsize=256)
 def dnc_geometry(classes: int) -> Geometry:
-    """DNC (Definition 10): ``X_l = I_K``; ``P = q = K``, ``e = 1`` (closed forms)."""
+    """DNC (Definition 10): ``X_l = I_K``; ``P = q = K``, ``e = 1`` (closed forms).
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+
+    Returns
+    -------
+    Geometry
+        ``X_mid = X_last = I_K`` with its coefficients.
+    """
     K = check_int("classes", classes, min=1)
     eye = np.eye(K)
     return Geometry(
@@ -272,7 +283,22 @@ def def11_2_kept_classes(classes: int) -> np.ndarray:
 
 def srg_defined(classes: int, layers: int, construction: str = "best") -> bool:
     """Whether an SRG solution exists: ``K >= 6`` and ``L >= 2`` (Definition 11), ``def9`` needs ``K = C(r,
-    2)``."""
+    2)``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    layers : int
+        ``L``, the number of weight matrices.
+    construction : str, default "best"
+        ``"best"``, ``"def9"``, ``"def11.1"`` or ``"def11.2"``.
+
+    Returns
+    -------
+    bool
+        True where the construction exists.
+    """
     if classes < 6 or layers < 2:
         return False
     if construction == "def9":
@@ -282,7 +308,22 @@ def srg_defined(classes: int, layers: int, construction: str = "best") -> bool:
 
 def srg_geometry(classes: int, construction: str = "def9") -> tuple[Geometry, Geometry | None]:
     """Unit geometry of an SRG construction: ``(srg_block, dnc_block_or_None)`` (the second block only for
-    ``def11.1`` with ``K != C(r, 2)``).  ``def11.1`` / ``def11.2`` equal ``def9`` when ``K = C(r, 2)``."""
+    ``def11.1`` with ``K != C(r, 2)``).  ``def11.1`` / ``def11.2`` equal ``def9`` when ``K = C(r, 2)``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    construction : str, default "def9"
+        ``"def9"``, ``"def11.1"`` or ``"def11.2"``.
+
+    Returns
+    -------
+    srg_block : Geometry
+        The SRG block.
+    dnc_block : Geometry or None
+        The DNC (identity) block of ``def11.1`` when ``K != C(r, 2)``, else None.
+    """
     K = check_int("classes", classes, min=2)
     check_choice("construction", construction, SRG_CONSTRUCTIONS)
     if K < 6:
@@ -310,7 +351,30 @@ def chain_loss(
 ) -> float:
     """``L(α)`` of the module docstring for one block at ``scales = [α_2 .. α_L]`` (``[α_1]`` for ``L = 1``,
     where the H_1 term is ``(nλ_{H_1}/2) ‖X_1‖_F² α_1``).  ``classes`` is the ridge constant's ``K`` (default
-    the block's).  All scales 0 gives the zero point's share ``K_b / (2K)``."""
+    the block's).  All scales 0 gives the zero point's share ``K_b / (2K)``.
+
+    Parameters
+    ----------
+    geom : Geometry
+        The unit class-mean geometry of the block (:func:`dnc_geometry`, :func:`srg_geometry`).
+    layers : int
+        ``L``, the number of weight matrices.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : sequence of float
+        ``λ_{W_1} .. λ_{W_L}``.
+    scales : sequence of float
+        ``[α_2 .. α_L]`` (``[α_1]`` for ``L = 1``), ``>= 0``.
+    classes : int, optional
+        The ``K`` of the ridge constant (default the block's).
+
+    Returns
+    -------
+    float
+        The block's share of eq. (1) at these scales.
+    """
     L = layers
     K = geom.classes if classes is None else classes
     lams = list(lam_w)
@@ -344,6 +408,28 @@ def optimise_scales(
     candidate.
 
     Returns ``(value, scales)``; scales are all 0 if the zero point is optimal (ties go to the zero point).
+
+    Parameters
+    ----------
+    geom : Geometry
+        The unit class-mean geometry of the block (:func:`dnc_geometry`, :func:`srg_geometry`).
+    layers : int
+        ``L``, the number of weight matrices.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : sequence of float
+        ``λ_{W_1} .. λ_{W_L}``.
+    classes : int, optional
+        The ``K`` of the ridge constant (default the block's).
+
+    Returns
+    -------
+    value : float
+        The minimum of :func:`chain_loss`.
+    scales : list of float
+        The minimising ``[α_2 .. α_L]`` (all 0 at the zero point).
     """
     L = layers
     K = geom.classes if classes is None else classes
@@ -491,7 +577,15 @@ def _closed(
     )
 
 
-def loss_dnc(classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float]) -> ClosedForm:
+def loss_dnc(
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
+    *,
+    problem: Problem | None = None,
+) -> ClosedForm:
     """Optimal DNC loss (Definitions 1/10), closed form in the scales:
 
         L_DNC(α) = √(λ_{W_1} nλ_{H_1}) K √α_2 + Σ_{l=2}^{L-1} (λ_{W_l}/2) K α_{l+1}/α_l
@@ -499,18 +593,35 @@ def loss_dnc(classes: int, layers: int, n: int, lam_h: float, lam_w: float | Seq
 
     minimised over ``α`` (or 1/2 at the zero point).  ``L = 1`` is the UFM: ``(nλ_H/2) K α_1 +
     Kλ_W/(2(α_1+Kλ_W))``.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    ClosedForm
+        The optimal loss, scales and structure.
     """
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return _closed([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
 
 
 def loss_srg(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     construction: str = "best",
+    *,
+    problem: Problem | None = None,
 ) -> ClosedForm | None:
     """Optimal SRG loss (Definitions 4/9 for ``K = C(r, 2)``, 11.1 / 11.2 otherwise), ``None`` where undefined
     (``K < 6`` or ``L < 2``).  ``construction='best'`` returns the lower of ``def11.1`` and ``def11.2``
@@ -521,8 +632,26 @@ def loss_srg(
                    + (λ_{W_{L-1}}/2) Q α_L/α_{L-1} + Σ_i λ_{W_L}/(2(σ_i² + Kλ_{W_L}))
 
     with ``p_0 = √2 + √((r-1)(r-2))``, ``Q = K r (r-1)/(4 s²)``, ``σ_i² = e_i α_L`` (Lemma 16).
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    construction : {"best", "def9", "def11.1", "def11.2"}
+        Which SRG construction.
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    ClosedForm or None
+        The optimal loss of that construction; ``None`` where undefined.
     """
-    return srg_optimum(classes, layers, n, lam_h, lam_w, construction, _closed)
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
+    return srg_optimum(K, L, n, lam_h, lams, construction, _closed)
 
 
 def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str], _C]) -> _C:
@@ -548,7 +677,7 @@ def srg_optimum(
     """``evaluate(geometries, name, K, L, n, lam_h, lams)`` of the SRG construction asked for (validated;
     chosen by :func:`best_srg_candidate`), ``None`` where the SRG solution is undefined (``K < 6`` or
     ``L < 2``).  Shared by :func:`loss_srg` (closed form) and ``cross_entropy.ce_srg`` (re-optimisation)."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w).regularised().parts()
     check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
     if not srg_defined(K, L, construction):
         return None
@@ -559,7 +688,20 @@ def srg_optimum(
 
 def theorem5_conditions(classes: int, layers: int) -> bool:
     """Theorem 5 (2024): ``L_SRG < L_DNC`` if ``K >= 6, L >= 4`` or ``K >= 10, L = 3`` (widths ``d_l >= K``;
-    the strict inequality needs a non-trivial DNC optimum, ``L_DNC < 1/2``)."""
+    the strict inequality needs a non-trivial DNC optimum, ``L_DNC < 1/2``).
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    layers : int
+        ``L``, the number of weight matrices.
+
+    Returns
+    -------
+    bool
+        Whether Theorem 5's conditions on ``(K, L)`` hold.
+    """
     return (classes >= 6 and layers >= 4) or (classes >= 10 and layers == 3)
 
 
@@ -572,6 +714,18 @@ def zero_threshold(classes: int, layers: int) -> float:
     = 2``: the quadratic of the 2023 paper, not its printed ``1/256``).  For ``K = 2`` this is Theorem 3 of
     the 2023
     paper: for ``Λ < Λ*`` DNC is the unique global optimum, for ``Λ > Λ*`` the all-zero point.
+
+    Parameters
+    ----------
+    classes : int
+        ``K >= 2``.
+    layers : int
+        ``L >= 1``.
+
+    Returns
+    -------
+    float
+        ``Λ*``.
     """
     K = check_int("classes", classes, min=2)
     L = check_int("layers", layers, min=1)
@@ -593,7 +747,22 @@ def zero_threshold_equal_lambda(classes: int, layers: int, n: int) -> float:
     ``n λ^{L+1} = Λ*`` (:func:`zero_threshold`), i.e. ``λ* = (Λ*/n)^{1/(L+1)} ~ 1/(K L n^{1/(L+1)})`` for
     large ``L``.  For ``K = 2`` this is the threshold of Theorem 3 of the 2023 paper, whose text states the
     order ``L^{-1} n^{1/(L+1)}``: the sign of the ``n`` exponent depends on how ``λ_{H_1}`` is normalised;
-    here it is eq. (1) of the 2024 paper (``(λ_{H_1}/2)‖H_1‖²`` next to a ``1/(2N)`` fit)."""
+    here it is eq. (1) of the 2024 paper (``(λ_{H_1}/2)‖H_1‖²`` next to a ``1/(2N)`` fit).
+
+    Parameters
+    ----------
+    classes : int
+        ``K >= 2``.
+    layers : int
+        ``L >= 1``.
+    n : int
+        Samples per class.
+
+    Returns
+    -------
+    float
+        ``λ* = (Λ*/n)^{1/(L+1)}``.
+    """
     n = check_int("n", n, min=1)
     return (zero_threshold(classes, layers) / n) ** (1.0 / (layers + 1))
 
@@ -666,28 +835,69 @@ def _solution(
 
 
 def dnc_solution(
-    classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float], width: int | None = None
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
+    width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> Solution:
     """Explicit DNC solution (Definition 10) at the optimal scales: ``M~_l = √α_l I_K`` (rows spread over
     ``width`` if given), conditionally optimal weights, ``H1 = M_1 ⊗ 1_n^T``; ``loss`` evaluated on the
-    matrices."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    matrices.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    Solution
+        The explicit matrices and their loss.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     cf = loss_dnc(K, L, n, lam_h, lams)
     return _solution([dnc_geometry(K)], cf, K, L, n, lam_h, lams, width)
 
 
 def srg_solution(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     construction: str = "best",
     width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> Solution:
     """Explicit SRG solution (Definition 9, or 11.1 / 11.2) at its optimal scales; ``ConfigError`` where
-    undefined."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    undefined.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    Solution
+        The explicit matrices and their loss.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     if L < 2:
         raise ConfigError(f"layers == {L}, must be >= 2 for an SRG solution.")
     cf = loss_srg(K, L, n, lam_h, lams, construction)
@@ -698,7 +908,24 @@ def srg_solution(
 
 
 def zero_solution(classes: int, layers: int, n: int, width: int | None = None) -> Solution:
-    """The all-zero point (loss exactly 1/2 for any λ): ``H1`` and every ``W_l`` zero."""
+    """The all-zero point (loss exactly 1/2 for any λ): ``H1`` and every ``W_l`` zero.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    layers : int
+        ``L``, the number of weight matrices.
+    n : int
+        Samples per class.
+    width : int, optional
+        Every ``d_l`` (default ``K``).
+
+    Returns
+    -------
+    Solution
+        The zero point, its loss (``1/2``) and parts.
+    """
     K = check_int("classes", classes, min=2)
     L = check_int("layers", layers, min=1)
     n = check_int("n", n, min=1)
@@ -727,7 +954,20 @@ def srg_gram(classes: int, construction: str | None = None) -> np.ndarray:
     ``G = M_L^T M_L``; scale-free.  For ``K = C(r, 2)`` (Definition 9): 1 on the diagonal,
     ``C(r-3,2)/C(r-2,2)`` for classes (edges) sharing a vertex, ``C(r-4,2)/C(r-2,2)`` for disjoint ones.
     Other ``K >= 6``: ``construction`` ``'def11.1'`` (default; block diagonal with an identity block) or
-    ``'def11.2'``."""
+    ``'def11.2'``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K >= 6``.
+    construction : {"def9", "def11.1", "def11.2"}, optional
+        The SRG construction for ``K ≠ C(r, 2)`` (default ``def11.1``).
+
+    Returns
+    -------
+    ndarray, (K, K)
+        The cosine-normalised Gram matrix (unit diagonal), float64.
+    """
     K = check_int("classes", classes, min=2)
     srg, dnc = srg_geometry(K, _default_construction(K, construction))
     R = np.maximum(srg.X_last, 0.0)
@@ -737,7 +977,20 @@ def srg_gram(classes: int, construction: str | None = None) -> np.ndarray:
 
 def srg_intermediate_gram(classes: int, construction: str | None = None) -> np.ndarray:
     """Normalised (cosine) Gram matrix of the SRG class means in the middle layers ``2 <= l <= L-1`` (defined
-    for ``L >= 3``): ``M_l^T M_l ∝ 2I + G_r``, i.e. ``I + G_r/2`` for ``K = C(r, 2)``."""
+    for ``L >= 3``): ``M_l^T M_l ∝ 2I + G_r``, i.e. ``I + G_r/2`` for ``K = C(r, 2)``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K >= 6``.
+    construction : {"def9", "def11.1", "def11.2"}, optional
+        The SRG construction for ``K ≠ C(r, 2)`` (default ``def11.1``).
+
+    Returns
+    -------
+    ndarray, (K, K)
+        The cosine-normalised Gram matrix (unit diagonal), float64.
+    """
     K = check_int("classes", classes, min=2)
     srg, dnc = srg_geometry(K, _default_construction(K, construction))
     blocks = [_cosine(srg.X_mid.T @ srg.X_mid)] + ([np.eye(dnc.classes)] if dnc is not None else [])

@@ -58,7 +58,7 @@ from deepcollapse.theory.constructions import (
     srg_optimum,
 )
 from deepcollapse.theory.layers import Solution, _evaluated_solution, solution_from_class_means
-from deepcollapse.theory.objective import _check_problem
+from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = [
     "CEFit",
@@ -277,33 +277,95 @@ def _fit(
     )
 
 
-def ce_dnc(classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float]) -> CEFit:
+def ce_dnc(
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
+    *,
+    problem: Problem | None = None,
+) -> CEFit:
     """The DNC structure (Definitions 1/10: ``M~_l = √α_l I_K``) re-optimised under cross-entropy: scales
-    and the whole last layer (module docstring).  ``L >= 1``."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    and the whole last layer (module docstring).  ``L >= 1``.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    CEFit
+        The re-optimised loss and scales.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return _fit([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
 
 
 def ce_srg(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     construction: str = "best",
+    *,
+    problem: Problem | None = None,
 ) -> CEFit | None:
     """The SRG structure (Definition 9 for ``K = C(r, 2)``, 11.1 / 11.2 otherwise) re-optimised under
     cross-entropy (module docstring); ``None`` where undefined (``K < 6`` or ``L < 2``).  ``best`` returns the
     lower of 11.1 and 11.2 (``def9`` when ``K = C(r, 2)``).  In Definition 11.1 the SRG and DNC blocks are
-    coupled through the softmax, so their two last-layer scales are optimised jointly."""
-    return srg_optimum(classes, layers, n, lam_h, lam_w, construction, _fit)
+    coupled through the softmax, so their two last-layer scales are optimised jointly.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    construction : {"best", "def9", "def11.1", "def11.2"}
+        Which SRG construction.
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    CEFit or None
+        The re-optimised loss and scales; ``None`` where undefined.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
+    return srg_optimum(K, L, n, lam_h, lams, construction, _fit)
 
 
 def ce_symmetric_last_layer(classes: int, scale: float, lam: float) -> tuple[float, float]:
     """Cross-entropy last layer of the DNC structure restricted to the symmetric form ``W_L = β (I − 11^T/K)``
     at ``M_L = √α_L I_K``: ``min_β log(1 + (K − 1) e^{−√α_L β}) + (λ/2)(K − 1) β²`` (1-D, convex).
     Returns ``(value, β)``.  By the permutation symmetry of the (strictly convex) last-layer problem this is
-    its global minimum; the tests use it as an independent check of the generic optimiser."""
+    its global minimum; the tests use it as an independent check of the generic optimiser.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    scale : float
+        ``α_L``, the scale of ``M_L = √α_L I_K``.
+    lam : float
+        ``λ_{W_L} > 0``.
+
+    Returns
+    -------
+    value : float
+        The minimum (fit + the last layer's regularisation).
+    beta : float
+        The minimising ``β``.
+    """
     K = classes
     a = math.sqrt(scale)
 
@@ -355,26 +417,67 @@ def _ce_solution(
 
 
 def ce_dnc_solution(
-    classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float], width: int | None = None
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
+    width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> Solution:
     """Explicit matrices of :func:`ce_dnc` (``H1`` repeats the class means ``n`` times; ``W_L = Z M_L^+``),
-    with ``loss`` the cross-entropy objective evaluated on them."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    with ``loss`` the cross-entropy objective evaluated on them.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    Solution
+        The explicit matrices and their cross-entropy loss.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     fit = ce_dnc(K, L, n, lam_h, lams)
     return _ce_solution(fit, [dnc_geometry(K)], K, L, n, lam_h, lams, width)
 
 
 def ce_srg_solution(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     construction: str = "best",
     width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> Solution:
-    """Explicit matrices of :func:`ce_srg`; ``ConfigError`` where the SRG construction is undefined."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    """Explicit matrices of :func:`ce_srg`; ``ConfigError`` where the SRG construction is undefined.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    Solution
+        The explicit matrices and their cross-entropy loss.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     fit = ce_srg(K, L, n, lam_h, lams, construction)
     if fit is None:
         raise ConfigError(f"classes == {K}, layers == {L}, must be K >= 6 and L >= 2 for an SRG solution.")

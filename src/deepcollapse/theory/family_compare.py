@@ -20,25 +20,118 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from deepcollapse._core.checks import check_int
-from deepcollapse.family import get_family
-from deepcollapse.theory.compare import compare, parse_range, problem_keys, single_threaded_blas
+from deepcollapse._core.results import Result
+from deepcollapse.theory.compare import Comparison, compare, parse_range, problem_keys, single_threaded_blas
 from deepcollapse.theory.constructions import dnc_solution, srg_defined, srg_solution
 from deepcollapse.theory.cross_entropy import ce_dnc, ce_dnc_solution, ce_srg, ce_srg_solution
 from deepcollapse.theory.layers import Solution
 from deepcollapse.theory.linear import linear_optimum
-from deepcollapse.theory.objective import _check_problem, dufm_objective, loss_zero_point
+from deepcollapse.theory.objective import dufm_objective, loss_zero_point
+from deepcollapse.theory.problem import Problem, problem_of
 
-__all__ = ["CLOSED", "EXPLICIT", "NUMERIC", "UNAVAILABLE", "compare_family", "grid_family"]
+__all__ = [
+    "CLOSED",
+    "EXPLICIT",
+    "NUMERIC",
+    "UNAVAILABLE",
+    "Candidate",
+    "FamilyComparison",
+    "compare_family",
+    "grid_family",
+]
 
 CLOSED = "closed form"
 NUMERIC = "numerical re-optimisation"
 EXPLICIT = "explicit evaluation (no closed form)"
 UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate(Result):
+    """One candidate of :func:`compare_family` (``dnc``, ``srg``, ``linear``, ``zero``).
+
+    Attributes
+    ----------
+    loss : float or None
+        Its loss (``None`` where ``status`` is :data:`UNAVAILABLE`).
+    status : str
+        How the loss was obtained: :data:`CLOSED`, :data:`NUMERIC`, :data:`EXPLICIT` or :data:`UNAVAILABLE`
+        (module docstring).
+    rank : int or None
+        Rank of the intermediate class means.
+    scales : list of float or None
+        ``α_2 .. α_L`` of the construction.
+    construction : str or None
+        ``dnc``, ``def9``, ``def11.1``, ``def11.2``, ``linear-optimum``, ``linear-etf``, ``zero`` or ``None``.
+    note : str
+        Why it is unavailable, or what the value is.
+    """
+
+    loss: float | None = None
+    status: str | None = None
+    rank: int | None = None
+    scales: list[float] | None = None
+    construction: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class FamilyComparison(Result):
+    """The candidates of one setting for one model family: the result of :func:`compare_family`.
+
+    ``to_dict()`` is the JSON of ``deepcollapse theory compare --loss ... --activation ... --json``;
+    read-only key access (``r["candidates"]["dnc"]["loss"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    classes, layers, n, lam_h, lam_w, Lambda
+        The problem, as in :class:`~deepcollapse.theory.compare.Comparison`.
+    family : str
+        e.g. ``'ce+relu'``.
+    loss : {'mse', 'ce'}
+        The loss of the family.
+    activation : str
+        Its activation (``relu``, ``relu_eps``, ``linear``).
+    eps : float or None
+        ``ε`` of ``relu_eps``.
+    candidates : dict of str to Candidate
+        ``dnc``, ``srg``, ``zero`` and, for ``activation='linear'``, ``linear``.
+    loss_dnc, loss_srg : float or None
+        The DNC and SRG candidates' losses.
+    ratio : float or None
+        ``L_SRG / L_DNC`` (``None`` where SRG is unavailable).
+    srg_beats_dnc : bool or None
+        ``L_SRG < L_DNC``.
+    mse_relu : Comparison or None
+        For ``loss="mse"`` only (absent otherwise): the MSE + ReLU
+        :func:`~deepcollapse.theory.compare.compare`.
+    """
+
+    _nested = {"mse_relu": Comparison}
+    _nested_values = {"candidates": Candidate}
+
+    classes: int | None = None
+    layers: int | None = None
+    n: int | None = None
+    lam_h: float | None = None
+    lam_w: list[float] | None = None
+    Lambda: float | None = None
+    family: str | None = None
+    loss: str | None = None
+    activation: str | None = None
+    eps: float | None = None
+    candidates: dict[str, Candidate] | None = None
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+    ratio: float | None = None
+    srg_beats_dnc: bool | None = None
+    mse_relu: Comparison | None = None
 
 
 def _cand(
@@ -94,28 +187,49 @@ def _relaxed(
 
 
 def compare_family(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float] | str,
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | str | None = None,
     *,
-    loss: str = "mse",
-    activation: str = "relu",
+    loss: str | None = None,
+    activation: str | None = None,
     eps: float | None = None,
     relaxed: bool = True,
-) -> dict[str, Any]:
-    """Candidates of one setting for one family, as a JSON-serialisable dict.
+    problem: Problem | None = None,
+) -> FamilyComparison:
+    """Candidates of one setting for one family (``dnc``, ``srg``, ``zero``, and ``linear`` for a linear
+    activation), each with the status of its value.
 
-    Keys: the problem (``classes, layers, n, lam_h, lam_w, Lambda``), ``family`` (e.g. ``'ce+relu'``),
-    ``candidates`` (``{name: {loss, status, rank, scales, construction, note}}`` for ``dnc``, ``srg``,
-    ``zero`` and, for ``activation='linear'``, ``linear``), and for convenience ``loss_dnc``, ``loss_srg``,
-    ``ratio`` (``L_SRG / L_DNC``), ``srg_beats_dnc`` (``None`` where SRG is unavailable).  MSE + ReLU
-    carries the whole :func:`~deepcollapse.theory.compare.compare` dict under ``mse_relu``.  ``relaxed=False``
-    skips the explicit σ_ε evaluations (which build ``K n``-column matrices) and reports them unavailable.
+    Parameters
+    ----------
+    classes, layers, n, lam_h, lam_w
+        The problem, as in :func:`~deepcollapse.theory.compare.compare` (or ``classes`` the whole
+        :class:`~deepcollapse.theory.problem.Problem`, with its family; the others left out).
+    loss : {'mse', 'ce'}
+        The loss (default ``'mse'``).
+    activation : str
+        The activation (:mod:`deepcollapse.family`; default ``'relu'``).
+    eps : float, optional
+        ``ε`` of ``relu_eps``.
+    relaxed : bool
+        ``False`` skips the explicit σ_ε evaluations (which build ``K n``-column matrices) and reports them
+        unavailable.
+    problem : Problem, optional
+        The problem and its family by keyword.
+
+    Returns
+    -------
+    FamilyComparison
+        Every field is described in :class:`FamilyComparison`; MSE families carry the whole
+        :func:`~deepcollapse.theory.compare.compare` result under ``mse_relu``.
     """
-    fam = get_family(loss, activation, eps)
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w)
+    pb = problem_of(
+        classes, layers, n, lam_h, lam_w, problem=problem, loss=loss, activation=activation, eps=eps
+    ).regularised()
+    K, L, n, lam_h, lams = pb.parts()
+    fam, loss = pb.family, pb.loss
     act = fam.activation.name
     cands: dict[str, dict[str, Any]] = {}
     extra: dict[str, Any] = {}
@@ -221,19 +335,21 @@ def compare_family(
             )
         cands["zero"] = _cand(loss_zero_point(K, loss), CLOSED, 0, None, "zero", "all-zero point")
     l_dnc, l_srg = cands["dnc"]["loss"], cands["srg"]["loss"]
-    return {
-        **problem_keys(K, L, n, lam_h, lams),
-        "family": fam.name,
-        "loss": loss,
-        "activation": act,
-        "eps": fam.eps,
-        "candidates": cands,
-        "loss_dnc": l_dnc,
-        "loss_srg": l_srg,
-        "ratio": None if l_srg is None or l_dnc is None else l_srg / l_dnc,
-        "srg_beats_dnc": None if l_srg is None or l_dnc is None else bool(l_srg < l_dnc),
-        **extra,
-    }
+    return FamilyComparison.from_dict(
+        {
+            **problem_keys(K, L, n, lam_h, lams),
+            "family": fam.name,
+            "loss": loss,
+            "activation": act,
+            "eps": fam.eps,
+            "candidates": cands,
+            "loss_dnc": l_dnc,
+            "loss_srg": l_srg,
+            "ratio": None if l_srg is None or l_dnc is None else l_srg / l_dnc,
+            "srg_beats_dnc": None if l_srg is None or l_dnc is None else bool(l_srg < l_dnc),
+            **extra,
+        }
+    )
 
 
 def grid_family(
@@ -250,7 +366,30 @@ def grid_family(
 ) -> list[dict[str, Any]]:
     """One row per ``(K, L)``: ``classes, layers, family, loss_dnc, status_dnc, loss_srg, status_srg,
     srg_construction, rank_srg, ratio, srg_beats_dnc, loss_linear, status_linear`` (same ``λ_W`` in every
-    layer).  ``progress`` shows a tqdm bar."""
+    layer).  ``progress`` shows a tqdm bar.
+
+    Parameters
+    ----------
+    classes : str or iterable of int
+        ``K`` values (a range as in :func:`~deepcollapse.theory.compare.parse_range`).
+    layers : str or iterable of int
+        ``L`` values.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} >= 0``.
+    lam_w : float
+        ``λ_W >= 0`` for every layer.
+    loss, activation, eps
+        The model family (:func:`deepcollapse.family.get_family`).
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    list of dict
+        One JSON-ready row per ``(K, L)``.
+    """
     Ks = parse_range("classes", classes, 2)
     Ls = parse_range("layers", layers, 1)
     check_int("n", n, min=1)

@@ -31,7 +31,18 @@ __all__ = [
 
 
 def triangular_edges(r: int) -> list[tuple[int, int]]:
-    """The ``C(r, 2)`` edges of ``K_r`` = the vertices of ``T_r``, in lexicographic order."""
+    """The ``C(r, 2)`` edges of ``K_r`` = the vertices of ``T_r``, in lexicographic order.
+
+    Parameters
+    ----------
+    r : int
+        The vertices of the complete graph ``K_r`` (``r >= 2``; ``T_r`` has ``K = C(r, 2)`` vertices).
+
+    Returns
+    -------
+    list of tuple of int
+        The ``C(r, 2)`` pairs ``(a, b)``, ``a < b``.
+    """
     r = check_int("r", r, min=2)
     return list(itertools.combinations(range(r), 2))
 
@@ -47,14 +58,36 @@ def _incidence(r: int) -> np.ndarray:
 
 
 def incidence_matrix(r: int) -> np.ndarray:
-    """Normalised incidence matrix ``𝒯_r`` of ``K_r``, shape ``(r, C(r, 2))``, entries ``1/√(r-1)`` or 0."""
+    """Normalised incidence matrix ``𝒯_r`` of ``K_r``, shape ``(r, C(r, 2))``, entries ``1/√(r-1)`` or 0.
+
+    Parameters
+    ----------
+    r : int
+        The vertices of the complete graph ``K_r`` (``r >= 2``; ``T_r`` has ``K = C(r, 2)`` vertices).
+
+    Returns
+    -------
+    ndarray, (r, C(r, 2))
+        ``𝒯_r``, float64 (a fresh copy).
+    """
     r = check_int("r", r, min=2)
     return _incidence(r).copy()
 
 
 def adjacency_matrix(r: int) -> np.ndarray:
     """Adjacency matrix ``G_r`` of ``T_r`` (``K x K``): 1 iff the two edges of ``K_r`` share exactly one
-    vertex."""
+    vertex.
+
+    Parameters
+    ----------
+    r : int
+        The vertices of the complete graph ``K_r`` (``r >= 2``; ``T_r`` has ``K = C(r, 2)`` vertices).
+
+    Returns
+    -------
+    ndarray, (K, K)
+        The 0/1 adjacency matrix ``G_r``, float64, ``K = C(r, 2)``.
+    """
     r = check_int("r", r, min=2)
     B = _incidence(r) * math.sqrt(r - 1)  # 0/1 incidence
     G = B.T @ B
@@ -64,7 +97,18 @@ def adjacency_matrix(r: int) -> np.ndarray:
 
 def triangular_spectrum(r: int) -> dict[float, int]:
     """Closed-form spectrum of ``G_r``: ``{2(r-2): 1, r-4: r-1, -2: r(r-3)/2}`` (multiplicities merged if
-    equal)."""
+    equal).
+
+    Parameters
+    ----------
+    r : int
+        The ``r`` of ``T_r`` (``r >= 4``).
+
+    Returns
+    -------
+    dict of float to int
+        Eigenvalue -> multiplicity.
+    """
     r = check_int("r", r, min=4)
     out: dict[float, int] = {}
     for value, mult in ((2.0 * (r - 2), 1), (float(r - 4), r - 1), (-2.0, r * (r - 3) // 2)):
@@ -74,12 +118,34 @@ def triangular_spectrum(r: int) -> dict[float, int]:
 
 
 def spectrum(adjacency: np.ndarray) -> np.ndarray:
-    """Eigenvalues (ascending) of a symmetric matrix, e.g. ``adjacency_matrix(r)``."""
+    """Eigenvalues (ascending) of a symmetric matrix, e.g. ``adjacency_matrix(r)``.
+
+    Parameters
+    ----------
+    adjacency : ndarray, (K, K)
+        A symmetric matrix.
+
+    Returns
+    -------
+    ndarray, (K,)
+        Its eigenvalues, ascending, float64.
+    """
     return np.linalg.eigvalsh(np.asarray(adjacency, dtype=np.float64))
 
 
 def r_from_classes(classes: int) -> int | None:
-    """``r`` with ``C(r, 2) == classes`` if it exists, else ``None``."""
+    """``r`` with ``C(r, 2) == classes`` if it exists, else ``None``.
+
+    Parameters
+    ----------
+    classes : int
+        The number of classes ``K``.
+
+    Returns
+    -------
+    int or None
+        ``r`` with ``C(r, 2) == K``, or None when ``K`` is not a triangular number.
+    """
     r = smallest_r_at_least(classes)
     return r if r * (r - 1) // 2 == classes else None
 

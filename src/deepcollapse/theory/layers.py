@@ -91,6 +91,22 @@ def ridge_last_layer(M: np.ndarray, lam: float, classes: int | None = None) -> t
     ``M`` is ``(d, K)``.  ``classes`` is the ``K`` of the normalisation ``1/(2K)`` (default ``M.shape[1]``;
     the block constructions of Definition 11.1 use the full ``K`` in each block).  Value
     ``Σ_i λ / (2 (s_i² + Kλ))`` over the ``M.shape[1]`` singular values of ``M`` (zeros included).
+
+    Parameters
+    ----------
+    M : ndarray, (d, K)
+        The post-ReLU class means of the last layer, ``M_L``.
+    lam : float
+        ``λ_{W_L}``.
+    classes : int, optional
+        The ``K`` of the normalisation ``1/(2K)``; default ``M.shape[1]``.
+
+    Returns
+    -------
+    W : ndarray, (K, d)
+        The ridge solution ``(M^T M + Kλ I)^{-1} M^T``.
+    value : float
+        The minimum value.
     """
     M = np.asarray(M, dtype=np.float64)
     K = M.shape[1] if classes is None else int(classes)
@@ -103,7 +119,20 @@ def ridge_last_layer(M: np.ndarray, lam: float, classes: int | None = None) -> t
 
 def min_norm_interpolation(M_in: np.ndarray, M_out: np.ndarray) -> np.ndarray:
     """Minimum-Frobenius-norm ``W`` with ``W M_in = M_out`` (least squares if infeasible): ``W = M_out
-    M_in^+``."""
+    M_in^+``.
+
+    Parameters
+    ----------
+    M_in : ndarray, (d_l, K)
+        The post-activation class means ``M_l``.
+    M_out : ndarray, (d_{l+1}, K)
+        The target pre-activation class means ``M~_{l+1}``.
+
+    Returns
+    -------
+    ndarray, (d_{l+1}, d_l)
+        ``W = M_out M_in^+``, float64.
+    """
     return np.asarray(M_out, dtype=np.float64) @ np.linalg.pinv(np.asarray(M_in, dtype=np.float64))
 
 
@@ -115,6 +144,24 @@ def balanced_factorisation(
 
     ``d1`` defaults to ``min(M~_2.shape)``; larger widths are padded with zeros; a width below the rank of
     ``M~_2`` raises ``ConfigError``.
+
+    Parameters
+    ----------
+    Mt2 : ndarray, (d_2, K)
+        ``M~_2``.
+    lam_w1 : float
+        ``λ_{W_1} > 0``.
+    lam_h_eff : float
+        ``λ_H = nλ_{H_1} > 0``.
+    d1 : int, optional
+        The width ``d_1`` (default ``min(M~_2.shape)``; at least ``rank(M~_2)``).
+
+    Returns
+    -------
+    W1 : ndarray, (d_2, d_1)
+    M1 : ndarray, (d_1, K)
+    value : float
+        ``√(λ_{W_1} λ_H) ‖M~_2‖_*``.
     """
     Mt2 = np.asarray(Mt2, dtype=np.float64)
     U, S, Vt = np.linalg.svd(Mt2, full_matrices=False)
@@ -158,6 +205,20 @@ def class_means_of(
 
     ``labels`` default ``arange(K).repeat(N // K)``.  With :func:`solution_from_class_means` this "polishes" a
     trained point: for a DNC1-collapsed point the conditionally optimal layers never increase the loss.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        The features, columns = samples.
+    weights : sequence of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    labels : ndarray of int, (N,), optional
+        Class labels; default ``arange(K).repeat(N // K)``.
+
+    Returns
+    -------
+    list of ndarray
+        ``[M~_2, ..., M~_L]``, each ``(d_l, K)``, float64 (ReLU between layers).
     """
     H1 = np.asarray(H1, dtype=np.float64)
     K = int(np.shape(weights[-1])[0])
@@ -192,6 +253,25 @@ def conditional_loss(
                                      +  Σ_i λ_{W_L} / (2 (s_i² + Kλ_{W_L}))
 
     Exact when each middle layer can interpolate (rows of ``M~_{l+1}`` in the row space of ``M_l``).
+
+    Parameters
+    ----------
+    mean_matrices : sequence of ndarray
+        The pre-ReLU class means ``[M~_2, ..., M~_L]``, each ``(d_l, K)``, finite.
+    n : int
+        Samples per class (``>= 1``).
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : float or sequence of float
+        ``λ_W`` for every layer, or ``L`` values ``λ_{W_1} .. λ_{W_L}``.
+    classes : int, optional
+        The ``K`` of the last layer's ``1/(2K)`` (default the number of columns).
+
+    Returns
+    -------
+    float
+        The value of eq. (1) at the conditionally optimal layers (an upper bound where a middle layer cannot
+        interpolate).
     """
     means = _check_means(mean_matrices)
     L = len(means) + 1
@@ -222,6 +302,24 @@ def solution_from_class_means(
     returned ``loss`` is the explicit evaluation of eq. (1); if a middle layer cannot interpolate exactly,
     ``interpolation_residual > 0`` and the point is the least-squares one (still a valid point, loss still
     exact).
+
+    Parameters
+    ----------
+    mean_matrices : sequence of ndarray
+        The pre-ReLU class means ``[M~_2, ..., M~_L]``, each ``(d_l, K)``, finite.
+    n : int
+        Samples per class (``>= 1``).
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : float or sequence of float
+        ``λ_W`` for every layer, or ``L`` values ``λ_{W_1} .. λ_{W_L}``.
+    d1 : int, optional
+        The first-layer width (default ``min(M~_2.shape)``).
+
+    Returns
+    -------
+    Solution
+        The explicit point, its loss (eq. (1) evaluated on it) and ``interpolation_residual``.
     """
     means = _check_means(mean_matrices)
     L = len(means) + 1

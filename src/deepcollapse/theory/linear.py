@@ -49,7 +49,7 @@ from scipy import optimize
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int
 from deepcollapse.theory.layers import Solution, _evaluated_solution
-from deepcollapse.theory.objective import _check_problem
+from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = ["LinearOptimum", "linear_optimum", "linear_solution"]
 
@@ -91,19 +91,37 @@ def _minimise_1d(f: Any, df: Any, hi: float) -> float:
 
 
 def linear_optimum(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     loss: str = "mse",
     width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> LinearOptimum:
     """The deep linear UFM's optimum (MSE) or simplex-ETF candidate (CE), module docstring.
 
     ``width`` is the smallest hidden width ``d`` (default: no limit, ``d >= K``); under MSE only ``min(K,
-    d)`` singular values can be non-zero; the CE candidate needs ``d >= K − 1``."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w, allow_zero=True)
+    d)`` singular values can be non-zero; the CE candidate needs ``d >= K − 1``.
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    LinearOptimum
+        The optimum (MSE) or the simplex-ETF candidate (CE).
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).parts()
     check_choice("loss", loss, ("mse", "ce"))
     d = K if width is None else check_int("width", width, min=1)
     Lam = n * lam_h * math.prod(lams)
@@ -148,20 +166,38 @@ def linear_optimum(
 
 
 def linear_solution(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float],
+    classes: int | Problem | None = None,
+    layers: int | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: float | Sequence[float] | None = None,
     loss: str = "mse",
     width: int | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> Solution:
     """Explicit balanced matrices of :func:`linear_optimum` (needs every ``λ > 0``): with the class-mean
     pattern ``Q = I_K`` (MSE) or ``Q = I_K − 11^T/K`` (CE, a projector) and ``Z_class = t Q``,
     ``M_1 = c_0 Q``, ``W_l = c_l Q`` padded to ``width`` (default ``K``),
     ``μ_i c_i² = (Π μ)^{1/(L+1)} t^{2/(L+1)}`` where ``μ_0 = nλ_{H_1}``; ``H_1 = M_1 ⊗ 1_n^T``.
-    ``loss`` is the objective evaluated on them (activation linear)."""
-    K, L, n, lam_h, lams = _check_problem(classes, layers, n, lam_h, lam_w, allow_zero=True)
+    ``loss`` is the objective evaluated on them (activation linear).
+
+    Parameters
+    ----------
+    classes : int or Problem
+        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
+        are left out; ``problem=`` works too).
+    layers, n, lam_h, lam_w
+        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    Solution
+        The explicit balanced matrices and their loss.
+    """
+    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).parts()
     opt = linear_optimum(K, L, n, lam_h, lams, loss, width)
     d = K if width is None else width
     if d < K:

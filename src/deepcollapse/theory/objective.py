@@ -25,13 +25,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
-from deepcollapse.family import Family, get_family
+from deepcollapse._core.checks import ConfigError, check_float, check_per_layer
+from deepcollapse.family import Family, Loss, get_family
+from deepcollapse.theory.problem import Problem
 
 __all__ = [
     "ObjectiveParts",
     "dufm_objective",
+    "evaluate",
     "forward",
+    "objective_from_output",
     "loss_zero_point",
     "one_hot",
     "per_layer_lam_w",
@@ -70,31 +73,39 @@ def per_layer_lam_w(
     return check_per_layer(name, lam_w, layers, gt=0.0)
 
 
-def _check_problem(
-    classes: int,
-    layers: int,
-    n: int,
-    lam_h: float,
-    lam_w: float | Sequence[float] | str,
-    *,
-    allow_zero: bool = False,
-) -> tuple[int, int, int, float, list[float]]:
-    """The validated problem of eq. (1): ``(K >= 2, L >= 1, n >= 1, λ_{H_1}, [λ_{W_1} .. λ_{W_L}])``, every
-    ``λ > 0`` (``>= 0`` with ``allow_zero``); shared by the closed forms, cross-entropy and linear modules."""
-    K = check_int("classes", classes, min=2)
-    L = check_int("layers", layers, min=1)
-    n = check_int("n", n, min=1)
-    lam_h = check_float("lam_h", lam_h, ge=0.0) if allow_zero else check_float("lam_h", lam_h, gt=0.0)
-    return K, L, n, lam_h, per_layer_lam_w(lam_w, L, allow_zero=allow_zero)
-
-
 def loss_zero_point(classes: int, loss: str = "mse") -> float:
-    """Objective at the all-zero point (every output 0): ``1/2`` for MSE, ``log K`` for cross-entropy."""
+    """Objective at the all-zero point (every output 0): ``1/2`` for MSE, ``log K`` for cross-entropy.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    loss : {"mse", "ce"}, default "mse"
+        The fit term.
+
+    Returns
+    -------
+    float
+        ``0.5`` or ``log K``.
+    """
     return 0.5 if loss == "mse" else math.log(classes)
 
 
 def one_hot(labels: np.ndarray, classes: int) -> np.ndarray:
-    """``Y`` of shape ``(K, N)`` with ``Y[labels[i], i] = 1``."""
+    """``Y`` of shape ``(K, N)`` with ``Y[labels[i], i] = 1``.
+
+    Parameters
+    ----------
+    labels : ndarray of int, (N,)
+        Labels in ``0..K-1``.
+    classes : int
+        ``K``, the number of classes.
+
+    Returns
+    -------
+    ndarray, (K, N)
+        ``Y``, float64.
+    """
     labels = np.asarray(labels)
     Y = np.zeros((classes, labels.shape[0]))  # (K, N)
     Y[labels, np.arange(labels.shape[0])] = 1.0
@@ -108,6 +119,24 @@ def forward(
 
     Returns ``(pre, post, out)``: ``pre = [H~_2, ..., H~_L]`` (before σ), ``post = [H_1, H_2, ..., H_L]``
     (``H_1`` itself first, then after σ) and ``out = W_L H_L`` of shape ``(K, N)``.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        Features, columns = samples.
+    weights : sequence of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    family : Family, optional
+        The model family (:func:`deepcollapse.family.get_family`); default MSE + ReLU.
+
+    Returns
+    -------
+    pre : list of ndarray
+        ``[H~_2, ..., H~_L]``.
+    post : list of ndarray
+        ``[H_1, H_2, ..., H_L]``.
+    out : ndarray, (K, N)
+        ``W_L H_L``.
     """
     sigma = (family or get_family()).activation.forward
     H = np.asarray(H1, dtype=np.float64)
@@ -120,6 +149,78 @@ def forward(
         post.append(H)
     out = np.asarray(weights[-1], dtype=np.float64) @ H  # (K, N)
     return pre, post, out
+
+
+def objective_from_output(
+    out: np.ndarray,
+    Y: np.ndarray,
+    H1: np.ndarray,
+    weights: Sequence[np.ndarray],
+    lam_h: float,
+    lam_w: Sequence[float],
+    loss: Loss,
+) -> ObjectiveParts:
+    """Eq. (1) in float64 from the output ``W_L H_L``: the one place its value is added up.
+
+    ``fit = loss.value(out, Y)``; ``reg = (λ_{H_1}/2)‖H_1‖² + Σ_l (λ_{W_l}/2)‖W_l‖²`` summed in that order;
+    ``total = fit + reg``.  Every float64 evaluation of eq. (1) in the package ends here (:func:`evaluate`,
+    :func:`dufm_objective`, the trainer's observation, the classifier, the landscape's piecewise calculus,
+    the search, ``theory check``); overflow in the fit of a diverged point gives ``inf``/``nan`` silently.
+
+    Parameters
+    ----------
+    out : ndarray, shape (K, N)
+        ``W_L H_L`` (float64).
+    Y : ndarray, shape (K, N)
+        One-hot targets.
+    H1 : ndarray, shape (d_1, N)
+        The features (any float dtype; squared in float64).
+    weights : sequence of ndarray
+        ``W_1 .. W_L`` (any float dtype; squared in float64).
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : sequence of float
+        ``λ_{W_1} .. λ_{W_L}``.
+    loss : Loss
+        The fit term (:attr:`deepcollapse.family.Family.loss`).
+
+    Returns
+    -------
+    ObjectiveParts
+        ``total``, ``fit``, ``reg``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        fit = float(loss.value(out, Y))
+    reg = 0.5 * lam_h * float(np.sum(np.asarray(H1, dtype=np.float64) ** 2))
+    for lam, W in zip(lam_w, weights):
+        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
+    return ObjectiveParts(total=fit + reg, fit=fit, reg=reg)
+
+
+def evaluate(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Problem) -> ObjectiveParts:
+    """Eq. (1) of ``problem`` (its model family, ``λ``s, ``Y = I_K ⊗ 1_n^T``) at ``(H1, weights)``, float64.
+
+    No shape checks (the hot path of the trainer's observation; :func:`dufm_objective` checks them).
+
+    Parameters
+    ----------
+    H1 : ndarray, shape (d_1, K n)
+        Features, columns = samples ordered by class.
+    weights : sequence of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    problem : Problem
+        The instance of eq. (1).
+
+    Returns
+    -------
+    ObjectiveParts
+        ``total``, ``fit``, ``reg`` (:func:`objective_from_output` on :func:`forward`).
+    """
+    family = problem.family
+    _, _, out = forward(H1, weights, family)
+    return objective_from_output(
+        out, problem.targets(), H1, weights, problem.lam_h, problem.lam_w, family.loss
+    )
 
 
 def dufm_objective(
@@ -135,19 +236,29 @@ def dufm_objective(
 ) -> ObjectiveParts:
     """Evaluate eq. (1) (or its family variant, module docstring) on explicit matrices.
 
-    Args:
-        H1: ``(d_1, N)`` unconstrained features, columns = samples.
-        weights: ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``; ``L = len(weights) >= 1``.
-        lam_h: ``λ_{H_1} >= 0``.
-        lam_w: ``λ_W >= 0`` for all layers, or a list of ``L`` values ``λ_{W_1} .. λ_{W_L}``.
-        labels: ``(N,)`` integer labels in ``0 .. K-1``; default ``arange(K).repeat(N // K)`` (needs ``K |
-            N``).
-        loss: ``"mse"`` (``fit = ‖W_L H_L − Y‖²/(2N)``) or ``"ce"`` (mean softmax cross-entropy).
-        activation: ``"relu"``, ``"linear"`` or ``"relu_eps"`` (then ``eps > 0``).
-        eps: the ε of σ_ε (Definition 7), only with ``activation="relu_eps"``.
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        Unconstrained features, columns = samples.
+    weights : sequence of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``; ``L = len(weights) >= 1``.
+    lam_h : float
+        ``λ_{H_1} >= 0``.
+    lam_w : float or sequence of float
+        ``λ_W >= 0`` for all layers, or a list of ``L`` values ``λ_{W_1} .. λ_{W_L}``.
+    labels : ndarray of int, (N,), optional
+        Integer labels in ``0 .. K-1``; default ``arange(K).repeat(N // K)`` (needs ``K | N``).
+    loss : {"mse", "ce"}, default "mse"
+        ``"mse"`` (``fit = ‖W_L H_L − Y‖²/(2N)``) or ``"ce"`` (mean softmax cross-entropy).
+    activation : {"relu", "linear", "relu_eps"}, default "relu"
+        σ (with ``"relu_eps"``, ``eps > 0``).
+    eps : float, optional
+        The ε of σ_ε (Definition 7), only with ``activation="relu_eps"``.
 
-    Returns:
-        :class:`ObjectiveParts` with the fit term and ``reg`` the regularisation terms.
+    Returns
+    -------
+    ObjectiveParts
+        ``total``, ``fit`` (the fit term) and ``reg`` (the regularisation terms), float64.
     """
     family = get_family(loss, activation, eps)
     if len(weights) < 1:
@@ -171,8 +282,4 @@ def dufm_objective(
     if labels.shape != (N,):
         raise ConfigError(f"labels.shape == {labels.shape}, must be ({N},).")
     _, _, out = forward(H1, weights, family)
-    fit = float(family.loss.value(out, one_hot(labels, K)))
-    reg = 0.5 * lam_h * float(np.sum(H1**2))
-    for lam, W in zip(lams, weights):
-        reg += 0.5 * lam * float(np.sum(np.asarray(W, dtype=np.float64) ** 2))
-    return ObjectiveParts(total=fit + reg, fit=fit, reg=reg)
+    return objective_from_output(out, one_hot(labels, K), H1, weights, lam_h, lams, family.loss)

@@ -5,11 +5,22 @@
 - :mod:`~deepcollapse.nets.data.mnist1d` -- MNIST-1D generated offline by the ``mnist1d`` package.
 - :mod:`~deepcollapse.nets.data.cifar` -- CIFAR-10 pickle batches: ``read_cifar_batch``, ``load_cifar10``.
 - :mod:`~deepcollapse.nets.data.digits` -- scikit-learn's bundled 8×8 digits with a fixed stratified split.
+- :mod:`~deepcollapse.nets.data.names` -- the dataset names and ``parse_classes`` (torch-free).
 - :mod:`~deepcollapse.nets.data.datasets` -- ``load_dataset``: class subsets, relabelling, balanced
   subsampling, normalisation.
 """
 
-from deepcollapse.nets.data.datasets import DATASETS, DataSplits, ImageData, load_dataset, parse_classes
-from deepcollapse.nets.data.idx import DataFileError
+from deepcollapse._core.lazy import lazy_exports
 
-__all__ = ["DATASETS", "DataFileError", "DataSplits", "ImageData", "load_dataset", "parse_classes"]
+# Lazy (see _core/lazy.py): ``nets.data.names`` (and so NetConfig and the CLI) stays torch-free.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "DATASETS": "names",
+        "parse_classes": "names",
+        "DataFileError": "idx",
+        "DataSplits": "datasets",
+        "ImageData": "datasets",
+        "load_dataset": "datasets",
+    },
+)

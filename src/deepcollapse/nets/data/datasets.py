@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int
+from deepcollapse.nets.data.names import BUNDLED_DATASETS, DATASETS, dataset_num_classes, parse_classes
 
 __all__ = [
     "BUNDLED_DATASETS",
@@ -40,9 +41,6 @@ __all__ = [
     "parse_classes",
     "dataset_num_classes",
 ]
-
-DATASETS = ("digits", "mnist", "fashion_mnist", "cifar10", "mnist1d")
-BUNDLED_DATASETS = ("digits", "mnist1d")  # ship with a package: no data_dir
 
 
 @dataclass
@@ -95,38 +93,6 @@ class DataSplits:
     @property
     def image_size(self) -> tuple[int, int]:
         return int(self.train.images.shape[2]), int(self.train.images.shape[3])
-
-
-def dataset_num_classes(name: str) -> int:
-    """Every dataset here has 10 classes (labels 0..9)."""
-    check_choice("dataset", name, DATASETS)
-    return 10
-
-
-def parse_classes(value: str | Sequence[int] | None, num_classes: int = 10) -> list[int] | None:
-    """``"0,1"`` or ``[0, 1]`` -> ``[0, 1]``; checks labels exist, are distinct, and at least 2 are given."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        parts = [p.strip() for p in value.split(",") if p.strip()]
-        try:
-            vals = [int(p) for p in parts]
-        except ValueError:
-            raise ConfigError(
-                f"classes == {value!r}, must be comma-separated integer labels, e.g. '0,1'."
-            ) from None
-    else:
-        vals = [check_int("classes", v) for v in value]
-    bad = [v for v in vals if not 0 <= v < num_classes]
-    if bad:
-        raise ConfigError(
-            f"classes == {vals}, has unknown labels {bad}: must be labels in 0..{num_classes - 1}."
-        )
-    if len(set(vals)) != len(vals):
-        raise ConfigError(f"classes == {vals}, must not repeat a label.")
-    if len(vals) < 2:
-        raise ConfigError(f"classes == {vals}, must list at least 2 labels.")
-    return vals
 
 
 def _raw(name: str, data_dir: str | Path | None, split: str) -> tuple[np.ndarray, np.ndarray, float]:

@@ -1,0 +1,51 @@
+"""The trainer's config names its problem (:class:`deepcollapse.theory.Problem`) and observes eq. (1) through
+the theory's one float64 evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.trainer import loss_parts, observe_run
+from deepcollapse.landscape.search import SearchConfig
+from deepcollapse.theory import Problem, dufm_objective, evaluate
+
+
+def test_config_problem_carries_every_field_of_the_model() -> None:
+    c = DUFMConfig(
+        classes=4,
+        n=3,
+        layers=3,
+        width=[5, 6, 7],
+        lam_h=0.001,
+        lam_w=[0.002, 0.003, 0.004],
+        loss="ce",
+        activation="relu_eps",
+        eps=0.1,
+    )
+    assert c.problem == Problem(4, 3, 3, 0.001, (0.002, 0.003, 0.004), (5, 6, 7), "ce", "relu_eps", 0.1)
+    s = SearchConfig(classes=6, layers=3, n=5, lam_h=0.002, lam_w=[0.003] * 3, width=8)
+    assert s.problem == Problem(6, 3, 5, 0.002, 0.003, 8)
+    assert s.problem.reduced() == Problem(6, 3, 1, 5 * 0.002, 0.003, 8)
+
+
+def test_trainer_observation_is_the_theory_objective_bit_for_bit() -> None:
+    rng = np.random.default_rng(0)
+    c = DUFMConfig(
+        classes=3,
+        n=2,
+        layers=3,
+        width=4,
+        lam_h=0.01,
+        lam_w=[0.02, 0.03, 0.04],
+        loss="ce",
+        activation="relu_eps",
+        eps=0.2,
+    )
+    H1 = rng.standard_normal((4, 6)).astype(np.float32)  # the trainer's parameters are float32
+    Ws = [rng.standard_normal(s).astype(np.float32) for s in ((4, 4), (4, 4), (3, 4))]
+    parts = evaluate(H1, Ws, c.problem)
+    assert loss_parts(H1, Ws, c) == (parts.total, parts.fit, parts.reg)
+    explicit = dufm_objective(H1, Ws, 0.01, [0.02, 0.03, 0.04], loss="ce", activation="relu_eps", eps=0.2)
+    assert explicit == parts
+    assert observe_run(H1, Ws, c)["loss"] == parts.total
