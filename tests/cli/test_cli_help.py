@@ -223,3 +223,36 @@ def test_building_the_parsers_loads_neither_torch_nor_pandas():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("path", [path for path, _ in _commands()])
+def test_every_printed_default_is_the_parsers_default(path):
+    """For every option (generated or declared by hand) whose argparse default is a value, the one
+    "(default: X)" in --help is that value, written as a user would type it."""
+    parser = dict(_commands())[path]
+    for action in parser._actions:
+        if not action.option_strings or action.help in (None, argparse.SUPPRESS):
+            continue
+        printed = re.findall(r"\(default: ([^()]*)\)", action.help)
+        if not printed or action.default in (None, argparse.SUPPRESS) or isinstance(action.default, bool):
+            continue
+        value = action.default
+        typed = action.type(printed[0]) if callable(action.type) else printed[0]
+        if isinstance(value, list | tuple):
+            assert printed[0].replace(" ", "") == ",".join(str(v) for v in value), (path, action.dest)
+        else:
+            assert typed == value, f"{path} {action.option_strings[0]}: help {printed[0]!r}, runs {value!r}"
+
+
+def test_the_printed_default_check_covers_the_hand_declared_options():
+    checked = sum(
+        1
+        for _, parser in _commands()
+        for a in parser._actions
+        if a.option_strings
+        and a.help not in (None, argparse.SUPPRESS)
+        and re.search(r"\(default: ", a.help)
+        and a.default not in (None, argparse.SUPPRESS)
+        and not isinstance(a.default, bool)
+    )
+    assert checked >= 25  # 32 when written: theory, sweep, reproduce, metrics, landscape options

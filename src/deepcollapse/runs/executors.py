@@ -133,9 +133,9 @@ _WORKER = {"in_task": False, "stop": False}  # state of a pool worker process
 def _worker_signal(signum: int, frame: Any) -> None:  # pragma: no cover - runs in child processes
     """A pool worker's SIGINT/SIGTERM handler outside the trainers' own (which checkpoint and return): during
     a task's set-up (or a trainer without one) stop the task; between tasks remember to start no more."""
+    _WORKER["stop"] = True  # in both cases: this worker starts no further task
     if _WORKER["in_task"]:
         raise KeyboardInterrupt(f"stopped by signal {signum}")
-    _WORKER["stop"] = True
 
 
 def _worker_init() -> None:  # pragma: no cover - runs in child processes
@@ -245,8 +245,20 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
     bar = _bar(len(pending), progress)
     try:
         with stop_on_signals(stop):
-            futures = {pool.submit(_pool_task, t): i for i, t in enumerate(pending)}
-            waiting = set(futures)
+            # At most `workers` tasks are handed to the pool at a time: a task the pool has queued for a
+            # worker can no longer be cancelled, so after a signal none may wait there (one did, under load).
+            unsubmitted = list(range(len(pending)))
+            futures: dict[cf.Future[Any], int] = {}
+            waiting: set[cf.Future[Any]] = set()
+
+            def top_up() -> None:
+                while unsubmitted and len(waiting) < workers and stop.signum is None:
+                    i = unsubmitted.pop(0)
+                    fut = pool.submit(_pool_task, pending[i])
+                    futures[fut] = i
+                    waiting.add(fut)
+
+            top_up()
             while waiting:
                 done, waiting = cf.wait(waiting, timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fut in done:
@@ -261,7 +273,11 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
                             log.error("task %s failed: %s", pending[i].label, exc)
                         results[i] = exc
                     bar.update(1)
+                top_up()
                 if stop.signum is not None:
+                    for i in unsubmitted:
+                        results[i] = KeyboardInterrupt("not started: the sweep was stopped")
+                    unsubmitted.clear()
                     for fut in waiting:
                         fut.cancel()  # queued tasks never start; running ones checkpoint and return
                     # again every 0.5 s: a worker may be setting up a task (before its trainer's handler)
