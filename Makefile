@@ -40,7 +40,7 @@ test-all: setup
 	$(BIN)/python -m pytest -q -m ""
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
 
 typecheck: setup
 	$(BIN)/mypy

@@ -48,7 +48,7 @@ import torch
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, flops_per_step, resolve_kernel
 from deepcollapse.dufm.model import init_params
-from deepcollapse.dufm.trainer import _NumpyEngine, _TorchEngine
+from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
 from deepcollapse.family import ACTIVATIONS, LOSSES, get_family
 
 FLAGSHIP = dict(classes=10, n=50, layers=4, width=30, lam_h=0.004, lam_w=0.004, lr=0.5, dtype="float32")
@@ -95,7 +95,7 @@ def baseline_loop(config: DUFMConfig, steps: int) -> float:
 def trainer_rate(config: DUFMConfig, steps: int) -> float:
     """runs·steps/s of the trainer's stepping engine (the code path of train_dufm between two log records)."""
     params = [t.numpy().copy() for t in init_params(config).tensors()]
-    engine = _NumpyEngine(params, config)
+    engine = NumpyEngine(params, config)
     try:
         lrs = np.full(steps, config.lr)
         engine.advance(0, lrs[:10])  # warm-up (and worker start-up)
@@ -189,7 +189,7 @@ def cuda_rows(repeats: int, quick: bool) -> dict[str, Any]:
         steps = 100 if quick else 300
 
         def once(cfg: DUFMConfig = cfg, params: list[np.ndarray] = params, steps: int = steps) -> float:
-            eng = _TorchEngine(params, cfg)
+            eng = TorchEngine(params, cfg)
             eng.advance(0, np.full(5, cfg.lr))
             torch.cuda.synchronize()
             t = time.perf_counter()

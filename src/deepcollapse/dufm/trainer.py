@@ -67,7 +67,15 @@ from deepcollapse.metrics.functional import (
 )
 from deepcollapse.theory.objective import evaluate, forward
 
-__all__ = ["DUFMConfig", "RUN_FILES", "observe_run", "resume_dufm", "train_dufm"]
+__all__ = [
+    "DUFMConfig",
+    "NumpyEngine",
+    "RUN_FILES",
+    "TorchEngine",
+    "observe_run",
+    "resume_dufm",
+    "train_dufm",
+]
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +146,9 @@ def _ignore_sigint() -> None:  # worker initialiser: Ctrl-C is handled by the pa
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class _NumpyEngine:
-    """Parameters as numpy arrays; steps by :func:`dufm_kernel.advance` in-process or in worker processes."""
+class NumpyEngine:
+    """The CPU engine: parameters as numpy arrays, stepped by :func:`deepcollapse.dufm.kernel.advance`
+    in-process or in worker processes (the trainer picks it for ``resolved_backend == "numpy"``)."""
 
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
         self.params = params
@@ -198,7 +207,7 @@ class _NumpyEngine:
             self._pool = None
 
 
-class _TorchEngine:
+class TorchEngine:
     """Parameters as torch tensors on ``config.device``; analytic (bmm/baddbmm) or autograd gradients."""
 
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
@@ -324,9 +333,9 @@ def _run_loop(
 ) -> DUFMSummary:
     from tqdm.auto import tqdm
 
-    engine: _NumpyEngine | _TorchEngine
+    engine: NumpyEngine | TorchEngine
     engine = (
-        _NumpyEngine(params, config) if config.resolved_backend == "numpy" else _TorchEngine(params, config)
+        NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
     )
     if config.resolved_backend == "numpy":
         engine.alive[list(diverged)] = False

@@ -9,6 +9,10 @@
   :mod:`.net_experiments` / :mod:`.net_real` (networks; presets in :mod:`.net_presets`), :mod:`.demo`.
 - Shared helpers: :mod:`.dufm_helpers` (flagship and smoke settings), :mod:`.outputs` (class means of a run).
 
+Imports: figure modules import matplotlib (through :mod:`deepcollapse.analysis`) and the trainers (torch)
+inside the figure functions, on purpose: ``reproduce --list`` and ``--help`` import every figure module and
+load neither (a test in tests/cli keeps the parsers torch-free).
+
 Execution (executors, sweeps, task kinds) lives in :mod:`deepcollapse.runs`; ``run_tasks``, ``run_sweep``,
 ``SweepSpec``, ... are still importable from here for one release.
 
