@@ -15,6 +15,7 @@ minimum of the reduced problem (given the weights, eq. (1) separates over the co
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,9 +109,10 @@ class Problem:
         """``K n``, the number of samples."""
         return self.classes * self.n
 
-    @property
+    @functools.cached_property
     def family(self) -> Family:
-        """The model family (:func:`deepcollapse.family.get_family`)."""
+        """The model family (:func:`deepcollapse.family.get_family`), built once per problem (the polish
+        reads it at every evaluation of eq. (1))."""
         return get_family(self.loss, self.activation, self.eps)
 
     @property
@@ -119,8 +121,15 @@ class Problem:
         return float(self.n * self.lam_h * np.prod(self.lam_w))
 
     def targets(self) -> np.ndarray:
-        """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)`` (float64)."""
-        return targets(self.classes, self.n)
+        """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)`` (float64, read-only: built once per problem, since the
+        polish and the search evaluate eq. (1) thousands of times)."""
+        return self._targets
+
+    @functools.cached_property
+    def _targets(self) -> np.ndarray:
+        Y = targets(self.classes, self.n)
+        Y.flags.writeable = False
+        return Y
 
     def reduced(self) -> Problem:
         """The ``n = 1`` problem with ``λ_{H_1}`` replaced by ``n λ_{H_1}`` (module docstring).
