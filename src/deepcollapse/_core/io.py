@@ -10,15 +10,13 @@ resumed run's log equals an uninterrupted one.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.results import to_jsonable
 
 __all__ = [
     "append_jsonl",
@@ -71,18 +69,9 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
 
 
 def finite_or_none(x: Any) -> Any:
-    """Recursively map non-finite floats to ``None`` and numpy scalars to Python ones (strict JSON)."""
-    if isinstance(x, dict):
-        return {k: finite_or_none(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [finite_or_none(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(float(x)) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
+    """Strict JSON of ``x``: results, mappings, tuples, arrays and numpy scalars converted recursively
+    (:func:`~deepcollapse._core.results.to_jsonable`), non-finite floats mapped to ``None``."""
+    return to_jsonable(x, strict=True)
 
 
 def append_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:

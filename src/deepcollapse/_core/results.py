@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -38,26 +39,26 @@ __all__ = ["Result", "to_jsonable"]
 R = TypeVar("R", bound="Result")
 
 
-def to_jsonable(x: Any) -> Any:
+def to_jsonable(x: Any, *, strict: bool = False) -> Any:
     """``x`` with every result, mapping, tuple and numpy value converted recursively to JSON types.
 
-    Non-finite floats are kept (``NaN``, ``inf``): writers that need strict JSON map them to ``None`` with
-    :func:`deepcollapse._core.io.finite_or_none`, as before.
+    ``strict=False`` keeps non-finite floats (``NaN``, ``inf``); ``strict=True`` maps them to ``None`` (strict
+    JSON: :func:`deepcollapse._core.io.finite_or_none`, which every run-folder writer uses).
     """
     if isinstance(x, Result):
-        return x.to_dict()
+        x = x.to_dict()
     if isinstance(x, Mapping):
-        return {k: to_jsonable(v) for k, v in x.items()}
+        return {k: to_jsonable(v, strict=strict) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [to_jsonable(v) for v in x]
+        return [to_jsonable(v, strict=strict) for v in x]
     if isinstance(x, np.ndarray):
-        return to_jsonable(x.tolist())
+        return to_jsonable(x.tolist(), strict=strict)
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, np.integer):
         return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
+    if isinstance(x, (float, np.floating)):
+        return None if strict and not math.isfinite(x) else float(x)
     return x
 
 
