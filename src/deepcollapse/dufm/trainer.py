@@ -65,7 +65,7 @@ from deepcollapse.metrics.functional import (
     numerical_rank,
     singular_values,
 )
-from deepcollapse.theory.objective import evaluate, forward
+from deepcollapse.theory.objective import evaluate, forward, objective_from_output
 
 __all__ = [
     "DUFMConfig",
@@ -120,13 +120,17 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
     ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l,
     K)``; ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
     """
-    loss, fit, reg = loss_parts(H1, weights, config)
+    problem = config.problem
+    pre, post, out = forward(H1, weights, problem.family)  # one forward pass for the loss and the layers
+    parts = objective_from_output(
+        out, problem.targets(), H1, weights, problem.lam_h, problem.lam_w, problem.family.loss
+    )
+    loss = parts.total
     rec: dict[str, Any] = {
         "loss": finite_or_none(loss),
-        "fit": finite_or_none(fit),
-        "reg": finite_or_none(reg),
+        "fit": finite_or_none(parts.fit),
+        "reg": finite_or_none(parts.reg),
     }
-    pre, post, _ = forward(H1, weights, config.family)
     if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
         rec["layers"] = []
         return rec
