@@ -71,9 +71,9 @@ from deepcollapse._core.io import atomic_write_json, finite_or_none
 from deepcollapse._core.results import Result
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import numpy_gradients
-from deepcollapse.family import Family, get_family
+from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
-from deepcollapse.theory.objective import evaluate
+from deepcollapse.theory.objective import evaluate, forward
 
 __all__ = [
     "CLASSIFICATIONS",
@@ -87,8 +87,10 @@ __all__ = [
     "DUFMRun",
     "DUFMSummary",
     "analyze_dufm",
+    "classify_run",
     "gram_match",
     "polish",
+    "theory_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -276,17 +278,13 @@ def _pre_means(
     H1: np.ndarray, weights: list[np.ndarray], K: int, family: Family | None = None
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """``(post class means M_1..M_L, pre class means M~_2..M~_L, features H_1..H_L)``, means ``(d, K)``."""
-    act = (family or get_family()).activation
     n = H1.shape[1] // K
-    H = H1
-    posts, pres, feats = [H.reshape(H.shape[0], K, n).mean(axis=2)], [], [H]
-    for W in weights[:-1]:
-        Ht = W @ H
-        pres.append(Ht.reshape(Ht.shape[0], K, n).mean(axis=2))
-        H = act.forward(Ht)
-        posts.append(H.reshape(H.shape[0], K, n).mean(axis=2))
-        feats.append(H)
-    return posts, pres, feats
+    pre, feats, _ = forward(H1, weights, family)  # the theory's float64 forward pass
+
+    def means(H: np.ndarray) -> np.ndarray:
+        return H.reshape(H.shape[0], K, n).mean(axis=2)  # (d, K)
+
+    return [means(H) for H in feats], [means(Ht) for Ht in pre], feats
 
 
 def collapsed_pre_means(H1: np.ndarray, weights: list[np.ndarray], K: int) -> list[np.ndarray]:
@@ -363,7 +361,7 @@ def _num(x: float) -> float | None:
     return float(x) if math.isfinite(float(x)) else None
 
 
-def _analyze_run(
+def classify_run(
     H1: np.ndarray,
     weights: list[np.ndarray],
     config: DUFMConfig,
@@ -372,6 +370,9 @@ def _analyze_run(
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
 ) -> dict[str, Any]:
+    """The per-run entry of ``summary.json`` for one run ``(H1, weights)`` of ``config``: loss parts,
+    gradient norm, ranks, DNC metrics, SRG Gram distance, the classification (module docstring) and the
+    polish against ``theory`` (:func:`theory_of`).  Also used by the search for its solutions."""
     K, L = config.classes, config.layers
     rec: dict[str, Any] = {"diverged": diverged_step is not None, "diverged_step": diverged_step}
     finite = np.isfinite(H1).all() and all(np.isfinite(W).all() for W in weights)
@@ -466,7 +467,7 @@ def _analyze_run(
     return rec
 
 
-def _theory(config: DUFMConfig) -> dict[str, Any]:
+def theory_of(config: DUFMConfig) -> dict[str, Any]:
     """The closed-form theory of the config's model, or ``loss_dnc = loss_srg = None`` with a note saying
     there is none (every family but MSE + ReLU with all λ > 0): never a silent comparison with MSE + ReLU.
     ``loss_zero`` (the fit of the all-zero network: 1/2 for MSE, log K for cross-entropy) is always given."""
@@ -522,7 +523,7 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> DUFMSummary:
         tensors = [data["H1"], *data["weights"]]
     params = [t.double().numpy() for t in tensors]
     diverged = {int(k): int(v) for k, v in data.get("diverged", {}).items()}
-    theory = _theory(config)
+    theory = theory_of(config)
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
     histories: dict[int, list[tuple[int, float | None]]] = {}
     if (out / "metrics.jsonl").is_file():
@@ -536,7 +537,7 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> DUFMSummary:
     for r, seed in enumerate(config.run_seeds):
         rec = {"run": r, "seed": seed}
         rec.update(
-            _analyze_run(
+            classify_run(
                 params[0][r],
                 [W[r] for W in params[1:]],
                 config,

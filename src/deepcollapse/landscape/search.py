@@ -371,7 +371,7 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     """Float64 loss (eq. (1)), ranks of the post-ReLU class means ``M_1..M_L`` (``ranks``) and pre-ReLU ones
     (``ranks_pre``), cosine Gram matrices of ``M_l`` and the structure label of
     :mod:`deepcollapse.dufm.classify` (``classification``), with its criteria."""
-    from deepcollapse.dufm.classify import _analyze_run, _theory
+    from deepcollapse.dufm.classify import classify_run, theory_of
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.theory.constructions import srg_gram
 
@@ -386,14 +386,14 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
         runs=1,
         steps=1,
     )
-    theory = _theory(config)  # compare(...) plus the classifier's own keys (closed_form, loss_zero)
+    theory = theory_of(config)  # compare(...) plus the classifier's own keys (closed_form, loss_zero)
     G_srg = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
     # the point is the end of a converged polish: tell the classifier its loss has stopped decreasing (a
     # flat history), so that a minimum at a ReLU kink, where the one-sided gradient need not vanish, is
     # labelled by its structure rather than "not_converged"
     loss = dufm_objective(np.asarray(H1), list(weights), problem.lam_h, list(problem.lam_w)).total
     history: list[tuple[int, float | None]] = [(0, loss), (1, loss)]
-    rec = _analyze_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
+    rec = classify_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
     _, posts, _ = forward(collapse(np.asarray(H1), K), weights)  # post-ReLU class means M_1 .. M_L
     rec["grams"] = [M.T @ M for M in posts]  # (K, K) Gram matrices
     rec["loss_dnc"] = theory["loss_dnc"]

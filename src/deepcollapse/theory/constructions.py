@@ -51,7 +51,7 @@ from deepcollapse.theory.graphs import (
 )
 from deepcollapse.theory.layers import (
     Solution,
-    _evaluated_solution,
+    evaluated_solution,
     ridge_last_layer,
     solution_from_class_means,
 )
@@ -825,7 +825,7 @@ def _solution(
         M1 = means[0]
         W1, _ = ridge_last_layer(M1, lams[0], K)
         H1 = np.repeat(M1, n, axis=1)
-        sol = _evaluated_solution(H1, [W1], n, lam_h, lams)
+        sol = evaluated_solution(H1, [W1], n, lam_h, lams)
     else:
         sol = solution_from_class_means(means, n, lam_h, lams, d1=width)
     sol.scales = list(cf.scales)
@@ -932,7 +932,7 @@ def zero_solution(classes: int, layers: int, n: int, width: int | None = None) -
     d = K if width is None else check_int("width", width, min=1)
     weights = [np.zeros((d, d)) for _ in range(L - 1)] + [np.zeros((K, d))]
     H1 = np.zeros((d, K * n))
-    return _evaluated_solution(H1, weights, n, 1.0, 1.0, construction="zero")
+    return evaluated_solution(H1, weights, n, 1.0, 1.0, construction="zero")
 
 
 # ----------------------------------------------------------------------------------------------------

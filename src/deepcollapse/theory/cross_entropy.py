@@ -57,7 +57,7 @@ from deepcollapse.theory.constructions import (
     srg_geometry,
     srg_optimum,
 )
-from deepcollapse.theory.layers import Solution, _evaluated_solution, solution_from_class_means
+from deepcollapse.theory.layers import Solution, evaluated_solution, solution_from_class_means
 from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = [
@@ -402,7 +402,7 @@ def _ce_solution(
         H1 = sol.H1
         M_L = np.maximum(means[-1], 0.0)  # (d_L, K)
         weights = sol.weights[:-1] + [fit.logits @ np.linalg.pinv(M_L)]  # W_L: min-norm, W_L M_L = Z
-    return _evaluated_solution(
+    return evaluated_solution(
         H1,
         weights,
         n,

@@ -31,6 +31,7 @@ __all__ = [
     "balanced_factorisation",
     "class_means_of",
     "conditional_loss",
+    "evaluated_solution",
     "min_norm_interpolation",
     "ridge_last_layer",
     "solution_from_class_means",
@@ -68,7 +69,7 @@ class Solution:
         return int(self.weights[-1].shape[0])
 
 
-def _evaluated_solution(
+def evaluated_solution(
     H1: np.ndarray,
     weights: list[np.ndarray],
     n: int,
@@ -340,6 +341,4 @@ def solution_from_class_means(
     WL, _ = ridge_last_layer(np.maximum(means[-1], 0.0), lams[-1], K)
     weights.append(WL)
     H1 = np.repeat(M1, n, axis=1)  # (d1, K n)
-    return _evaluated_solution(
-        H1, weights, n, lam_h, lams, class_means=means, interpolation_residual=residual
-    )
+    return evaluated_solution(H1, weights, n, lam_h, lams, class_means=means, interpolation_residual=residual)

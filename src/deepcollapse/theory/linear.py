@@ -48,7 +48,7 @@ import numpy as np
 from scipy import optimize
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int
-from deepcollapse.theory.layers import Solution, _evaluated_solution
+from deepcollapse.theory.layers import Solution, evaluated_solution
 from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = ["LinearOptimum", "linear_optimum", "linear_solution"]
@@ -213,7 +213,7 @@ def linear_solution(
     M1 = cs[0] * pad @ Q  # (d, K)
     weights = [cs[l] * pad @ Q @ pad.T for l in range(1, L)] + [cs[L] * Q @ pad.T]
     H1 = np.repeat(M1, n, axis=1)  # (d, K n)
-    return _evaluated_solution(
+    return evaluated_solution(
         H1,
         weights,
         n,
