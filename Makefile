@@ -48,6 +48,7 @@ typecheck: setup
 bench: setup
 	$(BIN)/python benchmarks/dufm_throughput.py
 	$(BIN)/python benchmarks/metrics_streaming.py
+	$(BIN)/python benchmarks/cli_startup.py
 
 # GPU parity tests + throughput benchmarks on cuda (< 5 min), one JSON summary; without a GPU it says so and
 # exits 0.  Runs from the source tree with $(PYTHON) (e.g. a GPU box's own CUDA PyTorch): installs nothing.

@@ -2,8 +2,11 @@
 
 Prints one JSON object (medians of interleaved repeats; every ratio is measured within this run):
 
+* ``cpu``: the CPU model and its widest SIMD level (``/proc/cpuinfo`` flags: amx / avx512 / avx2 / avx);
 * ``blas``: the BLAS libraries and kernels that ran (threadpoolctl: numpy's OpenBLAS and, for the compiled
-  kernel, scipy's, which numba's ``np.dot`` calls);
+  kernel, scipy's, which numba's ``np.dot`` calls); ``gemm_path``: whether the compiled step's GEMMs go to
+  BLAS or (on OpenBLAS's AVX2 kernels) to :mod:`deepcollapse.dufm.microkernels`; every ``sizes`` row times
+  both paths (``compiled, gemm blas`` / ``compiled, gemm micro``) and gives each one's fraction of large GEMM;
 * ``large_gemm_gflops_1thread``: one float32 GEMM (2048², one thread), the per-core ceiling;
 * ``baseline``: the plain single-run torch autograd loop a researcher would write (flagship size);
 * ``trainer``: the trainer's stepping engine (the kernel ``--kernel`` selects) at the flagship size
@@ -15,6 +18,9 @@ Prints one JSON object (medians of interleaved repeats; every ratio is measured 
 * ``families``: every loss × activation at the flagship, with the ratio to MSE + ReLU;
 * ``cuda`` (``--device cuda``): the torch engine on the GPU for R = 1 … 4096 (or a message when none).
 
+``--coretype NAME`` runs every row again in a subprocess under ``OPENBLAS_CORETYPE=NAME`` (numba compiling
+for the same instruction set, ``NUMBA_CPU_NAME``), reported under ``coretype``: e.g. ``--coretype Haswell``
+shows on an AVX-512 machine what an AVX2 CPU (AMD Zen 1-3, AVX2-only Intel) gets.
 ``--clock cpu`` times in-process rows by this process's CPU time instead of the wall clock: on a machine
 shared with other jobs the wall clock measures the load, not the code (rows with ``workers = 2`` stay
 wall-clock).
@@ -47,6 +53,7 @@ import torch
 
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, flops_per_step, resolve_kernel
+from deepcollapse.dufm.microkernels import GEMM_PATHS, gemm_path
 from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
 from deepcollapse.family import ACTIVATIONS, LOSSES, get_family
@@ -155,6 +162,73 @@ def large_gemm_gflops(size: int = 2048, repeats: int = 5) -> float:
     return statistics.median(rates)
 
 
+def cpu_info() -> dict[str, Any]:
+    """The CPU model and its widest SIMD level (``amx`` / ``avx512`` / ``avx2`` / ``avx`` / ``other``, from
+    the ``/proc/cpuinfo`` flags on Linux; ``None`` elsewhere)."""
+    model, flags = platform.processor() or platform.machine(), None
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and model == (platform.processor() or platform.machine()):
+            model = value.strip()
+        elif key.strip() == "flags" and flags is None:
+            flags = set(value.split())
+    simd = None
+    if flags is not None:
+        levels = [("amx", "amx_tile"), ("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx")]
+        simd = next((name for name, flag in levels if flag in flags), "other")
+    return {"model": model, "simd": simd, "cpus": os.cpu_count()}
+
+
+def _with_gemm(path: str) -> Callable[..., Any]:
+    """The compiled kernel with its GEMMs forced to ``path`` (``blas`` / ``micro``) for the call."""
+
+    def run(*args: Any, **kw: Any) -> Any:
+        old = os.environ.get("DEEPCOLLAPSE_GEMM")
+        os.environ["DEEPCOLLAPSE_GEMM"] = path
+        try:
+            return advance_limited(*args, kernel="compiled", **kw)
+        finally:
+            if old is None:
+                del os.environ["DEEPCOLLAPSE_GEMM"]
+            else:
+                os.environ["DEEPCOLLAPSE_GEMM"] = old
+
+    return run
+
+
+# OpenBLAS core types -> the LLVM CPU of the same instruction set (numba's NUMBA_CPU_NAME), so that the
+# micro-kernels are compiled as on such a CPU
+LLVM_CPU = {"haswell": "haswell", "zen": "znver2", "skylakex": "skylake-avx512", "cooperlake": "cooperlake",
+            "sapphirerapids": "sapphirerapids", "sandybridge": "sandybridge"}  # fmt: skip
+
+
+def rows_under_coretype(name: str) -> dict[str, Any]:
+    """This benchmark's rows again, in a subprocess with ``OPENBLAS_CORETYPE=name`` (and ``NUMBA_CPU_NAME``
+    of the same instruction set when known): one machine shows both kernel choices."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_L2_SIZE", "NUMBA_CPU_NAME")}
+    env["OPENBLAS_CORETYPE"] = name
+    if name.lower() in LLVM_CPU:
+        env["NUMBA_CPU_NAME"] = LLVM_CPU[name.lower()]
+    argv, skip = [], False
+    for a in sys.argv[1:]:  # the same options, without --coretype
+        if skip or a == "--coretype":
+            skip = not skip and a == "--coretype"
+            continue
+        if not a.startswith("--coretype="):
+            argv.append(a)
+    done = subprocess.run([sys.executable, __file__, *argv], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"OPENBLAS_CORETYPE": name, "error": done.stderr.strip().splitlines()[-1:]}
+    return {"OPENBLAS_CORETYPE": name, "NUMBA_CPU_NAME": env.get("NUMBA_CPU_NAME"), **json.loads(done.stdout)}
+
+
 def blas_info() -> list[dict[str, Any]]:
     from threadpoolctl import threadpool_info
 
@@ -216,6 +290,12 @@ def main() -> None:
         default="wall",
         help="cpu: time in-process rows by this process's CPU time (a machine shared with other jobs)",
     )
+    ap.add_argument(
+        "--coretype",
+        metavar="NAME",
+        help="also run every row again in a subprocess under OPENBLAS_CORETYPE=NAME (e.g. Haswell: the AVX2 "
+        "kernels of AMD Zen and AVX2-only Intel CPUs), with numba compiling for the matching CPU",
+    )
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -227,6 +307,8 @@ def main() -> None:
     kernels: dict[str, Callable[..., Any]] = {}
     if resolve_kernel("auto") == "compiled":
         kernels["compiled"] = lambda *a, **k: advance_limited(*a, kernel="compiled", **k)
+        for path in GEMM_PATHS[1:]:  # both GEMM paths of the compiled step, whichever "auto" picks
+            kernels[f"compiled, gemm {path}"] = _with_gemm(path)
     kernels["numpy"] = lambda *a, **k: advance_limited(*a, kernel="numpy", **k)
     if args.compare_kernel:
         spec = importlib.util.spec_from_file_location("compare_kernel", args.compare_kernel)
@@ -270,6 +352,9 @@ def main() -> None:
         row["gflops"] = round(rates[kernel] * f / 1e9, 2)
         row["fraction_of_large_gemm"] = round(rates[kernel] * f / 1e9 / statistics.median(gemms), 3)
         row["kernels"] = {k: round(v, 1) for k, v in rates.items()}
+        row["fraction_of_large_gemm_by_kernel"] = {
+            k: round(v * f / 1e9 / statistics.median(gemms), 3) for k, v in rates.items()
+        }
         if "compare" in rates:
             row["speedup_vs_compare"] = round(rates[kernel] / rates["compare"], 2)
         if "numpy" in rates and kernel != "numpy":
@@ -305,6 +390,7 @@ def main() -> None:
             "runs": 8,
             "runs_steps_per_s": round(v, 1),
             "ratio_to_mse_relu": round(v / fam_rates["mse+relu"], 2),
+            "fraction_of_large_gemm": round(v * flops / 1e9 / gemm, 3),
         }  # fmt: skip
         for name, v in fam_rates.items()
     ]
@@ -313,7 +399,10 @@ def main() -> None:
     out = {
         "benchmark": "dufm_throughput",
         "kernel": kernel,
+        "cpu": cpu_info(),
         "blas": blas_info(),
+        "gemm_path": gemm_path() if kernel == "compiled" else None,
+        "numba_cpu": os.environ.get("NUMBA_CPU_NAME") or "host",
         "clock": args.clock + (" (rows with workers = 2: wall clock)" if args.clock == "cpu" else ""),
         "openblas_env": {v: os.environ.get(v) for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")},
         "flagship": {k: FLAGSHIP[k] for k in ("classes", "n", "layers", "width", "dtype", "lr")},
@@ -347,6 +436,8 @@ def main() -> None:
             "numpy": np.__version__,
         },
     }
+    if args.coretype:
+        out["coretype"] = rows_under_coretype(args.coretype)
     print(json.dumps(out, indent=2))
 
 

@@ -66,7 +66,7 @@ def one_training_step():
 
     def step(cfg, data, x, y, device: str = "cpu", momentum: float = 0.0) -> tuple[float, torch.Tensor]:
         d = torch.device(device)
-        model = build_network(cfg, data.in_channels).to(d)
+        model = build_network(cfg, data.in_channels, device=d).to(d)
         opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=momentum)
         loss = train_step(cfg, model, opt, make_grad_scaler(cfg, d), x.to(d), y.to(d), len(data.train))
         return float(loss), torch.cat([p.detach().cpu().flatten() for p in model.parameters()])

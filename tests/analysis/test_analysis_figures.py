@@ -40,7 +40,7 @@ def test_plot_into_given_axis():
     )
     assert f2 is fig and a2 is ax
     np.testing.assert_allclose(ax.get_lines()[0].get_xdata(), [2**-9, 2**-8])  # λ itself, on a log2 axis
-    assert ax.get_xscale() == "log" and "λ" in ax.get_xlabel()
+    assert ax.get_xscale() == "log" and r"$\lambda$" in ax.get_xlabel()  # words and symbols (mathtext)
     # band from mean - std to mean + std
     verts = ax.collections[0].get_paths()[0].vertices
     assert verts[:, 1].min() == pytest.approx(4.5) and verts[:, 1].max() == pytest.approx(8.0)

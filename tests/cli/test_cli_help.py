@@ -68,11 +68,11 @@ def test_typos_get_did_you_mean(argv, suggestion, capsys):
 
 def test_an_option_of_another_sub_command_is_named_as_such(capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["theory", "check", "x.npz", "--steps", "5"])
+        main(["theory", "check", "x.npz", "--runs", "5"])  # (--steps would be close to check's --eps)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--steps is not an option of `deepcollapse theory check`" in err
-    assert "Did you mean --steps" not in err
+    assert "--runs is not an option of `deepcollapse theory check`" in err
+    assert "Did you mean --runs" not in err
 
 
 def test_errors_name_the_option_the_user_typed(tmp_path, capsys):
@@ -256,3 +256,77 @@ def test_the_printed_default_check_covers_the_hand_declared_options():
         and not isinstance(a.default, bool)
     )
     assert checked >= 25  # 32 when written: theory, sweep, reproduce, metrics, landscape options
+
+
+_CONFIG_COMMANDS = {  # the commands whose options are generated from a config dataclass's fields
+    "dufm train": "deepcollapse.dufm.config:DUFMConfig",
+    "dufm search": "deepcollapse.landscape.search:SearchConfig",
+    "dufm landscape": "deepcollapse.landscape.search:SearchConfig",
+    "net train": "deepcollapse.nets.config:NetConfig",
+}
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _typed(text, value):
+    """``text`` (a printed default: one value or comma-separated values) as a list of the type of ``value``;
+    ``None`` when it is words, not values of that type."""
+    if value is None or not _as_list(value):  # computed later (all classes, seed + r): said in words
+        return None
+    kind = type(_as_list(value)[0])
+    try:
+        return [kind(t.strip()) if kind is not bool else t.strip() == "True" for t in text.split(",")]
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize("path", list(_CONFIG_COMMANDS))
+def test_every_default_printed_for_a_config_option_is_what_runs(path):
+    """Options generated from config fields parse to ``None`` ("not given"), so the check above skips them:
+    here their "(default: X)" is compared with what a config built without the option runs with (``Config()``
+    after its ``__post_init__``), numbers written inside a computed default included (the H1 init std)."""
+    import math
+
+    module, _, name = _CONFIG_COMMANDS[path].partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    runs = cls()
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    checked = 0
+    for action in dict(_commands())[path]._actions:
+        dest = action.dest
+        if dest == "lam" and dest not in fields:  # the DUFM commands' --lam sets λ_H1 and every λ_W
+            dest = "lam_h"
+        if dest not in fields or action.help in (None, argparse.SUPPRESS):
+            continue
+        printed = re.findall(r"\(default: (.*)\)$", action.help)
+        if not printed:
+            continue
+        text, value, where = printed[0], getattr(runs, dest), f"{path} {action.option_strings[0]}"
+        if dest == "init_scale":  # a computed default stated with a number: H1's std, then W_l's rule
+            m = re.fullmatch(r"H1 ([0-9.e+-]+), W_l 1/sqrt\(d_l\)", text)
+            assert m, f"{where}: {text!r}"
+            assert value == [float(m.group(1))] + [1 / math.sqrt(d) for d in runs.width], where
+        else:
+            typed = _typed(text, value)
+            if typed is None:  # a default in words ("seed + r", "--lam for every layer", "all")
+                assert value is None or not re.search(r"\d", text), f"{where}: {text!r} with numbers"
+                continue
+            got = _as_list(value)
+            assert got == typed * len(got) or got == typed, f"{where}: help says {text!r}, runs {value!r}"
+            if action.dest == "lam" and dest == "lam_h":
+                assert runs.lam_w == typed * len(runs.lam_w), f"{where}: help {text!r}, λ_W runs {runs.lam_w}"
+        checked += 1
+    assert checked >= 6, path
+
+
+def test_no_help_states_a_default_in_its_words():
+    """The one "(default: X)" at the end of an option's help is its default; a default written inside the help
+    words ("mse (eq. (1), default)", "from --data-dir (default data)") escapes the checks above."""
+    for path, parser in _commands():
+        for a in parser._actions:
+            if not a.option_strings or a.help in (None, argparse.SUPPRESS):
+                continue
+            words = re.sub(r"\s*\(default: [^()]*(?:\([^()]*\)[^()]*)*\)$", "", a.help)
+            assert not re.search(r"\bdefault", words, re.I), f"{path} {a.option_strings[0]}: {a.help}"

@@ -69,8 +69,8 @@ def test_sweep_from_command_line_only(tmp_path, capsys):
         ("base: {classes: 3, widht: 4}\n", "unknown key base.widht"),
         ("base: {classes: 3}\ngrid: {}\n", "grid == {}"),
         ("base: {classes: 3}\ngrid: {lam: []}\n", "grid.lam == []"),
-        ("- 1\n- 2\n", "must hold a mapping"),
-        ("base: {classes: [\n", "must be valid YAML"),
+        ("- 1\n- 2\n", "bad.yaml: a YAML list, must be a mapping"),
+        ("base: {classes: [\n", "bad.yaml line 2, column 1: expected the node content"),
     ],
 )
 def test_bad_sweep_files_exit_2(content, message, tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_bad_sweep_files_exit_2(content, message, tmp_path, capsys):
 
 def test_missing_file_and_out_exit_2(tmp_path, capsys):
     assert main(["sweep", str(tmp_path / "nope.yaml"), "--out", str(tmp_path)]) == 2
-    assert "must be an existing sweep YAML file" in capsys.readouterr().err
+    assert "nope.yaml: no such file, must be an existing YAML file" in capsys.readouterr().err
     assert main(["sweep"]) == 2
     assert "file == None" in capsys.readouterr().err
     f = tmp_path / "s.yaml"

@@ -271,6 +271,28 @@ def test_resume_errors(tmp_path):
     with pytest.raises(ConfigError, match="config.yaml"):
         resume_dufm(tmp_path, progress=False)
     os.makedirs(tmp_path / "x")
-    _cfg().to_yaml(tmp_path / "x" / "config.yaml")
-    with pytest.raises(ConfigError, match="checkpoint"):
+    (tmp_path / "x" / "config.yaml").write_text("classes: 4\nn: 3\nlayers: 3\nlr: -1.0\n")
+    with pytest.raises(ConfigError, match="lr == -1"):  # a bad config.yaml is refused before any work
         resume_dufm(tmp_path / "x", progress=False)
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["config.yaml"]
+
+
+def test_resume_of_a_folder_without_checkpoint_starts_from_step_0(tmp_path, caplog):
+    """A run killed before its first checkpoint leaves only config.yaml: ``dufm resume`` starts it from step 0
+    with that config, says so in one line, and ends as a fresh run (and as explicit float64 GD) does."""
+    c = _cfg(dtype="float64", steps=40, log_every=20, checkpoint_every=40, runs=1)  # 1 run: analysis is slow
+    train_dufm(c, tmp_path / "fresh", progress=False)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    c.to_yaml(cut / "config.yaml")
+    with caplog.at_level("WARNING", logger="deepcollapse"):
+        assert resume_dufm(cut, progress=False)["step"] == 40
+    said = [r.getMessage() for r in caplog.records if "checkpoint" in r.getMessage()]
+    assert len(said) == 1 and "no checkpoint.pt" in said[0] and "starting from step 0" in said[0]
+    for a, b in zip(_params(tmp_path / "fresh"), _params(cut)):
+        assert torch.equal(a, b)
+    assert (cut / "metrics.jsonl").read_text() == (tmp_path / "fresh" / "metrics.jsonl").read_text()
+    ref = _explicit_gd(c, 40)  # independent of the trainer
+    for r in range(c.runs):
+        for a, b in zip(_params(cut), ref[r]):
+            np.testing.assert_allclose(a[r].numpy(), b, rtol=0, atol=1e-11)

@@ -95,7 +95,9 @@ def test_interrupt_saves_state_and_names_the_resume_command(tmp_path, monkeypatc
     monkeypatch.setattr(dufm_search, "_CHUNK", 100)
     with pytest.raises(SearchInterrupted, match="resume with: deepcollapse dufm search") as info:
         search_dufm(config, tmp_path, progress=False)
-    assert f"--out {tmp_path}" in info.value.command
+    assert f"--out {tmp_path}" in info.value.command and "--polish-top 3 " in info.value.command
+    assert "0 finished round(s)" in info.value.message  # says what is on disk
+    assert "redoes round 0 from its start" in info.value.message
     state = json.loads((tmp_path / "search.json").read_text())
     assert state["round"] == 0 and state["pool"]  # the polished constructions are kept
     monkeypatch.setattr(dufm_search, "_gd", real)

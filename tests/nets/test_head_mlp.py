@@ -81,5 +81,5 @@ def test_dufm_params_loading(tmp_path):
     with pytest.raises(ConfigError, match="must be a DUFM run folder"):
         load_dufm_head_weights(tmp_path / "nowhere")
     (tmp_path / "bad.pt").write_bytes(b"junk")
-    with pytest.raises(ConfigError, match="readable torch file"):
+    with pytest.raises(ConfigError, match="bad.pt: not a readable PyTorch checkpoint"):
         load_dufm_head_weights(tmp_path / "bad.pt")

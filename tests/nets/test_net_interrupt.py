@@ -80,3 +80,55 @@ def test_a_signal_mid_epoch_drops_the_epoch_and_says_which_checkpoint_is_kept(
     else:
         assert f"the checkpoint of epoch 1 in {tmp_path} is kept" in info.value.message
         assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["state"]["epoch"] == 1
+
+
+def test_ctrl_c_in_epoch_1_promises_no_checkpoint_and_its_resume_command_starts_from_epoch_0(
+    tmp_path, tiny_net, monkeypatch, capsys, caplog
+):
+    """Through the command line: the message says no checkpoint exists, the printed command resumes, and the
+    resumed run equals an independent fresh run of the same config (weights and every metrics record)."""
+    import json
+    import shlex
+
+    from deepcollapse.cli import main
+
+    cfg = tiny_net(**{**SMALL, "epochs": 1}, threads=1)
+    fresh = tmp_path / "fresh"
+    train_net(cfg, fresh, progress=False)  # the reference, run before any patching
+    cfg.to_yaml(tmp_path / "cfg.yaml")
+    real = net_train.train_step
+    calls = {"n": 0}
+
+    def step(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second batch of epoch 1
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(net_train, "train_step", step)
+    cut = tmp_path / "cut"
+    code = main(["net", "train", "--config", str(tmp_path / "cfg.yaml"), "--out", str(cut), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 130 and not (cut / "checkpoint.pt").exists()
+    assert "no checkpoint was written yet" in err and "starts the run again from epoch 0" in err
+    assert "is kept" not in err and "checkpoint written" not in err  # no promise of a checkpoint
+    resume = [line for line in err.splitlines() if line.startswith("deepcollapse: resume with: ")]
+    assert resume == [f"deepcollapse: resume with: deepcollapse net resume {cut}"]
+    monkeypatch.setattr(net_train, "train_step", real)
+    with caplog.at_level("WARNING", logger="deepcollapse"):
+        assert main(shlex.split(resume[0].split(": ", 2)[2])[1:] + ["--no-progress"]) == 0
+    said = [r.getMessage() for r in caplog.records if "no checkpoint.pt" in r.getMessage()]
+    assert len(said) == 1 and "starting from epoch 0 with its config.yaml" in said[0]
+    a = torch.load(fresh / "checkpoint.pt", weights_only=False)
+    b = torch.load(cut / "checkpoint.pt", weights_only=False)
+    assert a["state"]["epoch"] == b["state"]["epoch"] == cfg.epochs
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+
+    def records(folder):
+        drop = {"epoch_time", "elapsed", "time"}  # wall-clock fields differ between any two runs
+        rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+        return [{k: v for k, v in r.items() if k not in drop} for r in rows]
+
+    assert records(cut) == records(fresh) and [r["epoch"] for r in records(cut)] == list(
+        range(cfg.epochs + 1)
+    )

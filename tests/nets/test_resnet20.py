@@ -59,3 +59,16 @@ def test_bad_inputs():
         net(torch.randn(1, 1, 8, 8))
     with pytest.raises(ConfigError, match="in_channels == 0"):
         ResNet20(0)
+
+
+def test_resnet8_is_the_one_block_per_stage_member_of_the_family():
+    from deepcollapse.nets.resnet import BasicBlock
+
+    net8, net20 = ResNet20(1, depth=8), ResNet20(1)
+    blocks = [sum(isinstance(m, BasicBlock) for m in n.modules()) for n in (net8, net20)]
+    assert blocks == [3, 9]  # (depth - 2) / 6 blocks in each of the 3 stages
+    convs = sum(isinstance(m, torch.nn.Conv2d) for m in net8.modules())
+    assert convs == 1 + 3 * 2 + 2  # stem, two per block, two 1x1 shortcuts (not counted in the 6n + 2)
+    assert net8(torch.zeros(2, 1, 28, 28)).shape == (2, 64)
+    with pytest.raises(ConfigError, match="depth == 9, must be 6n \\+ 2"):
+        ResNet20(1, depth=9)

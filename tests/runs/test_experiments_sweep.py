@@ -51,7 +51,7 @@ def test_load_sweep_errors(tmp_path):
         load_sweep(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("base: {classes: [1,\n")
-    with pytest.raises(ConfigError, match="must be valid YAML"):
+    with pytest.raises(ConfigError, match="bad.yaml line 2, column 1: expected the node content"):
         load_sweep(bad)
 
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Self
 import yaml
 
 from deepcollapse._core.checks import ConfigError, check_keys
-from deepcollapse._core.io import atomic_write_text
+from deepcollapse._core.io import atomic_write_text, parse_yaml, read_yaml
 
 __all__ = ["ConfigMixin"]
 
@@ -88,19 +88,12 @@ class ConfigMixin:
     @classmethod
     def from_yaml(cls, path_or_text: str | Path) -> Self:
         """Read a config from a YAML file, or from YAML text (a string with a newline)."""
-        is_text = isinstance(path_or_text, str) and "\n" in path_or_text
-        source = "<text>" if is_text else str(path_or_text)
-        try:
-            text = str(path_or_text) if is_text else Path(path_or_text).read_text()
-        except OSError as exc:
-            raise ConfigError(
-                f"config file == {source!r}, must be a readable YAML file ({exc.strerror})."
-            ) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file == {source!r}, must be valid YAML ({exc}).") from None
-        return cls.from_dict(data or {})
+        expected = f"{cls.__name__} fields"
+        if isinstance(path_or_text, str) and "\n" in path_or_text:
+            if not path_or_text.strip():
+                return cls.from_dict({})
+            return cls.from_dict(parse_yaml(path_or_text, "<text>", expected=expected))
+        return cls.from_dict(read_yaml(path_or_text, expected=expected))
 
     def replace(self, **changes: Any) -> Self:
         """A validated copy with ``changes`` applied."""

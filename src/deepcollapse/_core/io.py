@@ -5,6 +5,11 @@ synced and moved into place with ``os.replace`` (atomic on POSIX), so a run fold
 new version of a file, never half of one.  ``metrics.jsonl`` is append-only; on resume, records written after
 the last checkpoint (and a torn last line from a killed writer) are dropped with :func:`truncate_jsonl`, so a
 resumed run's log equals an uninterrupted one.
+
+Reading is equally guarded: :func:`read_yaml`, :func:`read_json`, :func:`read_npz` and :func:`load_checkpoint`
+are the one place where a user's file is parsed, and answer an empty, truncated, random-bytes, wrong-kind or
+unparsable file with a one-line :class:`~deepcollapse._core.checks.ConfigError` of the form
+``<file as given>: <what is wrong>; <what to do>.`` (for YAML syntax errors the parser's message and line).
 """
 
 from __future__ import annotations
@@ -25,8 +30,13 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "finite_or_none",
+    "load_checkpoint",
+    "parse_yaml",
     "prepare_run_folder",
+    "read_json",
     "read_jsonl",
+    "read_npz",
+    "read_yaml",
     "truncate_jsonl",
 ]
 
@@ -85,28 +95,67 @@ def append_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
         os.fsync(f.fileno())
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """All JSON objects of a ``.jsonl`` file, skipping unreadable lines (a killed writer's torn last line)."""
+def read_jsonl(path: str | Path, *, strict: bool = False) -> list[dict[str, Any]]:
+    """All JSON objects of a ``.jsonl`` file (``[]`` if there is no file).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``metrics.jsonl`` of a run folder).
+    strict : bool
+        ``False``: skip every unreadable line.  ``True`` (what a resume relies on): only a torn last line
+        (a killed writer's, no final newline) is skipped; any other unreadable line, a line that is not a JSON
+        object, or bytes that are not text raise a one-line ``ConfigError`` naming the file and the line.
+
+    Returns
+    -------
+    list of dict
+        The records, in file order.
+    """
     p = Path(path)
     if not p.is_file():
         return []
+    raw = _read_bytes(p, "JSON-lines file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if strict:
+            raise _bad(p, f"not a JSON-lines file (byte {exc.start} is not text)", _DELETE_HINT) from None
+        text = raw.decode("utf-8", errors="replace")
+    lines = text.splitlines()
     out = []
-    for line in p.read_text().splitlines():
+    for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            torn = i == len(lines) and not text.endswith("\n") and line.lstrip().startswith("{")
+            if strict and not torn:
+                raise _bad(p, f"line {i}: not JSON ({exc.msg})", _DELETE_HINT) from None
             continue
+        if not isinstance(rec, dict):
+            if strict:
+                raise _bad(p, f"line {i}: a JSON {type(rec).__name__}, must be an object", _DELETE_HINT)
+            continue
+        out.append(rec)
     return out
 
 
 def truncate_jsonl(path: str | Path, key: str, last: int) -> None:
-    """Keep the records whose ``key`` (``"step"``, ``"epoch"``) is ``<= last``; drop unreadable lines."""
+    """Keep the records whose ``key`` (``"step"``, ``"epoch"``) is ``<= last``; drop a torn last line.
+
+    A file with other damage is refused (``ConfigError``, see :func:`read_jsonl` with ``strict=True``) and
+    left as it is.
+    """
     p = Path(path)
     if not p.is_file():
         return
-    keep = [json.dumps(r, allow_nan=False) for r in read_jsonl(p) if int(r.get(key, -1)) <= last]
+    records = read_jsonl(p, strict=True)
+    for i, r in enumerate(records):
+        if not isinstance(r.get(key, -1), (int, float)):
+            raise _bad(p, f"record {i + 1}: {key} == {r[key]!r}, must be a number", _DELETE_HINT)
+    keep = [json.dumps(r, allow_nan=False) for r in records if int(r.get(key, -1)) <= last]
     atomic_write_text(p, "".join(line + "\n" for line in keep))
 
 
@@ -128,3 +177,239 @@ def prepare_run_folder(out_dir: str | Path, run_files: Sequence[str], force: boo
             (out / name).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+# ------------------------------------------------------------------------------------------------------------
+# reading a user's file: one line for every way it can be bad
+# ------------------------------------------------------------------------------------------------------------
+_DELETE_HINT = "delete or repair it"
+
+
+def _bad(path: str | Path, problem: str, hint: str | None = None) -> ConfigError:
+    """``<path>: <problem>; <hint>.`` as a ConfigError."""
+    return ConfigError(f"{path}: {problem}" + (f"; {hint}." if hint else "."))
+
+
+def _first_line(exc: BaseException, limit: int = 120) -> str:
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0].strip()
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _read_bytes(path: Path, kind: str, hint: str | None = None) -> bytes:
+    if not path.exists():
+        raise _bad(path, f"no such file, must be an existing {kind}", hint)
+    if not path.is_file():
+        raise _bad(path, f"a folder, must be a {kind}", hint)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise _bad(path, f"not readable ({exc.strerror}), must be a readable {kind}", hint) from None
+
+
+def parse_yaml(text: str, source: str, *, expected: str = "keys and values", hint: str | None = None) -> dict:
+    """Parse YAML ``text`` that must hold a mapping; ``source`` names it in the one-line error.
+
+    Parameters
+    ----------
+    text : str
+        The YAML document.
+    source : str
+        The file as the user gave it (or ``"<text>"``).
+    expected : str
+        What the mapping holds, for the message (``"DUFMConfig fields"``).
+    hint : str, optional
+        What to do, appended to the message.
+
+    Returns
+    -------
+    dict
+        The mapping.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or _first_line(exc)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(
+            f"{source}{where}: {problem} (YAML syntax)" + (f"; {hint}." if hint else ".")
+        ) from None
+    if data is None:
+        raise _bad(
+            source, f"no YAML content (only comments or blank lines), must be a mapping of {expected}", hint
+        )
+    if not isinstance(data, dict):
+        raise _bad(source, f"a YAML {type(data).__name__}, must be a mapping of {expected}", hint)
+    return data
+
+
+def read_yaml(path: str | Path, *, expected: str = "keys and values", hint: str | None = None) -> dict:
+    """The mapping in a YAML file, or a one-line ``ConfigError`` naming the file (empty, not text, a YAML
+    syntax error with the parser's message and line, not a mapping).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, as the user gave it (the message repeats it).
+    expected : str
+        What the mapping holds, for the message (``"DUFMConfig fields"``).
+    hint : str, optional
+        What to do, appended to the message.
+
+    Returns
+    -------
+    dict
+        The mapping.
+    """
+    p = Path(path)
+    raw = _read_bytes(p, "YAML file", hint)
+    if not raw.strip():
+        raise _bad(path, f"empty file, must be a YAML mapping of {expected}", hint)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _bad(path, f"not a text file (byte {exc.start} is not UTF-8), must be YAML", hint) from None
+    return parse_yaml(text, str(path), expected=expected, hint=hint)
+
+
+def read_json(path: str | Path, *, hint: str | None = None) -> dict:
+    """The JSON object in a file, or a one-line ``ConfigError`` naming the file (empty, not text, not JSON
+    with the parser's message and line, not an object).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``summary.json``, ``search.json``).
+    hint : str, optional
+        What to do, appended to the message.
+
+    Returns
+    -------
+    dict
+        The object.
+    """
+    p = Path(path)
+    raw = _read_bytes(p, "JSON file", hint)
+    if not raw.strip():
+        raise _bad(path, "empty file, must be a JSON object", hint)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _bad(path, f"not a text file (byte {exc.start} is not UTF-8), must be JSON", hint) from None
+    except json.JSONDecodeError as exc:
+        raise _bad(path, f"line {exc.lineno}, column {exc.colno}: {exc.msg} (not valid JSON)", hint) from None
+    if not isinstance(data, dict):
+        raise _bad(path, f"a JSON {type(data).__name__}, must be a JSON object", hint)
+    return data
+
+
+def _content(head: bytes) -> str:
+    """A guess at what a file that failed to load is, from its first bytes."""
+    if head.startswith(b"\x93NUMPY"):
+        return "a single .npy array"
+    if head.startswith(b"PK"):
+        return "a damaged or truncated zip archive"
+    if head[:1] == b"\x80":
+        return "a Python pickle"
+    return "unrecognised content"
+
+
+def read_npz(path: str | Path, *, hint: str | None = None) -> dict[str, Any]:
+    """Every array of an ``.npz`` archive (loaded without pickles), or a one-line ``ConfigError`` naming the
+    file: missing, empty, truncated, random bytes, a single ``.npy``, a pickle, an object array.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, as the user gave it.
+    hint : str, optional
+        What to do, appended to the message.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The arrays by name (the callers check which names they need).
+    """
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    p = Path(path)
+    raw_head = _read_bytes(p, ".npz file", hint)[:8]
+    if not raw_head:
+        raise _bad(path, "empty file, must be an .npz archive (numpy.savez)", hint)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, EOFError, ValueError, OSError, zlib.error, KeyError, TypeError) as exc:
+        what = _content(raw_head)  # TypeError: np.load returned one .npy array, not an archive
+        if (
+            isinstance(exc, ValueError)
+            and "allow_pickle" in str(exc)
+            and what == "a damaged or truncated zip archive"
+        ):
+            what = "an .npz archive holding Python objects, not loaded for safety"
+        elif what == "a damaged or truncated zip archive":
+            what += f" ({_first_line(exc)})"
+        raise _bad(path, f"not a readable .npz archive ({what})", hint) from None
+
+
+def load_checkpoint(
+    path: str | Path,
+    *,
+    keys: Sequence[str] = (),
+    map_location: Any = "cpu",
+    hint: str | None = None,
+) -> dict[str, Any]:
+    """``torch.load(path, weights_only=True)`` of a dict, or a one-line ``ConfigError`` naming the file:
+    empty, truncated, random bytes, not written by ``torch.save``, objects other than tensors, not a dict, or
+    a dict without one of ``keys``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``RUN/checkpoint.pt``, ``RUN/params.pt``), as the user's folder names it.
+    keys : sequence of str
+        Keys the dict must hold.
+    map_location : Any
+        As for ``torch.load``.
+    hint : str, optional
+        What to do, appended to the message.
+
+    Returns
+    -------
+    dict
+        The loaded checkpoint.
+    """
+    import torch  # only trainers and analyses read checkpoints; keep this module importable without torch
+
+    p = Path(path)
+    head = _read_bytes(p, "PyTorch checkpoint", hint)[:8]
+    if not head:
+        raise _bad(path, "not a readable PyTorch checkpoint (empty file)", hint)
+    try:
+        data = torch.load(p, map_location=map_location, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises anything from EOFError to IndexError on bad bytes
+        if not head.startswith(b"PK") and head[:1] != b"\x80":  # neither torch's zip format nor a pickle
+            what = f"{_content(head)}, not written by torch.save"
+        elif "Unsupported global" in str(exc):
+            what = "it holds Python objects other than tensors, not loaded for safety"
+        elif head.startswith(b"PK"):
+            what = f"damaged or truncated: {_first_line(exc).split('. ')[0]}"
+        else:
+            what = "a Python pickle, not written by torch.save"
+        raise _bad(path, f"not a readable PyTorch checkpoint ({what})", hint) from None
+    if not isinstance(data, dict):
+        raise _bad(path, f"a PyTorch file holding a {type(data).__name__}, must be a checkpoint dict", hint)
+    missing = [k for k in keys if k not in data]
+    if missing:
+        found = ", ".join(sorted(map(str, data))) or "none"
+        raise _bad(
+            path,
+            f"a PyTorch file with keys {found}, must be a checkpoint with keys {', '.join(keys)}",
+            hint,
+        )
+    return data

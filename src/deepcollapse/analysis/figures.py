@@ -6,7 +6,9 @@ with ``matplotlib.figure.Figure`` (no pyplot state, so the global backend is nev
 with the Agg canvas; never ``plt.show()``); ``save_figure`` writes PNG and PDF.  Confidence bands are ± one
 standard deviation over runs (seeds), as in the papers; on logarithmic axes (DNC1, singular values: quantities
 spanning many decades) the band is ± one standard deviation of the log10 values, i.e. a geometric band around
-the geometric mean.
+the geometric mean.  Probabilities (one 0/1 outcome per run) get binomial Wilson intervals instead.  Every
+line of a panel gets its own colour and marker (:func:`line_styles`); legends sit outside the data area
+(:func:`legend_outside`); axis labels come from the one table of field names (:mod:`.fields`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,18 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
+from deepcollapse.analysis.fields import FIELDS, PROBABILITIES, field_label
+from deepcollapse.analysis.stats import geometric_grid_base, wilson_interval
+
 __all__ = [
     "BOUNDED",
     "LABELS",
     "L_DNC",
     "L_SRG",
+    "MARKERS",
     "axis_label",
+    "legend_outside",
+    "line_styles",
     "new_axes",
     "plot_band",
     "plot_layer_metric",
@@ -44,33 +52,57 @@ __all__ = [
 L_DNC = r"$L_{\mathrm{DNC}}$"
 L_SRG = r"$L_{\mathrm{SRG}}$"
 
-#: Axis labels in words and symbols for the table columns figures plot (fallback: the column name).
-LABELS: dict[str, str] = {
-    "lam": "weight decay λ (every parameter)",
-    "lam_h": r"feature decay $\lambda_{H_1}$",
-    "width": r"width $d_l$",
-    "classes": "classes K",
-    "layers": "layers L",
-    "mean_rank": r"average rank of $M_2, \ldots, M_{L-1}$",
-    "is_dnc": "P(DNC)",
-    "reaches_dnc": "P(DNC or heading to DNC)",
-    "below_dnc": f"P(loss < {L_DNC})",
-    "final_loss": "final training loss",
-    "loss": "training loss",
-    "dnc1": r"DNC1 = tr$(\Sigma_W)$ / tr$(\Sigma_B)$",
-    "train_acc": "training accuracy",
-    "test_acc": "test accuracy",
-    "step": "gradient step",
-    "epoch": "epoch",
-}
+#: Axis labels of the table columns: the one table of field names (:data:`.fields.FIELDS`), as label strings.
+LABELS: dict[str, str] = {name: f.label for name, f in FIELDS.items()}
 
 #: Quantities bounded in [0, 1]: their bands are clipped to the bounds (a ± std band would leave them).
 BOUNDED = ("is_dnc", "reaches_dnc", "below_dnc", "train_acc", "test_acc", "diverged")
 
 
 def axis_label(name: str) -> str:
-    """The label of a plotted column: words and symbols (``LABELS``), else the column name."""
-    return LABELS.get(name, name)
+    """The label of a plotted column in words and symbols (:func:`.fields.field_label`), else its name."""
+    return field_label(name)
+
+
+#: Markers cycled with the colours, so lines stay apart in grey print and where colours are close.
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
+
+
+def line_styles(count: int) -> list[dict[str, Any]]:
+    """``count`` line styles (``color``, ``marker``) with pairwise distinct colours and, up to 12 lines,
+    distinct markers: the ``tab10`` colours for up to 10 lines, ``tab20`` up to 20, an even sample of
+    ``turbo`` beyond (matplotlib's default cycle repeats after 10, so an 11th line would share a colour).
+
+    Parameters
+    ----------
+    count : int
+        Number of lines.
+
+    Returns
+    -------
+    list of dict
+        Keyword arguments for ``Axes.plot`` (``color`` as an RGBA tuple, ``marker``).
+    """
+    import matplotlib
+
+    if count <= 10:
+        colors = [matplotlib.colormaps["tab10"](i) for i in range(count)]
+    elif count <= 20:
+        colors = [matplotlib.colormaps["tab20"](i) for i in range(count)]
+    else:
+        colors = [matplotlib.colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, count)]
+    return [{"color": c, "marker": MARKERS[i % len(MARKERS)]} for i, c in enumerate(colors)]
+
+
+def legend_outside(ax: Axes, **kwargs: Any) -> None:
+    """The legend of ``ax`` to the right of its data area (never over the curves); nothing if no labels."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    kw: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
+    kw["fontsize"] = 8
+    kw.update(kwargs)
+    ax.legend(handles, labels, **kw)
 
 
 def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (4.8, 3.6)) -> tuple[Figure, Axes]:
@@ -152,10 +184,12 @@ def plot_loss_curves(
     ``curves``: columns ``step``, ``run`` and ``y``.  ``zoom`` limits the y-axis to the region around the
     theory levels and the end of the curve: from 0.9 × the lowest of the levels and the curve, up to the
     largest of max(0.6, 1.5 × L_DNC) and 1.1 × the curve's last half (so a short run that has not come down
-    yet, e.g. a smoke run, is still seen), cutting the first steps' large losses.  On a log axis the band is
-    geometric (mean ± std of log10), so it stays positive.
+    yet, e.g. a smoke run, is still seen).  When that cuts off the first steps' larger losses, an inset
+    (upper right, labelled "whole run") shows the whole mean curve on a log axis, so nothing is hidden.  On a
+    log axis the band is geometric (mean ± std of log10), so it stays positive.  The legend sits to the right
+    of the data area.
     """
-    fig, ax = new_axes(ax)
+    fig, ax = new_axes(ax, figsize=(6.4, 3.6))
     data = curves.dropna(subset=[y])
     if logy:
         logged = data.assign(**{y: np.log10(data[y].astype(float).clip(lower=1e-300))})
@@ -173,14 +207,26 @@ def plot_loss_curves(
     if logy:
         ax.set_yscale("log")
     levels = [v for v in (loss_dnc, loss_srg) if v is not None and np.isfinite(v)]
-    finite = mean[np.isfinite(mean)].to_numpy()
+    ok = np.isfinite(mean.to_numpy())
+    finite = mean[ok].to_numpy()
     if levels and zoom and len(finite):  # the papers' view: the converged region, not the first steps
         tail = finite[len(finite) // 2 :]
         low = min([*levels, float(finite.min())])
-        ax.set_ylim(0.9 * low, max(0.6, 1.5 * max(levels), 1.1 * float(tail.max())))
-    ax.set_xlabel("gradient step")
-    ax.set_ylabel("training loss (eq. (1))")
-    ax.legend(fontsize=8)
+        top = max(0.6, 1.5 * max(levels), 1.1 * float(tail.max()))
+        ax.set_ylim(0.9 * low, top)
+        if float(finite.max()) > top:  # the zoom cuts the start off: show the whole run in an inset
+            inset = ax.inset_axes((0.55, 0.55, 0.42, 0.4))
+            inset.plot(stats["step"].to_numpy()[ok], finite, color="tab:blue", lw=1)
+            for v, c, ls in ((loss_dnc, "tab:red", "--"), (loss_srg, "tab:green", ":")):
+                if v is not None and np.isfinite(v):
+                    inset.axhline(v, color=c, linestyle=ls, lw=0.8)
+            if logy:
+                inset.set_yscale("log")
+            inset.set_title("whole run", fontsize=7, pad=2)
+            inset.tick_params(labelsize=6)
+    ax.set_xlabel(field_label("step"))
+    ax.set_ylabel(r"training loss $f(\theta)$ (eq. (1))")
+    legend_outside(ax)
     return fig, ax
 
 
@@ -188,15 +234,19 @@ def plot_loss_parts(
     curve: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None
 ) -> tuple[Figure, Axes]:
     """Loss of one run over steps, decomposed into fit and regularisation terms (2024 Figs. 5, 7, 8)."""
-    fig, ax = new_axes(ax)
-    names = {"loss": "loss (eq. (1))", "fit": r"fit $\|W_L H_L - Y\|_F^2 / (2N)$", "reg": "regularisation"}
-    for col, style in (("loss", "-"), ("fit", "--"), ("reg", ":")):
+    fig, ax = new_axes(ax, figsize=(6.4, 3.6))
+    names = {
+        "loss": r"loss $f(\theta)$ (eq. (1))",
+        "fit": r"fit $\|W_L H_L - Y\|_F^2 / (2N)$",
+        "reg": "regularisation",
+    }
+    for (col, style), color in zip((("loss", "-"), ("fit", "--"), ("reg", ":")), ("C0", "C1", "C2")):
         if col in curve:
-            ax.plot(curve["step"], curve[col], style, label=names[col])
+            ax.plot(curve["step"], curve[col], style, color=color, label=names[col])
     ax.set_yscale("log")
-    ax.set_xlabel("gradient step")
+    ax.set_xlabel(field_label("step"))
     ax.set_ylabel("loss and its parts")
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     if title:
         ax.set_title(title, fontsize=9)
     return fig, ax
@@ -213,23 +263,26 @@ def plot_layer_metric(
 ) -> tuple[Figure, Axes]:
     """A per-layer metric over training, one curve (mean ± std over runs) per layer (2024 Fig. 2 middle, Fig.
     4 left).  ``frame``: long table with columns ``x``, ``run``, ``layer``, ``kind``, ``metric``."""
-    fig, ax = new_axes(ax)
+    fig, ax = new_axes(ax, figsize=(6.0, 3.6))
     df = frame[frame["kind"] == kind] if "kind" in frame else frame
-    for layer, sub in df.groupby("layer"):
+    groups = list(df.groupby("layer"))
+    for (layer, sub), style in zip(groups, line_styles(len(groups))):
         sub = sub.dropna(subset=[metric]).copy()
         if logy:  # geometric band: mean ± std of log10 (these metrics span many decades)
             sub[metric] = np.log10(sub[metric].astype(float).clip(lower=1e-300))
         stats = _mean_std(sub, x, metric)
         m, s = stats["mean"].to_numpy(), stats["std"].to_numpy()
+        every = max(1, len(m) // 12)  # markers: ~12 per curve, enough to tell the lines apart
+        kw = {**style, "markersize": 4, "markevery": every}
         if logy:
-            _log_band(ax, stats[x].to_numpy(), m, s, label=f"layer {layer}")
+            _log_band(ax, stats[x].to_numpy(), m, s, label=f"layer {layer}", **kw)
         else:
-            plot_band(stats[x], m, s, ax=ax, label=f"layer {layer}")
+            plot_band(stats[x], m, s, ax=ax, label=f"layer {layer}", **kw)
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(axis_label(x))
     ax.set_ylabel(axis_label(metric))
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     return fig, ax
 
 
@@ -248,8 +301,10 @@ def plot_singular_values(
 
     Runs of different numerical rank (σ_i / σ_1 > ``rank_rtol``) are not averaged into one curve: each rank
     gets its own curve, labelled with the rank and the number of runs.  The band of normalised values is
-    clipped at 1 (their bound)."""
-    fig, ax = new_axes(ax)
+    clipped at 1 (their bound).  Every curve gets its own colour and marker (:func:`line_styles`), the legend
+    sits to the right of the data area."""
+    fig, ax = new_axes(ax, figsize=(6.8, 3.8))
+    curves: list[tuple[str, np.ndarray, np.ndarray]] = []
     for layer, arr in values.items():
         a = np.atleast_2d(np.asarray(arr, dtype=float))
         top = a[:, :1]
@@ -261,22 +316,24 @@ def plot_singular_values(
             if logy:  # geometric band; exact zeros shown at the floor 1e-16
                 g = np.log10(np.maximum(g, 1e-16))
             m, s = g.mean(0), (g.std(0, ddof=1) if g.shape[0] > 1 else np.zeros(g.shape[1]))
-            idx = np.arange(1, g.shape[1] + 1)
             label = label_fmt.format(layer)
             if len(groups) > 1:
                 label += f" (rank {r}, {g.shape[0]} run{'s' if g.shape[0] > 1 else ''})"
-            if logy:
-                upper = 1.0 if normalize else None
-                _log_band(ax, idx, m, s, label=label, upper=upper, marker="o", markersize=3)
-            else:
-                bounds = (0.0, 1.0) if normalize else None
-                plot_band(idx, m, s, ax=ax, label=label, marker="o", markersize=3, bounds=bounds)
+            curves.append((label, m, s))
+    for (label, m, s), style in zip(curves, line_styles(len(curves))):
+        idx = np.arange(1, m.shape[0] + 1)
+        if logy:
+            upper = 1.0 if normalize else None
+            _log_band(ax, idx, m, s, label=label, upper=upper, markersize=4, **style)
+        else:
+            bounds = (0.0, 1.0) if normalize else None
+            plot_band(idx, m, s, ax=ax, label=label, markersize=4, bounds=bounds, **style)
     if logy:
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index i")
     ax.set_ylabel(r"singular value $\sigma_i$" + (r" / $\sigma_1$" if normalize else ""))
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     return fig, ax
 
 
@@ -287,29 +344,58 @@ def plot_sweep_curve(
     *,
     ax: Axes | None = None,
     log2x: bool = False,
+    logx: bool | None = None,
     label: str | None = None,
     ylabel: str | None = None,
     band: bool = True,
+    style: Mapping[str, Any] | None = None,
+    dodge: float = 0.0,
 ) -> tuple[Figure, Axes]:
-    """``y`` (mean ± std over seeds) against a swept parameter ``x`` (2024 Fig. 3 middle and right, Figs. 9,
-    10).
+    """``y`` against a swept parameter ``x`` (2024 Fig. 3 middle and right, Figs. 9, 10).
 
-    ``summary``: one row per point with columns ``x``, ``<y>_mean`` and ``<y>_std`` (see ``aggregate_runs``).
-    ``log2x`` puts ``x`` on a base-2 logarithmic axis (ticks 2^k), as the papers do for weight decay.  The
-    band of a quantity bounded in [0, 1] (``BOUNDED``) is clipped to [0, 1].
+    ``summary``: one row per point with columns ``x``, ``<y>_mean``, ``<y>_std`` and ``n_runs`` (see
+    ``aggregate_runs``).  A probability (``y`` in :data:`.fields.PROBABILITIES`: one 0/1 outcome per run) is
+    drawn as the observed fraction with binomial Wilson 95% intervals (:func:`.stats.wilson_interval`, within
+    [0, 1]), never as mean ± std; any other quantity as mean ± std over seeds (a band clipped to [0, 1] for
+    accuracies).  The x-axis is logarithmic when the swept values form a geometric grid
+    (:func:`.stats.geometric_grid_base`; ``logx=False`` forces a linear axis, ``log2x`` base 2).  ``style``:
+    extra ``Axes.plot`` keywords (``color``, ``marker``) for this curve.  ``dodge`` shifts the points
+    sideways by that fraction of the smallest gap between swept values (on the axis' own scale), so that
+    error bars of several curves at the same values do not hide each other; the values are unchanged.
     """
     fig, ax = new_axes(ax)
     df = summary.sort_values(x)
-    xs = df[x].astype(float)
-    std = df[f"{y}_std"] if band and f"{y}_std" in df else None
-    bounds = (0.0, 1.0) if y in BOUNDED else None
-    plot_band(xs, df[f"{y}_mean"], std, ax=ax, label=label, marker="o", bounds=bounds)
-    if log2x:
-        ax.set_xscale("log", base=2)
+    xs = df[x].astype(float).to_numpy()
+    kw: dict[str, Any] = {"marker": "o", **(style or {})}
+    base = 2 if log2x else (geometric_grid_base(xs) if logx is not False else None)
+    if logx and base is None:
+        base = 10
+    if dodge and len(np.unique(xs)) > 1:
+        t = np.log(xs) if base is not None else xs
+        gap = float(np.min(np.diff(np.unique(t))))
+        xs = np.exp(t + dodge * gap) if base is not None else t + dodge * gap
+    if y in PROBABILITIES and "n_runs" in df:
+        n = df["n_runs"].to_numpy(dtype=float)
+        p = df[f"{y}_mean"].to_numpy(dtype=float)
+        ok = np.isfinite(p) & (n > 0)
+        k = np.round(p[ok] * n[ok])  # one 0/1 outcome per run: the mean times the runs is the count
+        lo, hi = wilson_interval(k, n[ok])
+        frac = k / n[ok]
+        yerr = np.vstack([frac - lo, hi - frac]) if band else None
+        ax.errorbar(xs[ok], frac, yerr=yerr, capsize=3, label=label, **kw)
+        ax.set_ylim(-0.04, 1.04)
+    else:
+        std = df[f"{y}_std"] if band and f"{y}_std" in df else None
+        bounds = (0.0, 1.0) if y in BOUNDED else None
+        plot_band(xs, df[f"{y}_mean"], std, ax=ax, label=label, bounds=bounds, **kw)
+    if base is not None:
+        ax.set_xscale("log", base=base)
+    elif not dodge and np.allclose(xs % 1, 0):  # integer grid (widths, layers): integer ticks
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(axis_label(x))
     ax.set_ylabel(ylabel or axis_label(y))
     if label:
-        ax.legend(fontsize=8)
+        legend_outside(ax)
     return fig, ax
 
 

@@ -1,7 +1,8 @@
 """Figures of the L-DUFM loss landscape and of the best-known solutions (matplotlib, Agg canvas).
 
 * :func:`plot_slices`: the loss along the lowest-curvature direction ``v_1`` of the Hessian (off the
-  symmetry directions) and over the plane ``(v_1, v_2)`` around a point (``deepcollapse dufm landscape``).
+  symmetry directions) and over the plane ``(v_1, v_2)`` around a point (``deepcollapse dufm landscape``);
+  with a certified descent, a zoomed panel along its direction around its step.
 * :func:`plot_best_known`: best-known loss / L_DNC against K, one curve per L, with L_SRG / L_DNC dashed.
 """
 
@@ -23,11 +24,34 @@ def _figure(ncols: int, size: tuple[float, float]) -> tuple[Any, Any]:
     return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
-def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "") -> Any:
-    """Two panels: ``f(θ + t v_1) − f(θ)`` against ``t`` (with the quadratic model ``½ λ_1 t²``) and the
-    contours of ``f(θ + s v_1 + t v_2) − f(θ)``; ``slices`` from
-    :func:`~deepcollapse.landscape.verdicts.loss_slices`, ``result`` from ``landscape``."""
-    fig, (ax1, ax2) = _figure(2, (10.0, 4.2))
+def plot_slices(
+    slices: dict[str, Any], result: dict[str, Any], title: str = "", zoom: dict[str, Any] | None = None
+) -> Any:
+    """Panels: ``f(θ + t v_1) − f(θ)`` against ``t`` (with the quadratic model ``½ λ_1 t²``), with ``zoom``
+    ``f(θ + a u) − f(θ)`` against ``a`` around the certified descent step ``t*`` (``|a| <= 3 t*``), and the
+    contours of ``f(θ + s v_1 + t v_2) − f(θ)``.
+
+    Parameters
+    ----------
+    slices : dict
+        From :func:`~deepcollapse.landscape.slices.loss_slices`.
+    result : dict
+        The landscape (``lowest_eigenvalues_off_symmetry``, ``verdict``, ``grad_norm``; with ``zoom`` also
+        ``certified_descent``).
+    title : str
+        First line of the figure's title (what the point is).
+    zoom : dict or None
+        From :func:`~deepcollapse.landscape.slices.descent_slice` (``a``, ``f``, ``step``).
+
+    Returns
+    -------
+    (Figure, tuple of Axes)
+    """
+    if zoom is None:
+        fig, (ax1, ax2) = _figure(2, (10.0, 4.2))
+    else:
+        fig, (ax1, axz, ax2) = _figure(3, (15.0, 4.4))
+        _plot_zoom(axz, zoom, result.get("certified_descent") or {})
     f0 = slices["loss"]
     t = np.asarray(slices["t"])
     lam1 = result["lowest_eigenvalues_off_symmetry"][0]
@@ -61,7 +85,31 @@ def plot_slices(slices: dict[str, Any], result: dict[str, Any], title: str = "")
     fig.suptitle(
         f"{title}\nverdict: {verdict}; ‖∇f‖ = {result['grad_norm']:.2e}, f(θ) = {f0:.10f}", fontsize=10
     )
-    return fig, (ax1, ax2)
+    return fig, (ax1, ax2) if zoom is None else (ax1, axz, ax2)
+
+
+def _plot_zoom(ax: Any, zoom: dict[str, Any], descent: dict[str, Any]) -> None:
+    """``f(θ + a u) − f(θ)`` against ``a`` on ``|a| <= 3 t*``, the certified step ``t*`` marked."""
+    a, f = np.asarray(zoom["a"]), np.asarray(zoom["f"]) - zoom["loss"]
+    step = float(zoom["step"])
+    along = descent.get("along", "u")
+    ax.plot(a, f, color="C0", lw=2, label=rf"$f(\theta + a\,u) - f(\theta)$, $u$ along {along}")
+    at = f[np.argmin(np.abs(a - step))]
+    ax.plot(
+        [step],
+        [at],
+        "o",
+        color="C3",
+        ms=7,
+        label=rf"certified step $t^*$ = {step:.3g}, $\Delta f$ = {at:.3g}",
+    )
+    ax.axvline(step, color="C3", ls=":", lw=1)
+    ax.axhline(0.0, color="0.6", lw=0.8)
+    ax.set_xlabel(rf"step $a$ along the descent direction $u$ ({along}, unit length)")
+    ax.set_ylabel(r"loss change $f - f(\theta)$")
+    ax.ticklabel_format(axis="both", style="sci", scilimits=(-3, 3))
+    ax.legend(fontsize=8)
+    ax.set_title(r"zoom on the certified descent: $|a| \leq 3t^*$")
 
 
 def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, Any]:

@@ -19,7 +19,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from deepcollapse.analysis.figures import plot_layer_metric, plot_loss_curves, plot_singular_values
+from deepcollapse.analysis.figures import (
+    legend_outside,
+    line_styles,
+    plot_layer_metric,
+    plot_loss_curves,
+    plot_singular_values,
+)
 
 __all__ = ["plot_dnc_panels", "plot_rank_sweep"]
 
@@ -31,9 +37,9 @@ _X_LABELS = {"lam": r"$\log_2$ weight decay $\lambda$", "lr": r"$\log_2$ learnin
 
 
 def _clipped_band(
-    ax: Any, x: np.ndarray, m: np.ndarray, s: np.ndarray, lo: float, hi: float, label: str
+    ax: Any, x: np.ndarray, m: np.ndarray, s: np.ndarray, lo: float, hi: float, label: str, **style: Any
 ) -> None:
-    (line,) = ax.plot(x, m, marker="o", label=label)
+    (line,) = ax.plot(x, m, label=label, **({"marker": "o"} | style))
     s = np.nan_to_num(s)
     ax.fill_between(
         x, np.clip(m - s, lo, hi), np.clip(m + s, lo, hi), color=line.get_color(), alpha=0.25, lw=0
@@ -43,9 +49,10 @@ def _clipped_band(
 def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Figure:
     """Two panels against ``log2(x)``: average rank of ``M~_2..M~_L`` and training accuracy, one curve per
     regularisation.  ``summary``: columns ``reg, x, avg_rank_mean/_std, train_acc_mean/_std``."""
-    fig = Figure(figsize=(9.0, 3.6))
+    fig = Figure(figsize=(11.0, 3.6))
     ax_r, ax_a = fig.subplots(1, 2)
-    for reg, sub in summary.groupby("reg", sort=False):
+    regs = list(summary.groupby("reg", sort=False))
+    for (reg, sub), style in zip(regs, line_styles(len(regs))):
         sub = sub.sort_values(x)
         xs = np.log2(sub[x].to_numpy(dtype=float))
         label = _REG_LABELS.get(str(reg), str(reg))
@@ -57,20 +64,28 @@ def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Fig
             0,
             num_classes,
             label,
+            **style,
         )
         _clipped_band(
-            ax_a, xs, sub["train_acc_mean"].to_numpy(float), sub["train_acc_std"].to_numpy(float), 0, 1, label
+            ax_a,
+            xs,
+            sub["train_acc_mean"].to_numpy(float),
+            sub["train_acc_std"].to_numpy(float),
+            0,
+            1,
+            label,
+            **style,
         )
     ax_r.axhline(num_classes, color="grey", lw=0.8, ls="--", label=f"K = {num_classes} (DNC)")
     ax_r.set_ylim(0, num_classes + 0.5)
     ax_r.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
     ax_r.set_ylabel(r"average rank of $\tilde M_2..\tilde M_L$")
-    ax_r.legend(fontsize=7)
+    legend_outside(ax_r, fontsize=7)
     ax_a.axhline(1.0 / num_classes, color="grey", lw=0.8, ls=":", label="chance")
     ax_a.set_ylim(0, 1.05)
     ax_a.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
     ax_a.set_ylabel("training accuracy")
-    ax_a.legend(fontsize=7)
+    legend_outside(ax_a, fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -89,7 +104,7 @@ def plot_dnc_panels(
     ``curves``: columns ``epoch, run, loss``.
     """
     panels = 3 if levels is not None else 2
-    fig = Figure(figsize=(4.4 * panels, 3.6))
+    fig = Figure(figsize=(5.6 * panels, 3.6))
     axes = fig.subplots(1, panels)
     plot_layer_metric(layers, "dnc1", x="epoch", kind="post", ax=axes[0])
     axes[0].set_ylabel(r"DNC1 = tr$\Sigma_W$ / tr$\Sigma_B$ of $H_l$")

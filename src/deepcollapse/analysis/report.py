@@ -26,6 +26,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from deepcollapse.analysis.fields import explanations
+
 __all__ = ["Report", "environment_info", "git_hash"]
 
 _PACKAGES = ("deepcollapse", "numpy", "scipy", "torch", "pandas", "matplotlib", "pyyaml", "ray")
@@ -41,6 +43,7 @@ figure img{width:100%;height:auto;border:1px solid #ddd}figcaption{font-size:.85
 table{border-collapse:collapse;font-size:.82em;margin:.6em 0;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eef}
 pre{background:#f6f6f8;padding:.6em;overflow-x:auto;font-size:.8em}
+ul.columns{font-size:.8em;color:#444;margin:.2em 0 1em;padding-left:1.4em}
 .note{background:#fffbe6;border-left:4px solid #e5c100;padding:.4em .8em}.meta td{text-align:left}
 """
 
@@ -78,7 +81,7 @@ class _Section:
     heading: str
     text: str = ""
     figures: list[tuple[str, str, bool]] = field(default_factory=list)  # (base64 png, caption, wide)
-    tables: list[tuple[str, str]] = field(default_factory=list)  # (html, caption)
+    tables: list[tuple[str, str, list[tuple[str, str]]]] = field(default_factory=list)  # html, caption, notes
     notes: list[str] = field(default_factory=list)
 
 
@@ -114,10 +117,16 @@ class Report:
         self._current().figures.append((base64.b64encode(data).decode("ascii"), caption, wide))
         return self
 
-    def add_table(self, table: pd.DataFrame, caption: str = "", float_format: str = "{:.6g}") -> Report:
-        """Add a pandas table (floats formatted with ``float_format``)."""
+    def add_table(
+        self, table: pd.DataFrame, caption: str = "", float_format: str = "{:.6g}", explain: bool = True
+    ) -> Report:
+        """Add a pandas table (floats formatted with ``float_format``).
+
+        With ``explain``, every column named in the table of field names (:mod:`.fields`: ``mean_rank``,
+        ``is_dnc``, ``rank_<l>``, ``<column>_mean`` …) is explained in one line under the table."""
         html_table = table.to_html(index=False, border=0, na_rep="–", float_format=float_format.format)
-        self._current().tables.append((html_table, caption))
+        notes = explanations(str(c) for c in table.columns) if explain else []
+        self._current().tables.append((html_table, caption, notes))
         return self
 
     def add_note(self, text: str) -> Report:
@@ -154,10 +163,13 @@ class Report:
                     f'src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(caption)}</figcaption></figure>"
                 )
-            for table_html, caption in sec.tables:
+            for table_html, caption, notes in sec.tables:
                 if caption:
                     parts.append(f"<p><b>{e(caption)}</b></p>")
                 parts.append(table_html)
+                if notes:
+                    items = "".join(f"<li><code>{e(c)}</code>: {e(m)}</li>" for c, m in notes)
+                    parts.append(f'<ul class="columns">{items}</ul>')
         parts.append("<h2>Configuration</h2>")
         cfg = self.config if isinstance(self.config, str) else yaml.safe_dump(self.config, sort_keys=False)
         parts.append(f"<pre>{e(cfg or '')}</pre>")

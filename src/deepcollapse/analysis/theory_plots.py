@@ -15,6 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse.analysis.fields import field_label
+from deepcollapse.analysis.figures import L_DNC, L_SRG, legend_outside, line_styles
 from deepcollapse.theory import dnc_solution, loss_dnc, loss_srg, srg_geometry, srg_solution
 
 __all__ = ["plot_ratio", "plot_ratio_grid", "plot_runs_against", "plot_srg", "ratio_data", "srg_figure_data"]
@@ -59,17 +61,20 @@ def plot_ratio(data: dict[str, Any], ax: Axes | None = None) -> tuple[Figure, Ax
     else:
         fig = ax.figure  # type: ignore[assignment]
     r = np.asarray(data["r"])
-    for L, curve in data["curves"].items():
+    curves = list(data["curves"].items())
+    for (L, curve), style in zip(curves, line_styles(len(curves))):
         ratio = np.asarray(curve["ratio"], dtype=float)
         zero = np.asarray(curve["dnc_is_zero"], dtype=bool)
-        (line,) = ax.plot(r, ratio, marker="o", label=f"L = {L}")
+        ax.plot(r, ratio, label=f"$L = {L}$", **style)
         if zero.any():
-            ax.plot(r[zero], ratio[zero], "o", mfc="white", color=line.get_color())
+            ax.plot(r[zero], ratio[zero], linestyle="none", mfc="white", **style)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("r  (K = r(r-1)/2 classes)")
-    ax.set_ylabel("L_SRG / L_DNC")
-    ax.set_title(f"n = {data['n']}, λ_H = {data['lam_h']}, λ_W = {data['lam_w']}", fontsize=9)
-    ax.legend()
+    ax.set_xlabel(r"$r$  ($K = r(r-1)/2$ classes)")
+    ax.set_ylabel(f"{L_SRG} / {L_DNC}")
+    ax.set_title(
+        rf"$n = {data['n']}$, $\lambda_{{H_1}} = {data['lam_h']}$, $\lambda_W = {data['lam_w']}$", fontsize=9
+    )
+    legend_outside(ax)
     return fig, ax
 
 
@@ -113,10 +118,10 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
         fig = axes[0].figure  # type: ignore[assignment]
     L = data["layers"]
     panels = [
-        (data["srg_mid"], f"SRG  M_{L - 1}"),
-        (data["srg_last"], f"SRG  M~_{L}"),
-        (data["srg_gram"], f"SRG  M~_{L}^T M~_{L}"),
-        (data["dnc_gram"], f"DNC  M~_{L}^T M~_{L}"),
+        (data["srg_mid"], rf"SRG  $M_{{{L - 1}}}$"),
+        (data["srg_last"], rf"SRG  $\tilde M_{{{L}}}$"),
+        (data["srg_gram"], rf"SRG  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$"),
+        (data["dnc_gram"], rf"DNC  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$"),
     ]
     for a, (M, title) in zip(axes, panels):
         M = np.asarray(M)
@@ -127,8 +132,8 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
         fig.colorbar(im, ax=a, shrink=0.8)
     suffix = " (unit scales: an optimum is all-zero)" if data.get("unit_scales") else ""
     fig.suptitle(
-        f"K = {data['classes']}, L = {L}, {data['construction']}: L_SRG = {data['loss_srg']:.6g}, "
-        f"L_DNC = {data['loss_dnc']:.6g}{suffix}",
+        f"$K = {data['classes']}$, $L = {L}$, {data['construction']}: {L_SRG} = {data['loss_srg']:.6g}, "
+        f"{L_DNC} = {data['loss_dnc']:.6g}{suffix}",
         fontsize=10,
     )
     return fig, axes
@@ -172,14 +177,14 @@ def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = No
         tie = df.pivot(index="layers", columns="classes", values="both_zero").fillna(False).to_numpy(bool)
     worse = np.argwhere(np.isfinite(Z) & (Z >= 1.0) & ~tie)  # DNC at least as good: marked
     if worse.size:
-        ax.plot(Ks[worse[:, 1]], Ls[worse[:, 0]], "kx", markersize=5, label="DNC ≤ SRG")
+        ax.plot(Ks[worse[:, 1]], Ls[worse[:, 0]], "kx", markersize=5, label=f"{L_DNC} ≤ {L_SRG}")
     ties = np.argwhere(tie)
     if ties.size:
         ax.plot(Ks[ties[:, 1]], Ls[ties[:, 0]], ".", color="0.4", markersize=3, label="both zero (tie)")
-    if worse.size or ties.size:
-        ax.legend(fontsize=7, loc="upper right")
     cbar = fig.colorbar(im, ax=ax)
-    cbar.set_label("L_SRG / L_DNC  (< 1: SRG better)")
+    cbar.set_label(f"{L_SRG} / {L_DNC}  (< 1: SRG better)")
+    if worse.size or ties.size:  # below the data area (the colour bar holds the right-hand side)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     ax.set_xlabel("number of classes K")
     ax.set_ylabel("number of layers L")
     ax.set_yticks(Ls)
@@ -215,7 +220,7 @@ def plot_runs_against(
     else:
         fig = ax.figure  # type: ignore[assignment]
     groups = [(None, df)] if group is None else list(df.groupby(group, sort=True))
-    for key, sub in groups:
+    for (key, sub), style in zip(groups, line_styles(len(groups))):
         vals = sub[y].astype(float)
         if logy:
             vals = np.log10(vals.clip(lower=1e-300))
@@ -226,10 +231,8 @@ def plot_runs_against(
         mid = 10.0**m if logy else m
         if bounds is not None:
             lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
-        (line,) = ax.plot(
-            xs, mid, marker="o", markersize=4, label=None if key is None else label_fmt.format(key)
-        )
-        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+        ax.plot(xs, mid, markersize=4, label=None if key is None else label_fmt.format(key), **style)
+        ax.fill_between(xs, lo, hi, color=style["color"], alpha=0.25, linewidth=0)
     if logx:
         ax.set_xscale("log")
     elif np.allclose(df[x].astype(float) % 1, 0):  # integer x (layers, widths): integer ticks
@@ -238,8 +241,8 @@ def plot_runs_against(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(xlabel or field_label(x))
+    ax.set_ylabel(ylabel or field_label(y))
     if group is not None:
-        ax.legend(fontsize=8)
+        legend_outside(ax)
     return fig, ax

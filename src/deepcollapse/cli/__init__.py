@@ -48,13 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> str:
-    """The command that continues an interrupted one: ``dufm resume`` / ``net resume`` for a training run,
+    """The command that continues an interrupted one: ``dufm resume`` / ``net resume`` for a training run
+    whose folder holds its ``config.yaml`` (resume starts from step 0 when no checkpoint was written yet),
     otherwise the same command again (sweeps, reproduce and demo skip finished runs and resume the rest)."""
     import shlex
+    from pathlib import Path
 
     group = getattr(args, "command", None)
     sub = getattr(args, f"{group}_command", None) if group else None
-    if group in ("dufm", "net") and sub == "train":
+    if group in ("dufm", "net") and sub == "train" and (Path(args.out) / "config.yaml").is_file():
         return f"deepcollapse {group} resume {shlex.quote(str(args.out))}"
     words = list(sys.argv[1:] if argv is None else argv)
     return shlex.join(["deepcollapse", *words])
@@ -72,7 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except DeepCollapseError as exc:
-        print(f"deepcollapse: error: {exc}", file=sys.stderr)
+        from deepcollapse.cli.options import cli_spelling
+
+        words = list(sys.argv[1:] if argv is None else argv)
+        print(f"deepcollapse: error: {cli_spelling(str(exc), parser, words)}", file=sys.stderr)
         return 2
     except Interrupted as exc:
         print(f"deepcollapse: interrupted: {exc.message}.", file=sys.stderr)
@@ -85,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("deepcollapse: interrupted; what was already written to disk is kept.", file=sys.stderr)
         print(f"deepcollapse: resume with: {resume_command(args, argv)}", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `deepcollapse theory compare | head -3`: the reader left; stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141  # 128 + SIGPIPE, as a shell reports a command stopped by a closed pipe
     return int(code or 0)
 
 

@@ -1,6 +1,6 @@
 """``deepcollapse demo --out DIR``: theory comparison, the flagship DUFM at reduced steps and 2024 Fig. 3
-left, as one HTML report (a few minutes on a 2-core CPU; ``make demo`` calls it).  Prints the report's path at
-the end."""
+left, as one HTML report (about 1 min on an idle 2-core CPU, up to ~10 min on a busy one; the report states
+the wall time it took; ``make demo`` calls it).  Prints the report's path at the end."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser(
         "demo",
-        help="a few-minute tour: theory, the flagship DUFM experiment, Fig. 3 left, as an HTML report",
+        help="a short tour (about 1 min on an idle 2-core CPU, up to ~10 min on a busy one): theory, the "
+        "flagship DUFM experiment, Fig. 3 left, as an HTML report",
         description=__doc__,
     )
     p.add_argument("--out", help="output folder (e.g. demo-output)")

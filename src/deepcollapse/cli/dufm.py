@@ -27,7 +27,7 @@ from deepcollapse.cli.options import (
     shown_default,
 )
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.landscape.search import SearchConfig
+from deepcollapse.landscape.search_config import SearchConfig
 
 
 def register(subparsers: Any) -> None:
@@ -54,7 +54,9 @@ def register(subparsers: Any) -> None:
     t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(func=_train)
 
-    r = sub.add_parser("resume", help="continue a run folder from its checkpoint")
+    r = sub.add_parser(
+        "resume", help="continue a run folder from its checkpoint (from step 0 if none was written yet)"
+    )
     r.add_argument("dir", help="run folder")
     add_config_options(  # the fields a resumed run may change; not given = the run's own value
         r,
@@ -84,19 +86,23 @@ def _field(config_cls: type, name: str) -> dataclasses.Field[Any]:
 
 
 _PROBLEM = ("classes", "layers", "n", "lam_h", "lam_w", "width")  # the SearchConfig fields naming eq. (1)
+_FAMILY = ("loss", "activation", "eps")  # and its model family (the same fields as DUFMConfig's)
 
 
 def _add_problem(p: argparse.ArgumentParser, command: str) -> None:
     """``--lam`` and the problem options of :class:`SearchConfig` (its fields, defaults and help)."""
     add_option(p, "--lam", "every λ", type=float, shown_default=shown_default(_field(SearchConfig, "lam_h")))
     # λ_W stays text: one λ for every layer or L of them (check_per_layer)
-    add_config_options(
-        p,
-        SearchConfig,
-        include=_PROBLEM,
-        overrides={"lam_w": {"type": str, "shown_default": "--lam for every layer"}},
-        command=command,
-    )
+    overrides: dict[str, dict[str, Any]] = {"lam_w": {"type": str, "shown_default": "--lam for every layer"}}
+    if command == "dufm landscape":  # a file or a run folder brings its own family
+        fields = {f.name: f for f in dataclasses.fields(SearchConfig)}
+        overrides.update(
+            {
+                f: {"help": fields[f].metadata["help"] + "; for a construction (a TARGET has its own)"}
+                for f in _FAMILY
+            }
+        )
+    add_config_options(p, SearchConfig, include=_PROBLEM + _FAMILY, overrides=overrides, command=command)
 
 
 def _problem_values(args: argparse.Namespace) -> dict[str, Any]:
@@ -109,20 +115,40 @@ def _problem_values(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
+def _family_given(args: argparse.Namespace) -> dict[str, Any]:
+    """``loss``, ``activation``, ``eps`` as given (``None``: not given)."""
+    return {name: getattr(args, name, None) for name in _FAMILY}
+
+
+def _search_options(args: argparse.Namespace) -> dict[str, str]:
+    """The option the user typed for each SearchConfig field (``--lam`` for λ_H1 / λ_W when it set them)."""
+    names = field_options([f.name for f in dataclasses.fields(SearchConfig)], "dufm search")
+    for field in ("lam_h", "lam_w"):
+        if getattr(args, field, None) is None:
+            names[field] = "--lam"
+    return names
+
+
 def _register_search(sub: Any) -> None:
     s = sub.add_parser("search", help="global search for the lowest loss of eq. (1) (resumable)")
     _add_problem(s, "dufm search")
-    add_config_options(s, SearchConfig, exclude=_PROBLEM, command="dufm search")  # every other field
+    add_config_options(s, SearchConfig, exclude=_PROBLEM + _FAMILY, command="dufm search")  # the others
     s.add_argument("--out", required=True, help="search folder (re-run the same command to resume)")
     s.add_argument("--force", action="store_true", help="start over in an existing search folder")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=_search)
 
-    from deepcollapse.landscape.verdicts import TARGET_HELP
+    from deepcollapse.landscape.explain import verdicts_epilog
+    from deepcollapse.landscape.targets import TARGET_HELP
 
     g = sub.add_parser(
-        "landscape", help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point"
+        "landscape",
+        help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point",
+        description="Gradient, lowest Hessian eigenvalues and a verdict at a point of eq. (1), explained in "
+        "words; saves landscape.json, the slice figure (PNG + PDF) and its data (landscape_slices.npz).",
+        epilog=verdicts_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.add_argument("target", nargs="?", help=TARGET_HELP)
     g.add_argument("--construction", help="dnc | srg: build the point with the problem options below")
@@ -131,7 +157,13 @@ def _register_search(sub: Any) -> None:
     g.add_argument("--k", type=int, default=6, help="eigenvalues computed (default 6)")
     g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
     g.add_argument("--eig-tol", type=float, default=1e-6, help="negative if λ < −this (default 1e-6)")
-    g.add_argument("--out", help="folder for landscape.json and the slice figure (PNG + PDF)")
+    g.add_argument(
+        "--out",
+        help="folder for landscape.json and the slice figure (default: TARGET/landscape for a folder, "
+        "X.landscape for X.npz, landscape_<construction>_K.._L.._n.. for a construction)",
+    )
+    g.add_argument("--force", action="store_true", help="replace an earlier landscape of another point there")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
     g.add_argument("--json", action="store_true", help="print the result as JSON")
     g.set_defaults(func=_landscape)
 
@@ -139,9 +171,14 @@ def _register_search(sub: Any) -> None:
 def search_config(args: argparse.Namespace) -> Any:
     """SearchConfig from the options given; ``--lam`` (default: the field default of λ_H1) sets λ_H1 and
     every λ_W not given explicitly."""
+    from deepcollapse.cli.options import user_words
+
     data = {**config_values(args, SearchConfig), **_problem_values(args)}
-    data["lam_w"] = check_per_layer("--lam-w", data["lam_w"], max(int(data["layers"]), 1))
-    return SearchConfig.from_dict(data)
+    try:
+        data["lam_w"] = check_per_layer("lam_w", data["lam_w"], max(int(data["layers"]), 1), gt=None)
+        return SearchConfig.from_dict(data)
+    except ConfigError as exc:
+        raise user_words(exc, _search_options(args)) from None
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -172,18 +209,36 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _landscape(args: argparse.Namespace) -> int:
+    import textwrap
     from pathlib import Path
 
-    from deepcollapse._core.io import atomic_write_json, finite_or_none
-    from deepcollapse.landscape.verdicts import landscape, load_point, loss_slices
+    from deepcollapse._core.io import finite_or_none
+    from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
+    from deepcollapse.landscape.verdicts import landscape, load_point
 
     params, problem, what = load_point(
-        args.target, construction=args.construction, **_problem_values(args), run=args.run
+        args.target,
+        construction=args.construction,
+        **_problem_values(args),
+        run=args.run,
+        **_family_given(args),
     )
-    land = landscape(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    inputs = landscape_inputs(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    out = (
+        Path(args.out)
+        if args.out
+        else default_output(
+            args.target, args.construction, problem.classes, problem.layers, problem.n, problem.family.name
+        )
+    )
+    claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
+    progress = not args.no_progress
+    land = landscape(
+        params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
+    )
     directions = land.directions
     assert directions is not None  # landscape() always returns them
-    result = {k: v for k, v in land.to_dict().items() if k != "directions"}
+    result = land.to_file_dict()
     result["target"] = what
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
         from deepcollapse.landscape.piecewise import collapse
@@ -192,17 +247,7 @@ def _landscape(args: argparse.Namespace) -> int:
         problem = problem.reduced()
         what += " (collapsed H_1: analysed as the n = 1 problem with nλ_H1, same verdict)"
         result["target"] = what
-    if args.out:
-        from deepcollapse.analysis.figures import save_figure
-        from deepcollapse.analysis.landscape_plots import plot_slices
-
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        slices = loss_slices(params, problem, directions)
-        fig, _ = plot_slices(slices, result, title=what)
-        png, _ = save_figure(fig, out, "landscape_slices")
-        result["figure"] = str(png)
-        atomic_write_json(out / "landscape.json", finite_or_none(result))
+    _save_landscape(out, result, inputs, params, problem, land, progress)
     if args.json:
         print(json.dumps(finite_or_none(result), indent=2))
         return 0
@@ -227,9 +272,47 @@ def _landscape(args: argparse.Namespace) -> int:
     note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
     tol = result["tolerances"]
     print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")
-    if "figure" in result:
-        print(f"figure: {result['figure']}")
+    print(
+        textwrap.fill(
+            result["explanation"], 110, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+        )
+    )
+    print(f"saved in {out}: landscape.json, {Path(result['figure']).name} (+ .pdf), landscape_slices.npz")
     return 0
+
+
+def _save_landscape(
+    out: Any,
+    result: dict[str, Any],
+    inputs: dict[str, Any],
+    params: Any,
+    problem: Any,
+    land: Any,
+    progress: bool,
+) -> None:
+    """The slices (and the zoom on a certified descent), their figure and data, and ``landscape.json``."""
+    import numpy as np
+
+    from deepcollapse._core.io import atomic_write_json, finite_or_none
+    from deepcollapse.analysis.figures import save_figure
+    from deepcollapse.analysis.landscape_plots import plot_slices
+    from deepcollapse.landscape.slices import descent_slice
+    from deepcollapse.landscape.verdicts import loss_slices
+
+    slices = loss_slices(params, problem, land.directions, progress=progress)
+    zoom = None
+    if land.certified_descent is not None:  # the descent sits far inside the slice's radius: zoom on it
+        step = land.certified_descent["step"]
+        zoom = descent_slice(params, problem, land.descent_direction, step, progress=progress)
+    fig, _ = plot_slices(slices, result, title=result["target"], zoom=zoom)
+    png, _ = save_figure(fig, out, "landscape_slices")
+    data = {k: slices[k] for k in ("t", "f1", "s", "f2", "radius", "loss")}
+    if zoom is not None:
+        data.update(zoom_a=zoom["a"], zoom_f=zoom["f"], zoom_step=zoom["step"])
+    np.savez(out / "landscape_slices.npz", **data)
+    result["inputs"] = inputs
+    result["figure"] = str(png)
+    atomic_write_json(out / "landscape.json", finite_or_none(result))
 
 
 def build_config(args: argparse.Namespace) -> Any:

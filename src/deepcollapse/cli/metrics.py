@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +47,9 @@ def register(subparsers: Any) -> None:
 
 def load_npz(path: str | Path) -> dict[str, np.ndarray]:
     """Read the arrays of a metrics ``.npz`` file, with clear errors for missing files and keys."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"FILE == {str(path)!r}, must be an existing .npz file.")
-    try:
-        with np.load(p, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ConfigError(f"FILE == {str(path)!r}, must be a readable .npz file ({exc}).") from None
+    from deepcollapse._core.io import read_npz
+
+    arrays = read_npz(path, hint="save features and labels with numpy.savez(FILE, features=..., labels=...)")
     for key in ("features", "labels"):
         if key not in arrays:
             raise ConfigError(

@@ -28,7 +28,11 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     t = sub.add_parser("train", help="train a network into a run folder")
-    t.add_argument("--preset", help="start from a paper preset (see `deepcollapse net presets`)")
+    t.add_argument(
+        "--preset",
+        help="start from a paper preset (see `deepcollapse net presets`); paper-scale presets read the full "
+        "MNIST / CIFAR-10 files from the folder data (or --data-dir), never the bundled mnist_5k subset",
+    )
     t.add_argument("--smoke", action="store_true", help="with --preset: its seconds-long digits variant")
     t.add_argument("--config", help="NetConfig YAML (over the preset); explicit options override both")
     # every NetConfig field is an option (its --help is the field); old spellings (RENAMES) are hidden aliases
@@ -41,7 +45,9 @@ def register(subparsers: Any) -> None:
     ps = sub.add_parser("presets", help="list the paper presets (2024 Figs. 2, 4, 9, 10; 2023 Fig. 1)")
     ps.set_defaults(func=_presets)
 
-    r = sub.add_parser("resume", help="continue a run from its last checkpoint")
+    r = sub.add_parser(
+        "resume", help="continue a run from its last checkpoint (from epoch 0 if none was written yet)"
+    )
     r.add_argument("out", metavar="DIR", help="run folder")
     add_config_options(  # the fields a resumed run may change; not given = the run's own value
         r,
@@ -70,21 +76,19 @@ def config_from_args(args: argparse.Namespace) -> Any:
     elif args.smoke:
         raise ConfigError("smoke == True, must come with --preset NAME.")
     if args.config:
-        import yaml
+        from deepcollapse._core.io import read_yaml
 
-        try:
-            with open(args.config) as fh:
-                loaded = yaml.safe_load(fh) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"config == {args.config!r}, must be a readable YAML file ({exc}).") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"config == {args.config!r}, must hold a mapping of NetConfig fields.")
+        loaded = read_yaml(args.config, expected="NetConfig fields")
         base.update(NetConfig.upgrade_keys(loaded))  # old keys (n_per_class, ...) with a warning
     base.update(config_values(args, NetConfig))
     if isinstance(base.get("classes"), str):
         from deepcollapse.nets.data.datasets import parse_classes
 
         base["classes"] = parse_classes(base["classes"])
+    if args.preset and not args.smoke:  # full data present before the run folder is made
+        from deepcollapse.experiments.net_presets import check_preset_data
+
+        check_preset_data(args.preset, base["dataset"], base.get("data_dir"))
     return NetConfig.from_dict(base)
 
 
@@ -116,6 +120,7 @@ def _presets(args: argparse.Namespace) -> int:
         )
         print(f"{p['name']:<24} {p['paper']} {p['figure']:<15} {p['seeds']} seeds{sweep}")
         print(f"{'':<24} {p['description']}")
+        print(f"{'':<24} data: {p['data']}; --smoke: the bundled 8×8 digits")
     return 0
 
 

@@ -242,7 +242,8 @@ def add_config_options(
     The option is ``--field-name`` (metadata ``option`` where it differs), its help the metadata's
     ``help`` followed once by ``(default: X)`` (:func:`shown_default`), its choices the metadata's
     ``choices``, its type from the field's annotation (:data:`_PARSERS`; a ``bool`` field is a flag
-    setting the opposite of its default).  Every option's parsed default is ``None`` ("not given"), so a
+    setting the opposite of its default; metadata ``const`` is the value of the option given alone).
+    Every option's parsed default is ``None`` ("not given"), so a
     ``--config`` file below the options keeps its values: :func:`config_values` collects what was given.
     The old spellings of :data:`RENAMES` ``[command]`` become hidden aliases.
 
@@ -287,6 +288,8 @@ def add_config_options(
                 kwargs["choices"] = list(meta["choices"])
             if meta.get("metavar"):
                 kwargs["metavar"] = meta["metavar"]
+            if meta.get("const") is not None:  # the option alone means this value (a former flag)
+                kwargs["nargs"], kwargs["const"] = "?", meta["const"]
         aliases = [renamed[name]] if name in renamed else []
         add_option(
             parser,
@@ -357,6 +360,11 @@ class Parser(argparse.ArgumentParser):
     root: Parser | None = None
     _argv: list[str] | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: `--smok` must not silently mean `--smoke` (sub-parsers are this class too).
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if self is (self.root or self):
             self._argv = list(sys.argv[1:] if args is None else args)
@@ -393,6 +401,8 @@ class Parser(argparse.ArgumentParser):
                         hint = f" Did you mean {close[0]}?"
                         break
         self.print_usage(sys.stderr)
+        if hint and not message.rstrip().endswith((".", "?", ")")):
+            message = message.rstrip() + "."
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
 
 
@@ -406,6 +416,23 @@ def user_words(exc: ConfigError, options: Mapping[str, str]) -> ConfigError:
     return ConfigError(
         options[m.group(1)] + (m.group(2) or "") + text[m.end(2) if m.group(2) else m.end(1) :]
     )
+
+
+def cli_spelling(message: str, parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
+    """A library message in the command line's words: a leading field name (``out == ...``) and keyword
+    spellings (``force=True``) become the options of the sub-command typed (``--out == ...``, ``--force``)
+    where it has them; anything else is left as written."""
+    options = _all_options(_chosen(parser, argv))
+
+    def option(field: str) -> str | None:
+        name = "--" + field.replace("_", "-")
+        return name if name in options else None
+
+    m = re.match(r"^([a-z][a-z0-9_]*)(\[\d+\])? ==", message)
+    if m and option(m.group(1)):
+        message = f"{option(m.group(1))}{message[m.end(1) :]}"
+    message = re.sub(r"\b([a-z][a-z0-9_]*)=True\b", lambda k: option(k.group(1)) or k.group(0), message)
+    return re.sub(r"(--[a-z0-9-]+) / \1\b", r"\1", message)
 
 
 def folder_kind(path: str | Path) -> str:
@@ -424,7 +451,7 @@ def folder_kind(path: str | Path) -> str:
 
         try:
             data = yaml.safe_load(cfg.read_text()) or {}
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, OSError):  # a damaged config.yaml (check_folder_kind says how)
             return "other"
         if isinstance(data, dict) and isinstance(data.get("config"), dict):
             data = data["config"]
@@ -460,6 +487,15 @@ def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> N
         )
     if kind == "missing":
         raise ConfigError(f"{option} == {str(path)!r}, must be {want} (no such folder).")
+    cfg = Path(path) / "config.yaml"
+    if cfg.is_file():  # there is a config.yaml: say what is wrong with it (empty, YAML syntax, another kind)
+        from deepcollapse._core.io import read_yaml
+
+        data = read_yaml(cfg, expected="config fields", hint=f"{option} must be {want}")
+        raise ConfigError(
+            f"{cfg}: holds no config of {want} (keys {', '.join(map(str, data)) or 'none'}); "
+            f"{option} must be {want}."
+        )
     raise ConfigError(f"{option} == {str(path)!r}, must be {want} (no config.yaml of one found there).")
 
 
@@ -508,7 +544,11 @@ def normalise(root: argparse.ArgumentParser) -> None:
     aliases, plain-text help and descriptions (RST markup removed), one ``(default: X)`` per option, the
     shared description of an option whose help gave only a default."""
     for path, parser in _sub_parsers(root):
-        parser.formatter_class = argparse.HelpFormatter  # never ArgumentDefaultsHelpFormatter: one default
+        raw = isinstance(parser.formatter_class, type) and issubclass(
+            parser.formatter_class, argparse.RawDescriptionHelpFormatter
+        )
+        if not raw:  # a raw description / epilog keeps its paragraphs (dufm landscape's verdicts)
+            parser.formatter_class = argparse.HelpFormatter  # never ArgumentDefaults..Formatter: one default
         parser.description = _plain(parser.description)
         for old, new in RENAMES.get(path, {}).items():
             _rename(parser, old, new)

@@ -40,6 +40,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("--smoke", action="store_true", help="the seconds-long variant (checks the pipeline)")
     p.add_argument("--out", help="output folder (re-running into it skips finished runs)")
+    p.add_argument(
+        "--data-dir",
+        help="folder with the full MNIST IDX files / cifar-10-batches-py that the paper-scale network "
+        "experiments (net-2024-*, net-2023-*) read; never replaced by the bundled mnist_5k subset "
+        "(default: data, the presets' data_dir; unused with --smoke)",
+    )
     add_executor_options(p)
     p.set_defaults(func=run)
 
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         ray_address=args.ray_address,
         progress=not args.no_progress,
         force=args.force,
+        data_dir=args.data_dir,
     )
     print(f"report: {path}")
     return 0

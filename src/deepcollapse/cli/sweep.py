@@ -59,18 +59,9 @@ def build_spec(args: argparse.Namespace) -> Any:
 
     data: dict[str, Any] = {}
     if args.file:
-        from pathlib import Path
+        from deepcollapse._core.io import read_yaml
 
-        path = Path(args.file)
-        if not path.is_file():
-            raise ConfigError(f"file == {args.file!r}, must be an existing sweep YAML file.")
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"file == {args.file!r}, must be valid YAML ({exc}).") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"file == {args.file!r}, must hold a mapping (keys base, grid, seeds, ...).")
-        data = loaded
+        data = read_yaml(args.file, expected="sweep keys (kind, base, grid, seeds, ...)")
     elif not (args.base or args.grid):
         raise ConfigError("file == None, must be a sweep YAML file (or give --base / --grid).")
     if args.kind:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
+from deepcollapse.cli.options import add_option
 
 FLAGSHIP = {"classes": "10", "layers": "4", "n": "50", "lam_h": "0.004", "lam_w": "0.004"}
 
@@ -38,9 +39,17 @@ def _problem(args: argparse.Namespace) -> tuple[int, int, int, float, list[float
     K = _int("--classes", args.classes, 2)
     L = _int("--layers", args.layers, 1)
     n = _int("--n", args.n, 1)
-    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
-    lams = check_per_layer("--lam-w", args.lam_w, L, gt=0.0)
-    return K, L, n, lam_h, lams
+    lam_h, lam_w = _lams(args)
+    lams = check_per_layer(*lam_w, L, gt=0.0)
+    return K, L, n, check_float(*lam_h, gt=0.0), lams
+
+
+def _lams(args: argparse.Namespace) -> tuple[tuple[str, Any], tuple[str, Any]]:
+    """``(option, value)`` of λ_H1 and of λ_W: ``--lam-h`` / ``--lam-w`` where given, else ``--lam`` (the
+    same meaning as in every ``dufm`` command), so an error names the option the value came from."""
+    lam_h = ("--lam-h", args.lam_h) if args.lam_h is not None else ("--lam", args.lam)
+    lam_w = ("--lam-w", args.lam_w) if args.lam_w is not None else ("--lam", args.lam)
+    return lam_h, lam_w
 
 
 def _family(args: argparse.Namespace) -> tuple[str, str, float | None]:
@@ -60,8 +69,8 @@ def _family(args: argparse.Namespace) -> tuple[str, str, float | None]:
 
 
 def _add_family(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--loss", default="mse", help="fit loss: mse (eq. (1), default) or ce (cross-entropy)")
-    p.add_argument("--activation", default="relu", help="relu (default), linear or relu_eps (needs --eps)")
+    p.add_argument("--loss", default="mse", help="fit loss: mse (eq. (1)) or ce (cross-entropy)")
+    p.add_argument("--activation", default="relu", help="σ: relu, linear or relu_eps (needs --eps)")
     p.add_argument("--eps", default=None, help="ε > 0 of the relaxed ReLU σ_ε (Definition 7), with relu_eps")
 
 
@@ -75,11 +84,17 @@ def _add_problem(
             "--layers", default=FLAGSHIP["layers"], help="number of weight matrices L >= 1 (default 4)"
         )
     p.add_argument("--n", default=FLAGSHIP["n"], help="samples per class n >= 1 (default 50)")
-    p.add_argument("--lam-h", default=FLAGSHIP["lam_h"], help="λ_{H_1} > 0 (default 0.004)")
+    _add_lams(p, FLAGSHIP["lam_h"], per_layer)
+
+
+def _add_lams(p: argparse.ArgumentParser, default: str, per_layer: bool = False) -> None:
+    """``--lam`` (λ_H1 and every λ_W, as in the ``dufm`` commands) and the two options that override it."""
+    add_option(p, "--lam", "set λ_{H_1} and every λ_W (> 0)", default=default)
+    add_option(p, "--lam-h", "λ_{H_1} > 0", shown_default="--lam")
     help_w = (
         "λ_W > 0: one value or a comma-separated list of L values" if per_layer else "λ_W > 0 (every layer)"
     )
-    p.add_argument("--lam-w", default=FLAGSHIP["lam_w"], help=help_w + " (default 0.004)")
+    add_option(p, "--lam-w", help_w, shown_default="--lam for every layer")
 
 
 def _fmt(x: Any) -> str:
@@ -245,8 +260,7 @@ def _grid(args: argparse.Namespace) -> int:
     Ks = parse_range("--classes", args.classes, 2)
     Ls = parse_range("--layers", args.layers, 1)
     n = _int("--n", args.n, 1)
-    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
-    lam_w = check_float("--lam-w", args.lam_w, gt=0.0)
+    lam_h, lam_w = (check_float(*pair, gt=0.0) for pair in _lams(args))
     fmt = check_choice("--format", args.format, ("csv", "markdown", "json"))
     loss, activation, eps = _family(args)
     t0 = time.perf_counter()
@@ -280,8 +294,7 @@ def _plot_ratio(args: argparse.Namespace) -> int:
     rs = parse_range("--r", args.r, 4)
     Ls = parse_range("--layers", args.layers, 2)
     n = _int("--n", args.n, 1)
-    lam_h = check_float("--lam-h", args.lam_h, gt=0.0)
-    lam_w = check_float("--lam-w", args.lam_w, gt=0.0)
+    lam_h, lam_w = (check_float(*pair, gt=0.0) for pair in _lams(args))
     fig, _ = plot_ratio(ratio_data(rs, Ls, n, lam_h, lam_w))
     _save(fig, args.out)
     return 0
@@ -312,13 +325,13 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 def _check(args: argparse.Namespace) -> int:
     from deepcollapse.landscape.solution_file import check_solution
 
-    r = check_solution(args.file)
+    r = check_solution(args.file, loss=args.loss, activation=args.activation, eps=args.eps)
     if args.json:
         print(json.dumps(r))
         return 0
     print(
         f"L-DUFM  K = {r['classes']}, L = {r['layers']}, n = {r['n']}, widths {r['widths']}, "
-        f"λ_H1 = {r['lam_h']:g}, λ_W = {_fmt(r['lam_w'])}"
+        f"λ_H1 = {r['lam_h']:g}, λ_W = {_fmt(r['lam_w'])}, model {r['family']}"
     )
     print(f"eq. (1) in float64: loss {r['loss']:.12f}  (fit {r['fit']:.12f}, reg {r['reg']:.12f})")
     if r["claimed_loss"] is not None:
@@ -356,6 +369,17 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser("check", help="evaluate eq. (1) in float64 from the matrices of a solution .npz")
     p.add_argument("file", metavar="FILE.npz", help="solution file (arrays H1, W_1 .. W_L, n, lam_h, lam_w)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from deepcollapse.cli.options import add_config_options
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.family.fields import FAMILY_FIELDS
+
+    add_config_options(  # the model family: the file's own unless given (then it must agree)
+        p,
+        DUFMConfig,
+        include=FAMILY_FIELDS,
+        overrides={name: {"shown_default": "the file's"} for name in FAMILY_FIELDS},
+        command="theory check",
+    )
     p.set_defaults(func=_check)
 
     plot = sub.add_parser("plot", help="figures: ratio (Fig. 3 left), srg (Fig. 1)")
@@ -366,8 +390,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--r", default="4:14", help="r values (default 4:14)")
     p.add_argument("--layers", default="3,4,5", help="one curve per L (default 3,4,5)")
     p.add_argument("--n", default="1", help="samples per class n >= 1 (default 1)")
-    p.add_argument("--lam-h", default="0.001", help="λ_{H_1} > 0 (default 0.001)")
-    p.add_argument("--lam-w", default="0.001", help="λ_W > 0, every layer (default 0.001)")
+    _add_lams(p, "0.001")
     p.set_defaults(func=_plot_ratio)
     p = psub.add_parser("srg", help="class means and Gram matrices of SRG beside DNC (Fig. 1)")
     p.add_argument("--out", required=True, help="output image (PNG/PDF/SVG)")

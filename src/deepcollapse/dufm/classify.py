@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse._core.io import atomic_write_json, finite_or_none
+from deepcollapse._core.io import atomic_write_json, finite_or_none, load_checkpoint, read_jsonl
 from deepcollapse._core.results import Result
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import numpy_gradients
@@ -90,6 +90,7 @@ __all__ = [
     "classify_run",
     "gram_match",
     "polish",
+    "read_run_params",
     "theory_of",
 ]
 
@@ -147,7 +148,7 @@ class DUFMRun(Result):
         One of :data:`CLASSIFICATIONS`.
     polished_loss : float or None
         The lowest explicit loss with the run's class-mean structure (:func:`polish`); ``None`` without a
-        closed form.
+        closed form, or with ``config.polish`` false.
     polish_scales : list of float or None
         The scales ``c_l`` of the polished structure.
     polish_source : {'learned', 'collapsed', 'zero'} or None
@@ -437,8 +438,13 @@ def classify_run(
         cls = "low_rank"
     else:
         cls = "not_converged"
-    # the polish re-optimises with the MSE + ReLU closed forms: only for that family (else "no closed form")
-    pol = polish(pres, config, collapsed_pre_means(H1, weights, K)) if theory["closed_form"] else None
+    # the polish re-optimises with the MSE + ReLU closed forms: only for that family (else "no closed form"),
+    # and only where the config asks for it (it does not enter the classification)
+    pol = (
+        polish(pres, config, collapsed_pre_means(H1, weights, K))
+        if theory["closed_form"] and config.polish
+        else None
+    )
     rec.update(
         {
             "final_loss": loss,
@@ -490,6 +496,49 @@ def theory_of(config: DUFMConfig) -> dict[str, Any]:
     }
 
 
+def read_run_params(out_dir: str | Path, config: DUFMConfig) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """The saved point of a DUFM run folder: ``params.pt`` (a finished run), else ``checkpoint.pt``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The run folder.
+    config : DUFMConfig
+        Its config (the shapes the arrays must have).
+
+    Returns
+    -------
+    tuple of (dict, list of numpy.ndarray)
+        The loaded file (``step``, ``diverged``, ...) and ``[H1, W_1 .. W_L]`` in float64, each with a leading
+        run axis of length ``config.runs``.  A missing, damaged or foreign file is a one-line ``ConfigError``
+        naming it.
+    """
+    import torch
+
+    out = Path(out_dir)
+    if (out / "params.pt").is_file():
+        src = out / "params.pt"
+        hint = f"delete it and run deepcollapse dufm resume {out} to write it again from checkpoint.pt"
+    else:
+        src = out / "checkpoint.pt"
+        hint = f"delete it to start the run again from config.yaml (deepcollapse dufm resume {out})"
+        if not src.is_file():
+            raise ConfigError(f"out_dir == {str(out)!r}, must hold params.pt or checkpoint.pt.")
+    data = load_checkpoint(src, hint=hint)
+    tensors = data["params"] if "params" in data else [data.get("H1"), *(data.get("weights") or [])]
+    if not isinstance(tensors, (list, tuple)):
+        tensors = [tensors]
+    shapes = [tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in tensors]
+    if len(tensors) != config.layers + 1 or any(
+        s is None or len(s) != 3 or s[0] != config.runs for s in shapes
+    ):
+        raise ConfigError(
+            f"{src}: holds no L-DUFM point of this run ({config.runs} runs of H1, W_1 .. W_{config.layers} "
+            f"expected; found {shapes}); {hint}."
+        )
+    return data, [t.double().numpy() for t in tensors]
+
+
 def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> DUFMSummary:
     """Analyse a run folder: classify each run and compare it with the theory (module docstring).
 
@@ -505,34 +554,20 @@ def analyze_dufm(out_dir: str | Path, *, write: bool = False) -> DUFMSummary:
     DUFMSummary
         Its ``to_dict()`` is the content of ``summary.json`` (non-finite numbers as ``None``).
     """
-    import torch
-
     from deepcollapse.theory.constructions import srg_gram
 
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
         raise ConfigError(f"out_dir == {str(out)!r}, must be a DUFM run folder (no config.yaml).")
     config = DUFMConfig.from_yaml(out / "config.yaml")
-    src = out / "params.pt" if (out / "params.pt").is_file() else out / "checkpoint.pt"
-    if not src.is_file():
-        raise ConfigError(f"out_dir == {str(out)!r}, must hold params.pt or checkpoint.pt.")
-    data = torch.load(src, map_location="cpu", weights_only=True)
-    if "params" in data:
-        tensors = list(data["params"])
-    else:
-        tensors = [data["H1"], *data["weights"]]
-    params = [t.double().numpy() for t in tensors]
+    data, params = read_run_params(out, config)
     diverged = {int(k): int(v) for k, v in data.get("diverged", {}).items()}
     theory = theory_of(config)
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
     histories: dict[int, list[tuple[int, float | None]]] = {}
-    if (out / "metrics.jsonl").is_file():
-        for line in (out / "metrics.jsonl").read_text().splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:  # a torn last line of a killed writer
-                continue
-            histories.setdefault(int(rec["run"]), []).append((int(rec["step"]), rec.get("loss")))
+    for rec in read_jsonl(out / "metrics.jsonl", strict=True):  # a torn last line of a killed writer skipped
+        if isinstance(rec.get("run"), int) and isinstance(rec.get("step"), int):
+            histories.setdefault(rec["run"], []).append((rec["step"], rec.get("loss")))
     runs = []
     for r, seed in enumerate(config.run_seeds):
         rec = {"run": r, "seed": seed}

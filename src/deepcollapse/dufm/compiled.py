@@ -11,7 +11,9 @@ the whole chunk of steps in one compiled call: per run, per step ::
     update    W_l ← (1 − lr λ_{W_l}) W_l − ∂W_l,   H_1 ← (1 − lr λ_{H_1}) H_1 − ∂H_1
 
 The GEMMs are ``np.dot`` with ``out=`` buffers, which numba lowers to BLAS ``?gemm`` through scipy's
-public ``scipy.linalg.cython_blas`` (no private numpy symbol); the elementwise passes are fused loops (one
+public ``scipy.linalg.cython_blas`` (no private numpy symbol), or, per layer and product where
+:func:`deepcollapse.dufm.microkernels.micro_layers` picks them (OpenBLAS's AVX2 kernels, small shapes), the
+register-blocked numba kernels of that module; the elementwise passes are fused loops (one
 pass per layer instead of numpy's two to four).  A run's computation does not depend on the other runs, on
 ``sub_batch`` (the number of runs stepped together, for cache locality) or on the worker count, so
 trajectories are bit-identical whatever the batching, as in the numpy path; numpy and compiled paths agree to
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse.dufm.microkernels import micro_layers
 from deepcollapse.family import Family
 from deepcollapse.family.activations import Linear, ReLU, ReLUEps
 from deepcollapse.family.losses import CrossEntropy, SquaredError, targets
@@ -37,6 +40,8 @@ __all__ = ["AVAILABLE", "advance_compiled"]
 try:  # optional dependency: the numpy path is used without it
     import numba
     import scipy.linalg.cython_blas  # noqa: F401 - the BLAS numba's np.dot calls: loaded (and limitable) now
+
+    from deepcollapse.dufm.microkernels import mm_nn, mm_nt, mm_tn
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the numpy-path tests with the kernel forced
@@ -112,6 +117,7 @@ if AVAILABLE:
         sv: Any,
         alive: Any,  # (R,) bool
         div: Any,  # (R,) int64, step index of divergence (-1)
+        micro: Any,  # (L, 3) bool: W_l H_l, ∂W_l, W_lᵀ G by the micro-kernels, else BLAS (micro_layers)
     ) -> None:
         L = len(Ws)
         K, N = E.shape
@@ -129,10 +135,16 @@ if AVAILABLE:
                     continue
                 H = H1[r]
                 for l in range(L - 1):  # forward
-                    np.dot(Ws[l][r], H, pre[l])
+                    if micro[l, 0]:
+                        mm_nn(Ws[l][r], H, pre[l])
+                    else:
+                        np.dot(Ws[l][r], H, pre[l])
                     _sigma_(pre[l], post[l], act, e, inv)
                     H = post[l]
-                np.dot(Ws[L - 1][r], H, E)
+                if micro[L - 1, 0]:
+                    mm_nn(Ws[L - 1][r], H, E)
+                else:
+                    np.dot(Ws[L - 1][r], H, E)
                 acc = cast[2:]  # Σ E in the dtype, 4 partial sums (overflow as the dtype overflows)
                 for q in range(4):
                     acc[q] = 0.0
@@ -151,8 +163,14 @@ if AVAILABLE:
                 G = E
                 for l in range(L - 1, -1, -1):  # backward
                     Hl = H1[r] if l == 0 else post[l - 1]
-                    np.dot(G, Hl.T, dW[l])
-                    np.dot(Ws[l][r].T, G, dH[l])
+                    if micro[l, 1]:
+                        mm_nt(G, Hl, dW[l])
+                    else:
+                        np.dot(G, Hl.T, dW[l])
+                    if micro[l, 2]:
+                        mm_tn(Ws[l][r], G, dH[l])
+                    else:
+                        np.dot(Ws[l][r].T, G, dH[l])
                     if l > 0 and act != 1:
                         _backprop_(dH[l], pre[l - 1], act, e, inv)
                     G = dH[l]
@@ -201,9 +219,10 @@ def advance_compiled(
     rates = np.ascontiguousarray(lrs, dtype=np.float64)
     lam = np.asarray(lam_w, dtype=np.float64)
     cast = np.zeros(8, dt)
+    micro = np.array(micro_layers([H1.shape[1]] + [W.shape[1] for W in Ws]), dtype=np.bool_)  # (L, 3)
     for a in range(0, R, max(1, int(sub_batch))):
         runs = np.arange(a, min(a + sub_batch, R), dtype=np.int64)
         _block(H1, Wl, runs, rates, float(lam_h), lam, Y, act, eps, family.loss.code, pre, post, dH, dW, E,
-               cast, np.empty(N, dt), np.empty(N, dt), alive, div)  # fmt: skip
+               cast, np.empty(N, dt), np.empty(N, dt), alive, div, micro)  # fmt: skip
     diverged = {int(r): int(start_step + div[r]) for r in np.flatnonzero(~alive)}
     return out, diverged

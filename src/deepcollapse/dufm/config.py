@@ -20,11 +20,13 @@ from deepcollapse._core.checks import (
     check_per_layer,
 )
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse.family import ACTIVATIONS, LOSSES, Family, get_family
-from deepcollapse.theory.problem import Problem
+from deepcollapse.family import Family, get_family
+from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
 if TYPE_CHECKING:
     import torch
+
+    from deepcollapse.theory.problem import Problem
 
 __all__ = [
     "BACKENDS",
@@ -104,23 +106,9 @@ class DUFMConfig(ConfigMixin):
             "help": "λ_W: one float or comma-separated L floats (λ = 0: unregularised; overrides --lam)"
         },
     )
-    loss: str = field(
-        default="mse",
-        metadata={
-            "help": "fit term: mse (eq. (1)) or ce (mean softmax cross-entropy)",
-            "choices": LOSSES,
-        },
-    )
-    activation: str = field(
-        default="relu",
-        metadata={
-            "help": "σ: relu, linear or relu_eps (the smooth σ_ε of Definition 7, needs --eps)",
-            "choices": ACTIVATIONS,
-        },
-    )
-    eps: float | None = field(
-        default=None, metadata={"help": "ε of --activation relu_eps, > 0 (unset for the other activations)"}
-    )
+    loss: str = loss_field()
+    activation: str = activation_field()
+    eps: float | None = eps_field()
     lr: float = field(default=0.5, metadata={"help": "(initial) learning rate of plain GD"})
     lr_schedule: str = field(
         default="constant",
@@ -188,6 +176,14 @@ class DUFMConfig(ConfigMixin):
         default=1e-3,
         metadata={"help": "numerical rank threshold: singular values > rank_rtol · σ_1 count"},
     )
+    polish: bool = field(
+        default=True,
+        metadata={
+            "help": "do not polish each run's class-mean structure in summary.json (polished_loss: a "
+            "Nelder-Mead fit per run, the slowest part of the analysis); the classification does not use it",
+            "option": "--no-polish",
+        },
+    )
 
     def __post_init__(self) -> None:
         self.classes = check_int("classes", self.classes, min=1)
@@ -200,9 +196,7 @@ class DUFMConfig(ConfigMixin):
             if lam < 0:
                 name = "lam_w" if len(set(self.lam_w)) == 1 else f"lam_w[{i}]"
                 raise ConfigError(f"{name} == {lam}, must be >= 0.0.")
-        if self.eps is not None and not isinstance(self.eps, bool):
-            self.eps = check_float("eps", self.eps, gt=0.0)
-        get_family(self.loss, self.activation, self.eps)  # ConfigError naming loss / activation / eps
+        check_family_fields(self)  # ConfigError naming loss / activation / eps
         self.lr = check_float("lr", self.lr, gt=0.0)
         check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
         self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
@@ -246,6 +240,8 @@ class DUFMConfig(ConfigMixin):
         self.workers = check_int("workers", self.workers, min=1)
         self.sub_batch = check_int("sub_batch", self.sub_batch, min=1)
         self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
+        if not isinstance(self.polish, bool):
+            raise ConfigError(f"polish == {self.polish!r}, must be true or false.")
 
     # --- derived -----------------------------------------------------------------------------------------
     @property
@@ -256,6 +252,8 @@ class DUFMConfig(ConfigMixin):
     @property
     def problem(self) -> Problem:
         """The instance of eq. (1) this config trains: classes, layers, n, λs, widths and model family."""
+        from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
+
         return Problem(
             self.classes,
             self.layers,

@@ -51,6 +51,7 @@ from deepcollapse._core.io import (
     append_jsonl,
     atomic_torch_save,
     finite_or_none,
+    load_checkpoint,
     prepare_run_folder,
     truncate_jsonl,
 )
@@ -437,6 +438,11 @@ def train_dufm(
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
     out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse dufm resume`")
     config.to_yaml(out / "config.yaml")
+    return _start(out, config, progress=progress, max_steps=max_steps)
+
+
+def _start(out: Path, config: DUFMConfig, *, progress: bool, max_steps: int | None) -> DUFMSummary:
+    """Run ``config`` from its initialisation (step 0) in ``out``, which holds its ``config.yaml``."""
     (out / "metrics.jsonl").write_text("")
     p = init_params(config)
     params = [t.numpy().copy() for t in p.tensors()]
@@ -473,7 +479,9 @@ def resume_dufm(
     progress: bool = True,
     max_steps: int | None = None,
 ) -> DUFMSummary:
-    """Continue a run folder from its ``checkpoint.pt`` (bit-identical to an uninterrupted run on CPU).
+    """Continue a run folder from its ``checkpoint.pt`` (bit-identical to an uninterrupted run on CPU); a
+    folder stopped before its first checkpoint (``config.yaml`` only) starts from step 0 with that config
+    (logged).
 
     ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count
     (the trajectory does not depend on it).  A finished folder is re-analysed and its :class:`DUFMSummary`
@@ -482,8 +490,6 @@ def resume_dufm(
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():
         raise ConfigError(f"out_dir == {str(out)!r}, must be a DUFM run folder (no config.yaml).")
-    if not (out / "checkpoint.pt").is_file():
-        raise ConfigError(f"out_dir == {str(out)!r}, must hold a checkpoint.pt to resume from.")
     config = DUFMConfig.from_yaml(out / "config.yaml")
     changed = False
     if steps is not None and int(steps) != config.steps:
@@ -494,18 +500,30 @@ def resume_dufm(
         d = config.to_dict()
         d["workers"] = workers
         config, changed = DUFMConfig.from_dict(d), True
-    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=True)
+    if not (out / "checkpoint.pt").is_file():  # stopped before its first checkpoint: config.yaml is enough
+        if changed:
+            config.to_yaml(out / "config.yaml")
+        log.warning(
+            "%s holds no checkpoint.pt (stopped before its first one): starting from step 0 with its "
+            "config.yaml",
+            out,
+        )
+        return _start(out, config, progress=progress, max_steps=max_steps)
+    hint = f"delete it to start again from config.yaml (deepcollapse dufm resume {out}), or use another run"
+    ck = load_checkpoint(out / "checkpoint.pt", keys=("format", "step", "params", "diverged"), hint=hint)
     if ck.get("format") != CHECKPOINT_FORMAT:
-        raise ConfigError(f"checkpoint format == {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}.")
+        raise ConfigError(
+            f"{out / 'checkpoint.pt'}: format {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}; {hint}."
+        )
     _check_same_model(config, ck.get("config") or {}, out)
     step = int(ck["step"])
     if step > config.steps:
         raise ConfigError(f"steps == {config.steps}, must be >= the checkpoint step {step}.")
+    truncate_jsonl(out / "metrics.jsonl", "step", step)  # refuses a damaged file before anything is written
     if changed:
         config.to_yaml(out / "config.yaml")
     params = [t.numpy().copy() for t in ck["params"]]
     diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
-    truncate_jsonl(out / "metrics.jsonl", "step", step)
     if step == config.steps and step > 0 and (out / "params.pt").is_file():
         return analyze_dufm(out, write=True)
     log.info("resuming %s from step %d of %d", out, step, config.steps)

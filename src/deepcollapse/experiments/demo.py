@@ -94,7 +94,8 @@ def run_demo(
         "Theory comparison, the flagship DUFM experiment (8 of the figure's 10 seeds), and 2024 Fig. 3 "
         "left, in one report.",
         f"Flagship DUFM: {runs} seeds, {steps} steps; theory: K = 10, L = 4, n = 50, λ = 0.004.",
-        "≈ 1–3 min (measured 65 s idle, up to 175 s on a busy shared 2-core machine)",
+        "about 1 min idle, up to ~10 min on a busy shared machine (measured 65 s idle; 175 s and 6 min under "
+        "load)",
         "dufm",
         _demo_body(steps, runs),  # type: ignore[arg-type]
         command=f"deepcollapse demo --steps {steps} --runs {runs}",

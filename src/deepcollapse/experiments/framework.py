@@ -17,7 +17,9 @@ Re-running into the same folder skips finished runs; a folder that holds another
 from __future__ import annotations
 
 import logging
+import os
 import shlex
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,7 @@ class Context:
         ray_address: str | None,
         progress: bool,
         force: bool = False,
+        data_dir: str | None = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
 
@@ -59,7 +62,10 @@ class Context:
         self.ray_address = ray_address
         self.progress = progress
         self.force = force
+        self.data_dir = data_dir  # full-size network runs: the folder with the MNIST / CIFAR-10 files
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
+        if data_dir is not None:
+            cmd += f" --data-dir {shlex.quote(data_dir)}"
         cmd += f" --out {shlex.quote(str(out_dir))}"
         title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
         self.report = Report(title, description=experiment.description, command=cmd)
@@ -114,6 +120,39 @@ class Context:
         return path
 
 
+def _load_average() -> float | None:
+    """The 1-minute load average (``None`` where the system has none, e.g. Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def measured_runtime(seconds: float, load: float | None) -> str:
+    """The report's line on the wall time this very run took, with the machine it ran on.
+
+    Parameters
+    ----------
+    seconds : float
+        Wall time of the experiment's body (training, tables, figures), measured by :meth:`Experiment.run`.
+    load : float or None
+        The 1-minute load average when it started (``None``: not available).
+
+    Returns
+    -------
+    str
+        One sentence for the report's notes.
+    """
+    took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    machine = f"{os.cpu_count() or '?'} CPU cores"
+    if load is not None:
+        machine += f", load average {load:.1f} at the start"
+    return (
+        f"This run took {took} of wall time on this machine ({machine}); runs already finished in the output "
+        "folder (if any) were reused, not re-run."
+    )
+
+
 @dataclass(frozen=True)
 class Experiment:
     """A named, documented reproduction of one paper figure."""
@@ -138,16 +177,30 @@ class Experiment:
         ray_address: str | None = None,
         progress: bool = False,
         force: bool = False,
+        data_dir: str | Path | None = None,
     ) -> Path:
         """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
 
         Finished runs in ``out_dir`` are reused if their config matches; ``force`` re-trains those that do not
-        (otherwise ``ConfigError``)."""
+        (otherwise ``ConfigError``).  ``data_dir``: the folder with the full datasets that the paper-scale
+        network experiments read (``None``: their presets' ``data``; smoke runs use bundled data)."""
         check_choice("executor", executor, EXECUTORS)
         out = Path(out_dir).resolve()
         self._claim_folder(out, force)
-        ctx = Context(self, out, smoke, executor, workers, ray_address, progress, force)
+        ctx = Context(
+            self,
+            out,
+            smoke,
+            executor,
+            workers,
+            ray_address,
+            progress,
+            force,
+            None if data_dir is None else str(data_dir),
+        )
+        load, t0 = _load_average(), time.perf_counter()
         self.body(ctx)
+        ctx.settings_section.notes.append(measured_runtime(time.perf_counter() - t0, load))
         if smoke:  # say what was run, not only the full-size settings
             ctx.settings_section.text = (
                 f"This report is the smoke variant. Actually run: {describe_configs(ctx.configs)}. "

@@ -6,8 +6,10 @@ ablation grid for Figs. 9 and 10), run by the supervised trainer, then figures f
 head layer over the epochs and singular values of the class means at the end (mean ± std over seeds), the
 class-mean Gram matrix of the middle layer of the first seed, and for ablations the average rank against log2
 of the swept value. The 2023 experiment first pre-trains its 3-layer DUFM head with the DUFM trainer (K = 2)
-and points the network's ``head_init`` at that run folder.  Full-size runs need the MNIST / CIFAR-10 files in
-``data/`` (see ``deepcollapse net train --help``); the smoke variants use the bundled 8×8 digits.
+and points the network's ``head_init`` at that run folder.  Full-size runs read the full MNIST / CIFAR-10
+files from ``--data-dir`` of ``deepcollapse reproduce`` (default ``data``; checked before anything runs by
+:func:`~deepcollapse.experiments.net_presets.check_preset_data`, never replaced by the bundled ``mnist_5k``
+subset); the smoke variants use the bundled 8×8 digits.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.net_presets import NET_PRESETS, NetPreset, net_preset
+from deepcollapse.experiments.net_presets import NET_PRESETS, NetPreset, check_preset_data, net_preset
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
@@ -171,6 +173,9 @@ def _net_body(preset: NetPreset) -> Callable[[Context], None]:
 
         cfg = net_preset(preset.name, ctx.smoke).to_dict()
         cfg.pop("seed", None)
+        if not ctx.smoke:  # the full data, from --data-dir, before anything is trained
+            cfg["data_dir"] = ctx.data_dir or cfg["data_dir"]
+            check_preset_data(preset.name, cfg["dataset"], cfg["data_dir"])
         if preset.needs_dufm_head:
             d1 = cfg.get("feature_dim") or 64  # ResNet20's pooled output has 64 channels
             head = _pretrain_head(ctx, [int(d1)] + [int(cfg["width"])] * (int(cfg["layers"]) - 1))
@@ -243,7 +248,7 @@ for _p in NET_PRESETS.values():
             _p.name,
             _p.paper,
             _p.figure,
-            _p.description,
+            f"{_p.description}; data: {_p.data}",
             _settings,
             NET_RUNTIMES.get(_p.name, "hours on a GPU"),
             "net",

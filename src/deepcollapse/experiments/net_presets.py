@@ -28,6 +28,12 @@ schedule (×0.1 at 50 % and 75 %) and batch size 128 for the 2024 runs; SGD mome
 the 2023 backbone is trained with plain SGD (momentum 0), no regularisation and a constant learning rate; the
 sweep grids of Figs. 9 and 10 (the axis values are not in the text) are powers of two around the base value.
 
+**Data**: the paper-scale presets read the full datasets from ``data_dir`` (``--data-dir``, default ``data``):
+MNIST's four IDX files (60 000 training images) or CIFAR-10's ``cifar-10-batches-py``.
+:func:`check_preset_data` refuses a folder without them in one line, before anything is written; a preset
+never falls back to the bundled ``mnist_5k`` subset (500 images per class, for laptop-size runs with
+``--dataset mnist_5k``).
+
 Smoke variants: bundled 8×8 digits, 20 training samples per class, head width 16 (≥ K), 10 epochs of batch 20
 (100 SGD steps), constant learning rate, one thread; a few seconds each on a CPU, and every one ends above
 chance training accuracy (tests/training/test_net_presets.py checks it).
@@ -38,13 +44,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from deepcollapse._core.checks import check_choice
+from deepcollapse._core.checks import ConfigError, check_choice
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.data.cifar import CIFAR10_FILES, cifar10_folder
+from deepcollapse.nets.data.idx import MNIST_FILES, mnist_folder
 
 __all__ = [
     "DIGITS_DEMO",
     "NET_PRESETS",
     "NetPreset",
+    "check_preset_data",
     "digits_demo_config",
     "list_net_presets",
     "net_preset",
@@ -62,6 +71,18 @@ class NetPreset:
     seeds: int = 1
     needs_dufm_head: bool = False
 
+    @property
+    def data(self) -> str:
+        """Where the full-size runs read their data from, in words (the ``net presets`` listing)."""
+        return PRESET_DATA[self.config["dataset"]]
+
+
+#: What each preset dataset reads, in words (``net presets``, the experiments' descriptions).
+PRESET_DATA = {
+    "mnist": "full MNIST (4 IDX files, 60 000 training images) from --data-dir (default data); never the "
+    "bundled mnist_5k subset",
+    "cifar10": "full CIFAR-10 (cifar-10-batches-py) from --data-dir (default data)",
+}
 
 _CIFAR = {"dataset": "cifar10", "data_dir": "data"}
 _MNIST = {"dataset": "mnist", "data_dir": "data"}
@@ -228,14 +249,61 @@ def net_preset(name: str, smoke: bool = False) -> NetConfig:
     return NetConfig.from_dict(cfg)
 
 
+def check_preset_data(name: str, dataset: str, data_dir: str | None) -> None:
+    """Refuse a paper-scale run of preset ``name`` whose ``data_dir`` lacks the full dataset's files.
+
+    Checked before anything is written: ``dataset`` ``mnist`` needs MNIST's training images in ``data_dir``
+    (or the subfolders the IDX loader searches), ``cifar10`` its ``data_batch_1``; the loader names any other
+    missing or damaged file when it reads them.  A preset never falls back to the bundled ``mnist_5k``
+    subset: the message points to ``--data-dir`` and names that subset for laptop-size runs.  Other
+    datasets (a preset overridden with ``--dataset digits``, ``mnist_5k``, ...) pass.
+
+    Parameters
+    ----------
+    name : str
+        The preset (for the message).
+    dataset : str
+        The run's dataset, after any override.
+    data_dir : str or None
+        The run's data folder, after any override (``None``: not given).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the missing files, ``--data-dir`` and (MNIST) the bundled alternative.
+    """
+    if dataset == "mnist":
+        if data_dir is not None and mnist_folder(data_dir) is not None:
+            return
+        files = ", ".join(MNIST_FILES["train"] + MNIST_FILES["test"])
+        first = MNIST_FILES["train"][0]
+        where = "is not given" if data_dir is None else f"== {data_dir!r} has no {first}[.gz]"
+        raise ConfigError(
+            f"data_dir {where}: preset {name!r} reads full MNIST (60 000 training images), must be given "
+            f"with --data-dir FOLDER holding the four IDX files {files} (plain or .gz). Paper presets never "
+            "use the bundled mnist_5k subset (500 per class); for a laptop-size run use --dataset mnist_5k "
+            "or its experiments (deepcollapse reproduce --list)."
+        )
+    if dataset == "cifar10":
+        if data_dir is not None and cifar10_folder(data_dir) is not None:
+            return
+        files = ", ".join(CIFAR10_FILES["train"] + CIFAR10_FILES["test"])
+        where = "is not given" if data_dir is None else f"== {data_dir!r} has no data_batch_1"
+        raise ConfigError(
+            f"data_dir {where}: preset {name!r} reads full CIFAR-10, must be given with --data-dir FOLDER "
+            f"holding cifar-10-batches-py ({files}); --smoke runs the preset on the bundled 8×8 digits."
+        )
+
+
 def list_net_presets() -> list[dict[str, Any]]:
-    """``[{"name", "paper", "figure", "description", "sweep", "seeds", "needs_dufm_head"}, ...]``."""
+    """``[{"name", "paper", "figure", "description", "data", "sweep", "seeds", "needs_dufm_head"}, ...]``."""
     return [
         {
             "name": p.name,
             "paper": p.paper,
             "figure": p.figure,
             "description": p.description,
+            "data": p.data,
             "sweep": dict(p.sweep),
             "seeds": p.seeds,
             "needs_dufm_head": p.needs_dufm_head,

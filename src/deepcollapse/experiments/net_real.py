@@ -35,7 +35,10 @@ fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), ba
 grids run from values that keep every rank at ``K`` to values where the rank is well below ``K`` (the largest
 DUFM-like value on digits costs training accuracy).  The small MLP does not fit MNIST-1D completely in 100
 epochs and its accuracy falls along the grids (and at small learning rates): read MNIST-1D ranks together with
-the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, grid ends, 2 seeds.
+the accuracy panel.  Smoke variants: 30 samples per class, 40 epochs of batch 60, grid ends, 2 seeds;
+the rank-vs-lr smoke points train ``⌈40 · max(lr) / lr⌉`` epochs (:func:`smoke_epochs`: 640 at lr 0.0125,
+40 at lr 0.2), so every point takes the ``lr × steps`` of the largest learning rate (in 40 epochs the
+smallest one ends at chance accuracy and checks nothing).
 """
 
 from __future__ import annotations
@@ -52,7 +55,15 @@ import pandas as pd
 from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
-__all__ = ["REAL_SETTINGS", "RealSetting", "average_ranks", "rank_table", "real_spec", "theory_levels"]
+__all__ = [
+    "REAL_SETTINGS",
+    "RealSetting",
+    "average_ranks",
+    "rank_table",
+    "real_spec",
+    "smoke_epochs",
+    "theory_levels",
+]
 
 REGS = ("dufm", "standard")
 
@@ -146,15 +157,44 @@ def _ends(values: list[float], smoke: bool) -> list[float]:
     return [values[0], values[-1]] if smoke else list(values)
 
 
+def smoke_epochs(epochs: int, lr: float, lrs: list[float]) -> int:
+    """Epochs of a smoke rank-vs-lr point: ``⌈epochs · max(lrs) / lr⌉``.
+
+    Every point then takes at least the ``lr × steps`` that the largest learning rate takes in ``epochs``
+    (the number of steps per epoch is the same at every point), so a small learning rate is not left at
+    chance accuracy for want of steps.
+
+    Parameters
+    ----------
+    epochs : int
+        The smoke epochs of the largest learning rate.
+    lr : float
+        The point's learning rate.
+    lrs : list of float
+        The experiment's learning rates.
+
+    Returns
+    -------
+    int
+        The point's epochs (``epochs`` at the largest learning rate).
+    """
+    return math.ceil(round(epochs * max(lrs) / lr, 9))
+
+
 def real_spec(setting: RealSetting, which: str, smoke: bool) -> SweepSpec:
-    """The ``kind: net`` sweep of experiment ``which`` (``wd``, ``lr`` or ``dnc``) on ``setting``."""
+    """The ``kind: net`` sweep of experiment ``which`` (``wd``, ``lr`` or ``dnc``) on ``setting``.
+
+    Smoke rank-vs-lr points carry their own ``epochs`` (:func:`smoke_epochs`)."""
     base = _base(setting, smoke)
     points: list[dict[str, Any]]
     if which == "wd":
         points = [{"reg": r, "lam": v} for r in REGS for v in _ends(setting.wd[r], smoke)]
     elif which == "lr":
         points = [
-            {"reg": r, "lam": setting.lam_at_lr[r], "lr": v} for r in REGS for v in _ends(setting.lrs, smoke)
+            {"reg": r, "lam": setting.lam_at_lr[r], "lr": v}
+            | ({"epochs": smoke_epochs(base["epochs"], v, setting.lrs)} if smoke else {})
+            for r in REGS
+            for v in _ends(setting.lrs, smoke)
         ]
     else:
         base = {**base, "eval_every": 4 if smoke else 5}

@@ -52,7 +52,9 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.family_experiments",
     "deepcollapse.experiments.net_experiments",
     "deepcollapse.experiments.net_real",
+    "deepcollapse.experiments.net_mnist5k",
     "deepcollapse.experiments.search_experiments",
+    "deepcollapse.experiments.basins",
 )
 
 
@@ -65,9 +67,12 @@ def _load_experiment_modules() -> None:
 
 
 def list_experiments() -> list[Experiment]:
-    """All registered experiments, in registration order."""
+    """All registered experiments: in the order of ``EXPERIMENT_MODULES``, then each module's own order
+    (whichever module happened to be imported first elsewhere)."""
     _load_experiment_modules()
-    return registered()
+    rank = {module: i for i, module in enumerate(EXPERIMENT_MODULES)}
+    order = list(registered())
+    return sorted(order, key=lambda e: (rank.get(e.body.__module__, len(rank)), order.index(e)))
 
 
 def get_experiment(name: str) -> Experiment:

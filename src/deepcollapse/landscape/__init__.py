@@ -5,13 +5,18 @@ Nothing here trains with the batched trainer's bookkeeping; it works on one poin
 - :mod:`.piecewise` -- the piecewise-smooth calculus of eq. (1): one forward/backward pass, gradients, HVPs,
   the activation pattern, the L-BFGS polish and the σ_ε continuation (``Problem``, ``polish``).
 - :mod:`.search` -- ``search_dufm``: the global search (random, construction, perturbed and redrawn starts,
-  GD on the kernel, polish) with a resumable folder of ranked solutions.
+  GD on the kernel, polish) with a resumable folder of ranked solutions; its pieces :mod:`.search_config`
+  (``SearchConfig``, the results), :mod:`.search_starts` (the round plan and its starts) and
+  :mod:`.search_state` (the pool, the state and solution files).
 - :mod:`.verdicts` -- ``landscape``: Hessian verdicts (local minimum, saddle, critical at a kink, not
-  critical, undecided), Clarke residuals, the descent probe, loss slices.
+  critical, undecided); its pieces :mod:`.probes` (kinks, Clarke residuals, the descent probes),
+  :mod:`.hessian` (the Hessian spectrum off the symmetries) and :mod:`.targets` (``load_point``).
+- :mod:`.explain` -- the verdicts in words (``MEANINGS``, ``explain``).
+- :mod:`.slices` -- ``loss_slices``, ``descent_slice``: eq. (1) along lines and planes (the figures' data).
 - :mod:`.solution_file` -- ``save_solution`` / ``load_solution`` / ``check_solution``: a point as an ``.npz``
   anyone can re-evaluate (numpy only; ``deepcollapse theory check``).
 
-Extension point: a new kind of start is one generator in :mod:`.search`; a new verdict is one entry of
+Extension point: a new kind of start is one generator in :mod:`.search_starts`; a new verdict is one entry of
 ``VERDICTS`` in :mod:`.verdicts` with its test.
 """
 
@@ -33,6 +38,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "Landscape": "verdicts",
         "VERDICTS": "verdicts",
         "loss_slices": "verdicts",
+        "descent_slice": "slices",
+        "explain": "explain",
         "save_solution": "solution_file",
         "load_solution": "solution_file",
         "check_solution": "solution_file",

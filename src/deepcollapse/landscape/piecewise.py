@@ -23,6 +23,13 @@ and Newton runs again on the new piece (at most ``newton_rounds`` times).  The r
 C¹ function σ_ε of the 2024 paper's Definition 7 for ε = 1e-3, 1e-5, 1e-7 (no kinks for L-BFGS to stall
 on), then :func:`polish`; the best visited point by the true eq. (1) is kept.
 
+Model families (:mod:`deepcollapse.family`, the problem's ``loss``/``activation``/``eps``): the fit and its
+residual are the family's loss (MSE, or cross-entropy with residual ``softmax(out) − Y``), in the value (the
+theory's :func:`~deepcollapse.theory.objective.objective_from_output`), the gradient and the torch graph of
+the Hessian.  ``linear`` and σ_ε (``relu_eps``) have no kinks (:func:`is_smooth`): ``s_l`` is the family's σ
+with σ', there is one piece (``f`` itself, patterns are ignored), :func:`polish` runs Newton on ``f`` without
+re-checking a pattern, and :func:`sigma_eps_polish` is :func:`polish` alone.
+
 ``Problem.reduced()``: for a point whose features are collapsed (``H_1 = M_1 ⊗ 1_n^T``) the ``n``-sample
 objective equals the ``n = 1`` objective with ``λ_{H_1}`` replaced by ``nλ_{H_1}`` (same fit per class,
 ``‖H_1‖² = n‖M_1‖²``); and the *minimum* of eq. (1) equals the minimum of that reduced problem, because given
@@ -53,6 +60,7 @@ __all__ = [
     "forward_backward",
     "grad_norm",
     "hessian_operator",
+    "is_smooth",
     "piece_objective",
     "polish",
     "sigma_eps_polish",
@@ -155,12 +163,42 @@ def _relu(pattern: Sequence[np.ndarray] | None) -> Callable[[int, np.ndarray], t
     return act
 
 
+def is_smooth(problem: Problem) -> bool:
+    """Whether eq. (1) of ``problem`` has no kinks: every activation but ReLU (``linear``; ``relu_eps``, the
+    C¹ σ_ε of Definition 7, whose second derivative only jumps at 0 and ε).  For these the pattern / piece
+    machinery is not used: the "smooth piece" is ``f`` itself.
+
+    Parameters
+    ----------
+    problem : Problem
+        The instance of eq. (1) (its family).
+
+    Returns
+    -------
+    bool
+        ``problem.activation != "relu"``.
+    """
+    return problem.activation != "relu"
+
+
+def _family_activation(
+    problem: Problem, pattern: Sequence[np.ndarray] | None
+) -> Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``s_l`` of :func:`forward_backward` for ``problem``'s family: ReLU (or the fixed ``pattern``), else the
+    family's σ and σ' (``pattern`` ignored: a smooth family has one piece)."""
+    if not is_smooth(problem):
+        return _relu(pattern)
+    act = problem.family.activation
+    return lambda l, Ht: (act.forward(Ht), act.derivative(Ht))
+
+
 def value_and_grad(
     params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
 ) -> tuple[float, list[np.ndarray]]:
     """``f`` (or the smooth piece ``f_D`` when ``pattern`` is given) and its gradient ``[∂H_1, ∂W_1..∂W_L]``
-    (:func:`forward_backward` with ``s_l(H~) = D_l ⊙ H~``, ``D_l = 1[H~_l > 0]`` or ``pattern[l]``)."""
-    return forward_backward(params, problem, _relu(pattern))
+    (:func:`forward_backward` with ``s_l(H~) = D_l ⊙ H~``, ``D_l = 1[H~_l > 0]`` or ``pattern[l]``; for a
+    smooth family (:func:`is_smooth`) ``s_l = σ`` of the family and ``pattern`` is ignored)."""
+    return forward_backward(params, problem, _family_activation(problem, pattern))
 
 
 def value(
@@ -173,17 +211,19 @@ def grad_norm(params: Sequence[np.ndarray], problem: Problem) -> float:
     return math.sqrt(sum(float(np.sum(g**2)) for g in value_and_grad(params, problem)[1]))
 
 
-def piece_objective(ts: Sequence[Any], masks: Sequence[Any], Y: Any, problem: Problem) -> Any:
-    """The smooth piece ``f_D`` of eq. (1) (MSE) as a torch float64 graph, for second derivatives only (HVPs,
+def piece_objective(ts: Sequence[Any], masks: Sequence[Any] | None, Y: Any, problem: Problem) -> Any:
+    """The smooth piece ``f_D`` of eq. (1) as a torch float64 graph, for second derivatives only (HVPs,
     the Clarke residual): ``H~_{l+1} = W_l H_l``, ``H_{l+1} = D_l ⊙ H~_{l+1}`` with the masks ``D_l`` (0/1,
-    or relaxed in [0, 1]); values of eq. (1) come from :func:`value`, i.e. the theory's objective.
+    or relaxed in [0, 1]); with ``masks = None`` (a smooth family, :func:`is_smooth`) ``H_{l+1} =
+    σ(H~_{l+1})`` with the family's torch σ, i.e. ``f`` itself.  The fit is the family's loss (MSE written
+    out, CE by its ``torch_value``).  Values of eq. (1) come from :func:`value`, i.e. the theory's objective.
 
     Parameters
     ----------
     ts : sequence of torch.Tensor
         ``[H_1, W_1, ..., W_L]`` (float64, usually ``requires_grad``).
-    masks : sequence of torch.Tensor
-        ``D_2 .. D_L``, the shapes of ``H~_2 .. H~_L``.
+    masks : sequence of torch.Tensor or None
+        ``D_2 .. D_L``, the shapes of ``H~_2 .. H~_L``; ``None`` for a smooth family.
     Y : torch.Tensor
         Targets ``(K, N)``.
     problem : Problem
@@ -195,10 +235,18 @@ def piece_objective(ts: Sequence[Any], masks: Sequence[Any], Y: Any, problem: Pr
         The scalar ``f_D``.
     """
     H = ts[0]
-    for W, D in zip(ts[1:-1], masks):
-        H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
-    E = ts[-1] @ H - Y  # (K, N)
-    f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
+    if masks is None:
+        sigma = problem.family.activation.torch_forward
+        for W in ts[1:-1]:
+            H = sigma(W @ H)  # (d_{l+1}, N): σ(H~_l)
+    else:
+        for W, D in zip(ts[1:-1], masks):
+            H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
+    if problem.loss == "mse":
+        E = ts[-1] @ H - Y  # (K, N)
+        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
+    else:
+        f = problem.family.loss.torch_value(ts[-1] @ H, Y) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
     for lam, W in zip(problem.lam_w, ts[1:]):
         f = f + 0.5 * lam * (W**2).sum()
     return f
@@ -207,13 +255,19 @@ def piece_objective(ts: Sequence[Any], masks: Sequence[Any], Y: Any, problem: Pr
 class _Piece:
     """Torch float64 graph of the smooth piece ``f_D`` at one point, reused for many HVPs."""
 
-    def __init__(self, params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray]):
+    def __init__(
+        self, params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None
+    ) -> None:
         import torch
 
         self.torch = torch
         self.shapes = [np.shape(p) for p in params]
         self.ts = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in params]
-        masks = [torch.tensor(np.asarray(D, dtype=np.float64)) for D in pattern]
+        masks = (
+            None
+            if is_smooth(problem) or pattern is None
+            else [torch.tensor(np.asarray(D, dtype=np.float64)) for D in pattern]
+        )
         f = piece_objective(self.ts, masks, torch.tensor(problem.targets()), problem)
         self.grads = torch.autograd.grad(f, self.ts, create_graph=True)
 
@@ -235,7 +289,9 @@ def hessian_operator(
     (``D`` = ``pattern``, default the current one), exact float64 Hessian-vector products."""
     from scipy.sparse.linalg import LinearOperator
 
-    piece = _Piece(params, problem, activation_pattern(params) if pattern is None else pattern)
+    if pattern is None and not is_smooth(problem):
+        pattern = activation_pattern(params)
+    piece = _Piece(params, problem, pattern)
     size = sum(int(np.prod(s)) for s in piece.shapes)
     return LinearOperator((size, size), matvec=piece.hvp, dtype=np.float64)
 
@@ -301,15 +357,19 @@ def polish(
     res = _lbfgs(lambda p: value_and_grad(p, problem), x, shapes, maxiter=lbfgs_iter, maxcor=30, gtol=gtol)
     best_x, best_f = (res.x, float(res.fun)) if math.isfinite(res.fun) and res.fun <= f0 else (x, f0)
     stable, rounds = False, 0
-    at_kink = sum(zero_preactivations(unflatten(best_x, shapes))) > 0
+    smooth = is_smooth(problem)  # one piece: Newton on f itself, no pattern to re-check
+    at_kink = not smooth and sum(zero_preactivations(unflatten(best_x, shapes))) > 0
     if at_kink or grad_norm(unflatten(best_x, shapes), problem) > newton_below:
         newton_rounds = 0
     for rounds in range(1, newton_rounds + 1):  # noqa: B007  (the count is reported)
-        pattern = activation_pattern(unflatten(best_x, shapes))
+        pattern = None if smooth else activation_pattern(unflatten(best_x, shapes))
         cache: dict[str, Any] = {}
 
         def hessp(
-            z: np.ndarray, p: np.ndarray, pattern: list[np.ndarray] = pattern, cache: dict[str, Any] = cache
+            z: np.ndarray,
+            p: np.ndarray,
+            pattern: list[np.ndarray] | None = pattern,
+            cache: dict[str, Any] = cache,
         ) -> np.ndarray:
             key = z.tobytes()
             if cache.get("key") != key:
@@ -330,7 +390,9 @@ def polish(
             break
         z = nres.x
         f_true = value(unflatten(z, shapes), problem)
-        same = all(np.array_equal(a, b) for a, b in zip(activation_pattern(unflatten(z, shapes)), pattern))
+        same = pattern is None or all(
+            np.array_equal(a, b) for a, b in zip(activation_pattern(unflatten(z, shapes)), pattern)
+        )
         if math.isfinite(f_true) and f_true <= best_f:
             best_x, best_f = z, f_true
         else:
@@ -377,10 +439,16 @@ def sigma_eps_polish(
     max_iter: int = 800,
 ) -> tuple[list[np.ndarray], float]:
     """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
-    visited point by the true eq. (1) (float64) and its loss."""
+    visited point by the true eq. (1) (float64) and its loss.  A smooth family (:func:`is_smooth`) has no
+    kinks to relax: :func:`polish` alone (L-BFGS, then trust-region Newton on ``f``)."""
     shapes = [np.shape(p) for p in params]
     x = flatten(params)
     best_x, best_f = x, value(params, problem)
+    if is_smooth(problem):
+        result = polish(params, problem)
+        if result.loss <= best_f:
+            return result.params, result.loss
+        return unflatten(best_x.copy(), shapes), best_f
     for e in eps:
         fun = partial(_value_grad_eps, problem=problem, eps=e)
         res = _lbfgs(fun, x, shapes, maxiter=max_iter, gtol=1e-12)

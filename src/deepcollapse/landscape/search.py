@@ -33,40 +33,58 @@ One *round* (deterministic given ``(seed, round)``, so an interrupted search res
    :mod:`deepcollapse.dufm.classify` (``dnc`` / ``srg_like`` / ``low_rank`` / …, with the rank
    profile).
 
+Every model family (``loss``, ``activation``, ``eps``, as in ``dufm train``): GD runs the trainer's kernel for
+the family, the polish and every score use the family's float64 eq. (1) (:mod:`~deepcollapse.landscape.
+piecewise`), the constructions are those re-optimised for the family (:func:`family_construction`: the
+cross-entropy DNC and SRG of ``theory compare --loss ce``), and the summary compares with them
+(:func:`~deepcollapse.theory.family_compare.compare_family`; ``theory.closed_form`` is True only for MSE +
+ReLU).  Solution files record the family.  ``λ = 0`` is refused (:data:`NO_MINIMUM`).
+
 Folder: ``search.json`` (config, round, elapsed time, history of the best loss, the pool's metadata),
 ``pool.npz`` (the pool's reduced points), ``solutions/*.npz`` (:mod:`deepcollapse.landscape.solution_file`
 format plus extras), ``summary.json``.  Running the same search into the same folder resumes it; a different
 problem in an existing folder is refused unless ``force``.
+
+The pieces: :mod:`~deepcollapse.landscape.search_config` (``SearchConfig``, the results,
+``SearchInterrupted``), :mod:`~deepcollapse.landscape.search_starts` (the round plan and its starts,
+``family_construction``), :mod:`~deepcollapse.landscape.search_state` (the pool, the state and solution
+files); this module runs the rounds (GD through the kernel, the polish) and re-exports their public names.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int, check_per_layer
-from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
-from deepcollapse._core.io import atomic_write_json, finite_or_none
-from deepcollapse._core.results import Result, to_jsonable
-from deepcollapse.landscape.piecewise import (
-    Problem,
-    collapse,
-    expand,
-    sigma_eps_polish,
-    value,
+from deepcollapse._core.results import to_jsonable
+from deepcollapse.landscape.piecewise import Problem, sigma_eps_polish, value
+from deepcollapse.landscape.search_config import NO_MINIMUM as NO_MINIMUM
+from deepcollapse.landscape.search_config import (
+    SearchConfig,
+    SearchInterrupted,
+    SearchSolution,
+    SearchSummary,
+    resume_command,
 )
-from deepcollapse.theory.objective import dufm_objective, forward
+from deepcollapse.landscape.search_starts import _constructions, _starts, family_construction
+from deepcollapse.landscape.search_starts import _plan as _plan  # re-exported (tests draw a round's plan)
+from deepcollapse.landscape.search_starts import _redraw as _redraw
+from deepcollapse.landscape.search_state import (
+    _SAME_LOSS,
+    _add,
+    _finish,
+    _load_state,
+    _save_state,
+    describe_solution,
+)
+from deepcollapse.landscape.search_state import STATE_FORMAT as STATE_FORMAT
 
 __all__ = [
     "SearchConfig",
@@ -74,170 +92,13 @@ __all__ = [
     "SearchSolution",
     "SearchSummary",
     "describe_solution",
+    "family_construction",
     "search_dufm",
 ]
 
-
-@dataclass(frozen=True, eq=False)
-class SearchSolution(Result):
-    """One kept solution of a search (an entry of :attr:`SearchSummary.solutions`).
-
-    Attributes
-    ----------
-    file : str
-        Its file in ``solutions/`` (``rank01.npz`` is the best), readable by
-        :func:`~deepcollapse.landscape.solution_file.load_solution`.
-    loss : float
-        Eq. (1) of the solution at the full problem (float64).
-    structure : str
-        Its classification (:data:`~deepcollapse.dufm.classify.CLASSIFICATIONS`).
-    ranks, ranks_pre : list of int
-        Ranks of the post- (``M_1 .. M_L``) and pre-activation (``M~_2 .. M~_L``) class means.
-    source : str
-        Where it came from, e.g. ``"dnc (polished)"`` or ``"GD from random"``.
-    round : int
-        The round that found it.
-    """
-
-    file: str | None = None
-    loss: float | None = None
-    structure: str | None = None
-    ranks: list[int] | None = None
-    ranks_pre: list[int] | None = None
-    source: str | None = None
-    round: int | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class SearchSummary(Result):
-    """The state of a global search folder (``summary.json``): the result of :func:`search_dufm`.
-
-    Read-only key access (``summary["solutions"][0]["loss"]``) works as for the dict of earlier releases.
-
-    Attributes
-    ----------
-    problem : dict
-        ``classes, layers, n, lam_h, lam_w, width`` (:meth:`SearchConfig.problem_key`).
-    loss_dnc, loss_srg : float or None
-        The closed-form DNC and SRG losses (``loss_srg`` ``None`` where SRG is undefined).
-    best_loss : float or None
-        The lowest loss found.
-    best_over_dnc, best_over_srg : float or None
-        ``best_loss / loss_dnc`` and ``best_loss / loss_srg``.
-    rounds : int
-        Rounds completed (over every call).
-    starts_evaluated : int
-        GD starts run.
-    elapsed_s, cpu_s : float
-        Wall-clock and this process's CPU seconds spent (over every call).
-    history : list of dict
-        Per round: ``{round, best, elapsed_s, cpu_s}``.
-    solutions : list of SearchSolution
-        The kept solutions, best first.
-    theory : dict
-        The :class:`~deepcollapse.theory.compare.Comparison` as a dict plus ``closed_form: True``.
-    """
-
-    _nested = {"solutions": SearchSolution}
-
-    problem: dict[str, Any] | None = None
-    loss_dnc: float | None = None
-    loss_srg: float | None = None
-    best_loss: float | None = None
-    best_over_dnc: float | None = None
-    best_over_srg: float | None = None
-    rounds: int | None = None
-    starts_evaluated: int | None = None
-    elapsed_s: float | None = None
-    cpu_s: float | None = None
-    history: list[dict[str, Any]] | None = None
-    solutions: list[SearchSolution] | None = None
-    theory: dict[str, Any] | None = None
-
-
 log = logging.getLogger(__name__)
 
-STATE_FORMAT = "deepcollapse.dufm.search/1"
 _CHUNK = 2000  # GD steps between budget / interrupt checks
-_SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
-
-
-class SearchInterrupted(Interrupted):
-    """Raised after an interrupted search wrote its state; ``command`` (also ``resume``) resumes it.
-
-    An :class:`~deepcollapse._core.checks.Interrupted` (a ``KeyboardInterrupt``), so a sweep of search points
-    stops on it rather than going on with the next point."""
-
-    def __init__(self, out_dir: Path, command: str, signum: int = signal.SIGINT) -> None:
-        super().__init__(
-            signum, f"search interrupted; state saved in {out_dir}; resume with: {command}", resume=command
-        )
-        self.out_dir = out_dir
-        self.command = command
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.out_dir, self.command, self.signum))
-
-
-@dataclass
-class SearchConfig(ConfigMixin):
-    """What to search: eq. (1) with ``classes, layers, n, lam_h, lam_w, width`` (``d_1 = .. = d_L``); how:
-    ``runs`` GD starts per round, ``steps`` GD steps at rate ``lr``, ``polish_top`` polished per round,
-    ``keep`` solutions written, ``seed``; ``budget`` minutes per call (``rounds`` caps the rounds).
-
-    Each field's metadata is its command-line option (``deepcollapse dufm search``)."""
-
-    classes: int = field(default=10, metadata={"help": "K, number of classes"})
-    layers: int = field(default=4, metadata={"help": "L, number of weight matrices"})
-    n: int = field(default=50, metadata={"help": "samples per class"})
-    lam_h: float = field(default=0.004, metadata={"help": "λ_H1 (overrides --lam)"})
-    lam_w: list[float] = field(
-        default_factory=lambda: [0.004] * 4,
-        metadata={"help": "λ_W: one float or comma-separated L floats (overrides --lam)"},
-    )
-    width: int = field(default=30, metadata={"help": "d_1 = .. = d_L"})
-    runs: int = field(default=32, metadata={"help": "GD starts per round"})
-    steps: int = field(default=10_000, metadata={"help": "GD steps per round"})
-    lr: float = field(default=0.5, metadata={"help": "GD learning rate"})
-    polish_top: int = field(
-        default=3, metadata={"help": "lowest distinct results polished in float64 per round"}
-    )
-    keep: int = field(default=5, metadata={"help": "solutions written"})
-    seed: int = field(default=0, metadata={"help": "seed of the starts"})
-    budget: float = field(
-        default=30.0, metadata={"help": "minutes for this call; a call always finishes one round"}
-    )
-    rounds: int | None = field(
-        default=None, metadata={"help": "stop after this many rounds", "shown_default": "only the budget"}
-    )
-
-    def __post_init__(self) -> None:
-        self.classes = check_int("classes", self.classes, min=2)
-        self.layers = check_int("layers", self.layers, min=2)
-        self.n = check_int("n", self.n, min=1)
-        self.lam_h = check_float("lam_h", self.lam_h, gt=0.0)
-        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=0.0)
-        self.width = check_int("width", self.width, min=self.classes)
-        self.runs = check_int("runs", self.runs, min=1)
-        self.steps = check_int("steps", self.steps, min=0)
-        self.lr = check_float("lr", self.lr, gt=0.0)
-        self.polish_top = check_int("polish_top", self.polish_top, min=1)
-        self.keep = check_int("keep", self.keep, min=1)
-        self.seed = check_int("seed", self.seed, min=0)
-        self.budget = check_float("budget", self.budget, gt=0.0)
-        if self.rounds is not None:
-            self.rounds = check_int("rounds", self.rounds, min=1)
-
-    @property
-    def problem(self) -> Problem:
-        """The searched instance of eq. (1) (MSE + ReLU, every width ``width``)."""
-        return Problem(
-            self.classes, self.layers, self.n, self.lam_h, tuple(self.lam_w), (self.width,) * self.layers
-        )
-
-    def problem_key(self) -> dict[str, Any]:
-        """The fields that define the optimisation problem (a resumed search must match them)."""
-        return {k: getattr(self, k) for k in ("classes", "layers", "n", "lam_h", "lam_w", "width")}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -251,254 +112,15 @@ def _gd(
 
     R = params[0].shape[0]
     return advance_limited(
-        params, lrs, 0, problem.classes, problem.n, problem.lam_h, list(problem.lam_w), min(R, 64)
-    )
-
-
-# ------------------------------------------------------------------------------------------------------------
-# starts
-# ------------------------------------------------------------------------------------------------------------
-def _constructions(config: SearchConfig) -> list[tuple[str, list[np.ndarray]]]:
-    """The DNC and every defined SRG construction as reduced points ``[M_1, W_1..W_L]``."""
-    from deepcollapse.theory.constructions import SRG_CONSTRUCTIONS, dnc_solution, srg_defined, srg_solution
-
-    K, L, n = config.classes, config.layers, config.n
-    args = (K, L, n, config.lam_h, config.lam_w)
-    out = []
-    sols: list[tuple[str, Callable[[], Any]]] = [("dnc", partial(dnc_solution, *args, width=config.width))]
-    for c in SRG_CONSTRUCTIONS:
-        if srg_defined(K, L, c):
-            sols.append((f"srg-{c}", partial(srg_solution, *args, construction=c, width=config.width)))
-    for name, make in sols:
-        try:
-            sol = make()
-        except ConfigError as exc:  # e.g. the width is too small for this construction
-            log.info("construction %s skipped: %s", name, exc)
-            continue
-        if sol.H1.shape[0] != config.width or any(W.shape[0] not in (config.width, K) for W in sol.weights):
-            continue
-        out.append((name, [collapse(sol.H1, K), *[np.asarray(W, dtype=np.float64) for W in sol.weights]]))
-    return out
-
-
-def _random_point(config: SearchConfig, rng: np.random.Generator, scale: float) -> list[np.ndarray]:
-    d, K = config.width, config.classes
-    shapes = [(d, K)] + [(d, d)] * (config.layers - 1) + [(K, d)]
-    stds = [1.0] + [1.0 / math.sqrt(d)] * config.layers
-    return [scale * s * rng.standard_normal(sh) for sh, s in zip(shapes, stds)]
-
-
-def _perturb(point: Sequence[np.ndarray], rng: np.random.Generator, sigma: float) -> list[np.ndarray]:
-    out = []
-    for A in point:
-        rms = math.sqrt(float(np.mean(A**2))) or 1.0
-        out.append(
-            A * (1 + sigma * rng.standard_normal(A.shape)) + 0.3 * sigma * rms * rng.standard_normal(A.shape)
-        )
-    return out
-
-
-def _redraw(
-    point: Sequence[np.ndarray], rng: np.random.Generator, layers: int, scale: float
-) -> list[np.ndarray]:
-    """``point`` with its last ``layers`` weight matrices replaced by Gaussian ones of std ``scale/√d_in``."""
-    out = [np.asarray(A, dtype=np.float64).copy() for A in point]
-    for j in range(len(out) - layers, len(out)):
-        out[j] = scale * rng.standard_normal(out[j].shape) / math.sqrt(out[j].shape[1])
-    return out
-
-
-def _plan(R: int, first: bool) -> dict[str, int]:
-    """How many starts of each kind one round draws (module docstring, step 1)."""
-    if first:
-        n_random = R // 4
-        n_cons = R // 4
-        return {"random": n_random, "construction": n_cons, "best": 0, "redraw": R - n_random - n_cons}
-    n_best = R // 4
-    n_cons = R // 8
-    n_redraw = (R * 3) // 8
-    return {
-        "random": R - n_best - n_cons - n_redraw,
-        "construction": n_cons,
-        "best": n_best,
-        "redraw": n_redraw,
-    }
-
-
-def _starts(
-    config: SearchConfig,
-    rng: np.random.Generator,
-    first: bool,
-    constructions: list[tuple[str, list[np.ndarray]]],
-    pool: list[dict[str, Any]],
-) -> tuple[list[list[np.ndarray]], list[str]]:
-    R = config.runs
-    starts: list[list[np.ndarray]] = []
-    labels: list[str] = []
-    plan = _plan(R, first or not pool)
-    for i in range(plan["random"]):
-        scale = (0.3, 1.0, 2.0)[i % 3]
-        starts.append(_random_point(config, rng, scale))
-        labels.append(f"random(scale {scale})")
-    for i in range(plan["construction"]):
-        name, point = constructions[i % len(constructions)]
-        sigma = (0.02, 0.1, 0.3)[(i // len(constructions)) % 3]
-        starts.append(_perturb(point, rng, sigma))
-        labels.append(f"{name}+noise {sigma}")
-    for i in range(plan["best"]):
-        entry = pool[i % min(len(pool), config.keep)]
-        sigma = (0.01, 0.05, 0.2)[(i // max(1, min(len(pool), config.keep))) % 3]
-        starts.append(_perturb(entry["params"], rng, sigma))
-        labels.append(f"best#{entry['id']}+noise {sigma}")
-    # the lower layers of a construction (or of a good point) kept, the last one or two layers drawn afresh:
-    # the 2024 paper's K = 6 and K = 15 solutions below L_SRG differ from SRG only in M~_L (its App. B.1)
-    bases = [c for c in constructions if c[0] != "dnc"] or list(constructions)
-    if pool and not first:
-        bases = [(f"best#{e['id']}", e["params"]) for e in pool[: config.keep]] + bases
-    for i in range(plan["redraw"]):
-        name, point = bases[i % len(bases)]
-        k = min(config.layers, 1 + (i // len(bases)) % 2)
-        scale = (0.5, 1.0, 2.0)[(i // (2 * len(bases))) % 3]
-        starts.append(_redraw(point, rng, k, scale))
-        labels.append(f"{name}, last {k} layer(s) redrawn (scale {scale})")
-    return starts, labels
-
-
-# ------------------------------------------------------------------------------------------------------------
-# describing a solution
-# ------------------------------------------------------------------------------------------------------------
-def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Problem) -> dict[str, Any]:
-    """Float64 loss (eq. (1)), ranks of the post-ReLU class means ``M_1..M_L`` (``ranks``) and pre-ReLU ones
-    (``ranks_pre``), cosine Gram matrices of ``M_l`` and the structure label of
-    :mod:`deepcollapse.dufm.classify` (``classification``), with its criteria."""
-    from deepcollapse.dufm.classify import classify_run, theory_of
-    from deepcollapse.dufm.config import DUFMConfig
-    from deepcollapse.theory.constructions import srg_gram
-
-    K, L = problem.classes, problem.layers
-    config = DUFMConfig(
-        classes=K,
-        n=problem.n,
-        layers=L,
-        width=[int(H1.shape[0])] + [int(W.shape[0]) for W in weights[:-1]],
-        lam_h=problem.lam_h,
-        lam_w=list(problem.lam_w),
-        runs=1,
-        steps=1,
-    )
-    theory = theory_of(config)  # compare(...) plus the classifier's own keys (closed_form, loss_zero)
-    G_srg = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
-    # the point is the end of a converged polish: tell the classifier its loss has stopped decreasing (a
-    # flat history), so that a minimum at a ReLU kink, where the one-sided gradient need not vanish, is
-    # labelled by its structure rather than "not_converged"
-    loss = dufm_objective(np.asarray(H1), list(weights), problem.lam_h, list(problem.lam_w)).total
-    history: list[tuple[int, float | None]] = [(0, loss), (1, loss)]
-    rec = classify_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
-    _, posts, _ = forward(collapse(np.asarray(H1), K), weights)  # post-ReLU class means M_1 .. M_L
-    rec["grams"] = [M.T @ M for M in posts]  # (K, K) Gram matrices
-    rec["loss_dnc"] = theory["loss_dnc"]
-    rec["loss_srg"] = theory["loss_srg"]
-    return rec
-
-
-def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> dict[str, Any]:
-    from deepcollapse.landscape.solution_file import save_solution
-
-    problem = config.problem
-    H1 = expand(entry["params"][0], config.n)  # (d1, K n)
-    weights = [np.asarray(W) for W in entry["params"][1:]]
-    parts = dufm_objective(H1, weights, config.lam_h, config.lam_w)
-    desc = entry.get("description") or describe_solution(H1, weights, problem)
-    entry["description"] = desc
-    extra: dict[str, Any] = {
-        "loss": parts.total,
-        "fit": parts.fit,
-        "reg": parts.reg,
-        "ranks": np.asarray(desc["ranks"]),
-        "ranks_pre": np.asarray(desc["ranks_pre"]),
-        "structure": np.asarray(desc["classification"]),
-        "rank_profile": np.asarray("-".join(map(str, desc["ranks"]))),
-        "source": np.asarray(entry["source"]),
-    }
-    for l, G in enumerate(desc["grams"], 1):
-        extra[f"gram_{l}"] = G
-    save_solution(path, H1, weights, n=config.n, lam_h=config.lam_h, lam_w=config.lam_w, extra=extra)
-    return {
-        "file": str(path.name),
-        "loss": parts.total,
-        "structure": desc["classification"],
-        "ranks": desc["ranks"],
-        "ranks_pre": desc["ranks_pre"],
-        "source": entry["source"],
-        "round": entry["round"],
-    }
-
-
-# ------------------------------------------------------------------------------------------------------------
-# state
-# ------------------------------------------------------------------------------------------------------------
-def _save_state(out: Path, config: SearchConfig, state: dict[str, Any], pool: list[dict[str, Any]]) -> None:
-    arrays = {f"p{e['id']}_{j}": A for e in pool for j, A in enumerate(e["params"])}
-    tmp = out / ".pool.tmp.npz"
-    np.savez(tmp, **arrays)
-    tmp.replace(out / "pool.npz")
-    meta = [{k: e[k] for k in ("id", "loss", "source", "round")} for e in pool]
-    atomic_write_json(
-        out / "search.json",
-        finite_or_none({"format": STATE_FORMAT, "config": config.to_dict(), **state, "pool": meta}),
-    )
-
-
-def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    fresh: dict[str, Any] = {
-        "round": 0,
-        "elapsed_s": 0.0,
-        "cpu_s": 0.0,
-        "next_id": 0,
-        "history": [],
-        "evaluated": 0,
-    }
-    path = out / "search.json"
-    if not path.is_file() or force:
-        return fresh, []
-    saved = json.loads(path.read_text())
-    old = SearchConfig(**saved["config"]).problem_key()
-    if old != config.problem_key():
-        diff = ", ".join(f"{k} {old[k]} -> {v}" for k, v in config.problem_key().items() if old[k] != v)
-        raise ConfigError(
-            f"out == {str(out)!r} holds a search of another problem ({diff}), must be a new folder "
-            "(or pass --force to start over)."
-        )
-    pool = []
-    with np.load(out / "pool.npz") as z:
-        for meta in saved["pool"]:
-            n_arrays = config.layers + 1
-            params = [z[f"p{meta['id']}_{j}"] for j in range(n_arrays)]
-            pool.append({**meta, "params": params})
-    state = {k: saved.get(k, v) for k, v in fresh.items()}
-    return state, pool
-
-
-def _add(pool: list[dict[str, Any]], entry: dict[str, Any], size: int) -> bool:
-    """Insert ``entry`` unless a point with the same loss is there; keep the ``size`` lowest; True if kept."""
-    if not math.isfinite(entry["loss"]):
-        return False
-    for e in pool:
-        if abs(e["loss"] - entry["loss"]) < _SAME_LOSS * abs(entry["loss"]):
-            return False
-    pool.append(entry)
-    pool.sort(key=lambda e: e["loss"])
-    del pool[size:]
-    return entry in pool
-
-
-def resume_command(out: Path, config: SearchConfig) -> str:
-    lam_w = ",".join(f"{x:g}" for x in config.lam_w)
-    return (
-        f"deepcollapse dufm search --classes {config.classes} --layers {config.layers} --n {config.n} "
-        f"--lam-h {config.lam_h:g} --lam-w {lam_w} --width {config.width} --seed {config.seed} "
-        f"--runs {config.runs} --steps {config.steps} --lr {config.lr:g} --keep {config.keep} "
-        f"--budget {config.budget:g} --out {out}"
+        params,
+        lrs,
+        0,
+        problem.classes,
+        problem.n,
+        problem.lam_h,
+        list(problem.lam_w),
+        min(R, 64),
+        family=problem.family,
     )
 
 
@@ -513,14 +135,12 @@ def search_dufm(
     :class:`SearchSummary` (also written to ``summary.json``)."""
     from tqdm.auto import tqdm
 
-    from deepcollapse.theory.compare import compare
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     state, pool = _load_state(out, config, force)
     problem = config.problem
     reduced = problem.reduced()
-    theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+    theory = _theory(config)
     constructions = _constructions(config)
     budget_s = 60.0 * config.budget
     t0, c0 = time.monotonic(), time.process_time()
@@ -559,11 +179,12 @@ def search_dufm(
         # one BLAS thread: L-BFGS-B's Fortran core and the small GEMMs lose badly to threads (measured 4.5 ms
         # per L-BFGS-B iteration with the default threads on a loaded 2-core machine)
         with stop_on_signals(flag), threadpool_limits(limits=1, user_api="blas"):
-            if state["round"] == 0 and not pool:
+            if state["round"] == 0 and not state["seeded"]:
                 for name, point in constructions:  # the constructions themselves, polished
                     params, loss = sigma_eps_polish(point, reduced)
                     _add(pool, new_entry(params, loss, f"{name} (polished)"), 2 * config.keep)
                     tick()
+                state["seeded"] = True
             while not out_of_time() and (
                 config.rounds is None or state["round"] - first_round < config.rounds
             ):
@@ -615,41 +236,31 @@ def search_dufm(
     except KeyboardInterrupt:
         save()
         bar.close()
-        raise SearchInterrupted(out, resume_command(out, config), flag.signum or signal.SIGINT) from None
+        if not state["seeded"]:
+            saved = f"the {len(pool)} construction(s) polished so far saved (resuming polishes the rest)"
+        else:
+            saved = (
+                f"{state['round']} finished round(s) and the best {len(pool)} point(s) saved (resuming "
+                f"redoes round {state['round']} from its start)"
+            )
+        raise SearchInterrupted(
+            out, resume_command(out, config), flag.signum or signal.SIGINT, saved
+        ) from None
     bar.close()
     save()
     return _finish(out, config, pool, state, theory)
 
 
-def _finish(
-    out: Path,
-    config: SearchConfig,
-    pool: list[dict[str, Any]],
-    state: dict[str, Any],
-    theory: Mapping[str, Any],
-) -> SearchSummary:
-    sol_dir = out / "solutions"
-    sol_dir.mkdir(exist_ok=True)
-    rows = []
-    for i, entry in enumerate(pool[: config.keep], 1):
-        rows.append(_write_solution(sol_dir / f"rank{i:02d}.npz", entry, config))
-    for stale in sorted(sol_dir.glob("rank*.npz"))[len(rows) :]:
-        stale.unlink()
-    best = rows[0]["loss"] if rows else None
-    summary = {
-        "problem": config.problem_key(),
-        "loss_dnc": theory["loss_dnc"],
-        "loss_srg": theory["loss_srg"],
-        "best_loss": best,
-        "best_over_dnc": None if best is None else best / theory["loss_dnc"],
-        "best_over_srg": None if best is None or theory["loss_srg"] is None else best / theory["loss_srg"],
-        "rounds": state["round"],
-        "starts_evaluated": state["evaluated"],
-        "elapsed_s": state["elapsed_s"],
-        "cpu_s": state["cpu_s"],
-        "history": state["history"],
-        "solutions": rows,
-        "theory": {**to_jsonable(theory), "closed_form": True},  # MSE + ReLU: the closed forms apply
-    }
-    atomic_write_json(out / "summary.json", finite_or_none(summary))
-    return SearchSummary.from_dict(summary)
+def _theory(config: SearchConfig) -> dict[str, Any]:
+    """What the search compares against: the MSE + ReLU closed forms (``compare``), or for another family
+    the constructions re-optimised for it (:func:`~deepcollapse.theory.family_compare.compare_family`, e.g.
+    the cross-entropy re-optimised DNC and SRG: there is no closed form); ``closed_form`` says which."""
+    if config.problem.family.is_default:
+        from deepcollapse.theory.compare import compare
+
+        theory = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
+        return {**to_jsonable(theory), "closed_form": True}  # MSE + ReLU: the closed forms apply
+    from deepcollapse.theory.family_compare import compare_family
+
+    fc = compare_family(problem=config.problem)
+    return {**to_jsonable(fc), "closed_form": False}

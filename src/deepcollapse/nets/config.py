@@ -24,25 +24,38 @@ head:
 Loss ``"mse"``: ``(1/(2|B|)) Σ_{i∈B} ‖f(x_i) − e_{y_i}‖²`` (one-hot targets; the DUFM's ``1/(2N)`` convention,
 summed over the K outputs); ``"ce"``: mean cross-entropy.
 
-GPU options (both off by default; meant for CUDA, where they speed up the ResNet20 runs):
+Speed options (``amp`` off by default; ``channels_last`` ``"auto"``):
 
 - ``amp``: the forward pass and the loss run under ``torch.autocast`` -- float16 on CUDA with a
   ``torch.amp.GradScaler`` (dynamic loss scaling, so small float16 gradients do not flush to zero), bfloat16
   on the CPU (no scaler needed: bfloat16 has float32's exponent range).  Collapse metrics are always evaluated
   in float32 without autocast (then accumulated in float64).
-- ``channels_last``: the ResNet20 backbone and every image batch use ``torch.channels_last`` memory format
-  (NHWC), which lets cuDNN use tensor-core convolutions; a no-op for the MLP backbone.
+- ``channels_last``: the ResNet backbone and every image batch use ``torch.channels_last`` memory format
+  (NHWC), which lets cuDNN use tensor-core convolutions and oneDNN skip its NCHW reorders; a no-op for the
+  MLP backbone.  ``"auto"`` (default): on for the CPU, off on GPUs (where it pays only with ``amp``).  On the
+  CPU it is the fastest option that keeps a run bit-reproducible per seed (``benchmarks/net_throughput.py``
+  measures it against NCHW, ``torch.compile`` and bfloat16); its results equal NCHW's up to float32
+  rounding (convolution and BatchNorm sums in another order), not bit for bit.  YAML ``true`` / ``false``
+  (older run folders) keep their meaning.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse.nets.data.names import BUNDLED_DATASETS, DATASETS, dataset_num_classes, parse_classes
+from deepcollapse._core.io import atomic_write_text
+from deepcollapse.nets.data.names import (
+    BUNDLED_DATASETS,
+    DATASET_LABELS,
+    DATASETS,
+    dataset_num_classes,
+    parse_classes,
+)
 
 __all__ = ["NetConfig", "REGULARISATIONS", "LOSSES", "OPTIMIZERS", "SCHEDULES", "BACKBONES"]
 
@@ -50,7 +63,7 @@ REGULARISATIONS = ("dufm", "standard", "none")
 LOSSES = ("mse", "ce")
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "multistep", "cosine")
-BACKBONES = ("resnet20", "mlp")
+BACKBONES = ("resnet20", "resnet8", "mlp")
 LAM_H_SCALES = ("batch_mean", "dataset")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -66,7 +79,8 @@ class NetConfig(ConfigMixin):
     dataset: str = field(
         default="digits",
         metadata={
-            "help": "dataset to train on (digits and mnist1d ship with a package)",
+            "help": "dataset to train on (digits, mnist1d and mnist_5k, 5 000 real MNIST images, ship with a "
+            "package)",
             "choices": DATASETS,
         },
     )
@@ -74,7 +88,7 @@ class NetConfig(ConfigMixin):
         default=None,
         metadata={
             "help": "folder with the (Fashion-)MNIST IDX files or cifar-10-batches-py (not needed for the "
-            "bundled digits and mnist1d)"
+            "bundled digits, mnist1d and mnist_5k)"
         },
     )
     classes: list[int] | None = field(
@@ -103,8 +117,8 @@ class NetConfig(ConfigMixin):
     backbone: str = field(
         default="resnet20",
         metadata={
-            "help": "feature extractor in front of the MLP head: resnet20 (images >= 8x8) or mlp (any input, "
-            "MNIST-1D)",
+            "help": "feature extractor in front of the MLP head: resnet20 (images >= 8x8), resnet8 (its "
+            "one-block-per-stage sibling, ~1/3 the FLOPs) or mlp (any input, MNIST-1D)",
             "choices": BACKBONES,
         },
     )
@@ -117,7 +131,7 @@ class NetConfig(ConfigMixin):
     feature_dim: int | None = field(
         default=None,
         metadata={
-            "help": "resnet20 only: width of a bias-free projection of the 64 backbone channels",
+            "help": "resnet20/resnet8 only: width of a bias-free projection of the 64 backbone channels",
             "shown_default": "no projection, H1 = the 64 pooled channels",
         },
     )
@@ -199,9 +213,14 @@ class NetConfig(ConfigMixin):
         default=False,
         metadata={"help": "mixed precision: autocast (float16 + GradScaler on cuda, bfloat16 on cpu)"},
     )
-    channels_last: bool = field(
-        default=False,
-        metadata={"help": "channels-last memory format for the resnet20 backbone and its input batches"},
+    channels_last: bool | str = field(
+        default="auto",
+        metadata={
+            "help": "channels-last (NHWC) memory format for the resnet backbone and its input batches: auto "
+            "(on for the cpu, where it is faster; off on gpus), true (also the bare flag) or false",
+            "choices": ("auto", "true", "false"),
+            "const": "true",
+        },
     )
     rank_rtol: float | None = field(
         default=1e-3,
@@ -227,8 +246,9 @@ class NetConfig(ConfigMixin):
         if self.data_dir is not None:
             self.data_dir = str(self.data_dir)
         if self.dataset not in BUNDLED_DATASETS and self.data_dir is None:
+            hint = " or use --dataset mnist_5k (5 000 bundled MNIST images)" * (self.dataset == "mnist")
             raise ConfigError(
-                f"data_dir == None, must be the folder holding the {self.dataset} files (--data-dir)."
+                f"data_dir == None, must be the folder holding the {self.dataset} files (--data-dir){hint}."
             )
         self.classes = parse_classes(self.classes, dataset_num_classes(self.dataset))
         K = self.num_classes
@@ -236,14 +256,18 @@ class NetConfig(ConfigMixin):
             v = getattr(self, name)
             if v is not None:
                 setattr(self, name, check_int(name, v, min=1))
+        if self.dataset == "mnist_5k":  # one 500-per-class file: n + n_test <= 500 (torch-free check)
+            from deepcollapse.nets.data.mnist5k import mnist5k_sizes
+
+            mnist5k_sizes(self.n, self.n_test)
         self.normalize = _check_bool("normalize", self.normalize)
         self.freeze_head = _check_bool("freeze_head", self.freeze_head)
         check_choice("backbone", self.backbone, BACKBONES)
         self.backbone_width = check_int("backbone_width", self.backbone_width, min=1)
         self.backbone_depth = check_int("backbone_depth", self.backbone_depth, min=1)
-        if self.dataset == "mnist1d" and self.backbone == "resnet20":
+        if self.dataset == "mnist1d" and self.backbone != "mlp":
             raise ConfigError(
-                "backbone == 'resnet20', must be 'mlp' for dataset mnist1d (1-D signals of length 40)."
+                f"backbone == {self.backbone!r}, must be 'mlp' for dataset mnist1d (1-D signals, length 40)."
             )
         if self.backbone == "mlp" and self.feature_dim is not None:
             raise ConfigError(
@@ -251,7 +275,7 @@ class NetConfig(ConfigMixin):
                 "(set backbone_width, the width of H1)."
             )
         self.amp = _check_bool("amp", self.amp)
-        self.channels_last = _check_bool("channels_last", self.channels_last)
+        self.channels_last = _check_auto_bool("channels_last", self.channels_last)
         self.layers = check_int("layers", self.layers, min=1)
         self.width = check_int("width", self.width, min=1)
         if self.layers >= 2 and self.width < K:
@@ -307,6 +331,34 @@ class NetConfig(ConfigMixin):
     def num_classes(self) -> int:
         """K: the number of selected classes."""
         return len(self.classes) if self.classes else dataset_num_classes(self.dataset)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        """The YAML of :meth:`to_dict`, headed by a comment naming the dataset (e.g. ``# dataset: MNIST
+        (bundled 5 000-image subset, 500 per class)``); written atomically to ``path`` when given.
+
+        Parameters
+        ----------
+        path
+            Where to write it (``None``: only return it).
+
+        Returns
+        -------
+        str
+            The YAML text.
+        """
+        text = f"# dataset: {DATASET_LABELS[self.dataset]}\n" + super().to_yaml()
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+
+def _check_auto_bool(name: str, value: Any) -> bool | str:
+    """``"auto"``, or a bool (``"true"`` / ``"false"`` from the command line become bools)."""
+    if isinstance(value, str) and value.lower() in ("auto", "true", "false"):
+        return "auto" if value.lower() == "auto" else value.lower() == "true"
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} == {value!r}, must be auto, true or false.")
+    return value
 
 
 def _check_bool(name: str, value: Any) -> bool:

@@ -31,6 +31,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse._core.io import load_checkpoint
 
 __all__ = ["MLPHead", "HeadNetwork", "feature_layers", "load_dufm_head_weights"]
 
@@ -130,12 +131,8 @@ def load_dufm_head_weights(path: str | Path, run: int = 0) -> list[torch.Tensor]
         raise ConfigError(
             f"head_init == {str(path)!r}, must be a DUFM run folder containing params.pt (or the file)."
         )
-    try:
-        blob = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
-        raise ConfigError(f"head_init == {str(p)!r}, must be a readable torch file ({exc}).") from None
-    if not isinstance(blob, dict) or "weights" not in blob:
-        raise ConfigError(f"head_init == {str(p)!r}, must hold a dict with key 'weights' (DUFM params.pt).")
+    hint = "head_init must name a finished DUFM run folder or its params.pt"
+    blob = load_checkpoint(p, keys=("weights",), hint=hint)
     out: list[torch.Tensor] = []
     for l, W in enumerate(blob["weights"], start=1):
         W = torch.as_tensor(W)

@@ -12,6 +12,10 @@ Architecture (He et al. 2016, §4.2, the 6n+2 family with n = 3):
 Any input with 1 or 3 channels (any number ``in_channels >= 1`` actually) and spatial size at least 8×8 is
 accepted: 28×28 MNIST, 32×32 CIFAR-10 and the 8×8 scikit-learn digits all work (the last stage then sees 2×2).
 
+``depth`` picks the member of the 6n+2 family: 20 (default, n = 3 blocks per stage) or 8 (``resnet8``: one
+block per stage, the same stem, widths, shortcuts and pooling, about a third of ResNet20's convolution FLOPs;
+the CPU-sized backbone of the ``real-mnist5k-*`` experiments).
+
 Optional projection: with ``out_dim`` set, a bias-free linear map ``P ∈ R^{out_dim×64}`` is appended, so the
 features ``H1 = P · pool(...)`` may have any width and sign.  It belongs to the backbone (it is not
 regularised by the DUFM-like scheme, which only penalises ``H1`` itself and the head).
@@ -67,18 +71,23 @@ class ResNet20(nn.Module):
     out_dim:
         ``None`` (default): the 64 pooled channels are the features.  An integer: append a bias-free linear
         projection ``64 -> out_dim`` (see the module docstring).
+    depth:
+        ``6n + 2`` layers, ``n`` basic blocks per stage: 20 (ResNet20) or 8 (ResNet8); any ``6n + 2 >= 8``.
     """
 
-    def __init__(self, in_channels: int = 3, out_dim: int | None = None) -> None:
+    def __init__(self, in_channels: int = 3, out_dim: int | None = None, depth: int = 20) -> None:
         super().__init__()
         in_channels = check_int("in_channels", in_channels, min=1)
+        depth = check_int("depth", depth, min=8)
+        if (depth - 2) % 6:
+            raise ConfigError(f"depth == {depth}, must be 6n + 2 (8, 14, 20, ...).")
         self.in_channels = in_channels
         self.conv = nn.Conv2d(in_channels, 16, 3, stride=1, padding=1, bias=False)
         self.bn = nn.BatchNorm2d(16)
         blocks: list[nn.Module] = []
         channels = 16
         for stage, width in enumerate((16, 32, 64)):
-            for b in range(3):
+            for b in range((depth - 2) // 6):
                 stride = 2 if (stage > 0 and b == 0) else 1
                 blocks.append(BasicBlock(channels, width, stride))
                 channels = width

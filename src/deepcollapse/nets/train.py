@@ -20,7 +20,8 @@ single sample is dropped (BatchNorm needs two).
 
 Devices: the datasets are moved to the device once; batches are indexed there (no per-batch host copy) and the
 evaluation gathers features on the device and copies each to the host once per evaluation.  ``amp`` and
-``channels_last`` (off by default) are described in :mod:`deepcollapse.nets.config`.  Running out of
+``channels_last`` (``amp`` off, ``channels_last`` on for the CPU by default) are described in
+:mod:`deepcollapse.nets.config`.  Running out of
 device memory raises :class:`DeviceMemoryError` naming the batch size; the last epoch's checkpoint stays on
 disk.
 
@@ -50,7 +51,9 @@ from deepcollapse._core.io import (
     atomic_torch_save,
     atomic_write_json,
     finite_or_none,
+    load_checkpoint,
     prepare_run_folder,
+    read_jsonl,
     truncate_jsonl,
 )
 from deepcollapse._core.results import Result
@@ -65,6 +68,7 @@ __all__ = [
     "NetSummary",
     "DeviceMemoryError",
     "build_network",
+    "channels_last_on",
     "evaluate",
     "load_net_data",
     "lr_at",
@@ -119,13 +123,41 @@ def load_net_data(config: NetConfig) -> DataSplits:
     return data
 
 
+def channels_last_on(config: NetConfig, device: torch.device | str) -> bool:
+    """Whether a run of ``config`` on ``device`` uses channels-last memory format.
+
+    Never for the MLP backbone; ``"auto"``: on the CPU only (faster there, bit-reproducible per seed; see
+    :mod:`deepcollapse.nets.config`); otherwise ``config.channels_last``.
+
+    Parameters
+    ----------
+    config
+        The run's configuration.
+    device
+        Where the run computes.
+
+    Returns
+    -------
+    bool
+        True if the backbone and the image batches are to be channels-last.
+    """
+    if config.backbone == "mlp":
+        return False
+    if config.channels_last == "auto":
+        return torch.device(device).type == "cpu"
+    return bool(config.channels_last)
+
+
 def build_network(
-    config: NetConfig, in_channels: int, in_shape: tuple[int, ...] | None = None
+    config: NetConfig,
+    in_channels: int,
+    in_shape: tuple[int, ...] | None = None,
+    device: torch.device | str = "cpu",
 ) -> HeadNetwork:
     """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
     ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen
-    as configured; channels-last memory format if ``config.channels_last``.  The global RNG state is restored
-    afterwards."""
+    as configured; channels-last memory format if :func:`channels_last_on` for ``device`` (where the caller
+    will run it; the network is returned on the CPU).  The global RNG state is restored afterwards."""
     K = config.num_classes
     dufm_weights = None
     if config.head_init is not None:
@@ -157,8 +189,10 @@ def build_network(
                 raise ConfigError("in_shape == None, must be the sample shape (C, H, W) for backbone mlp.")
             backbone = MLPBackbone(in_shape, config.backbone_width, config.backbone_depth)
         else:
-            backbone = ResNet20(in_channels, config.feature_dim)
-            if config.channels_last:
+            backbone = ResNet20(
+                in_channels, config.feature_dim, depth=8 if config.backbone == "resnet8" else 20
+            )
+            if channels_last_on(config, device):
                 backbone = backbone.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         head = MLPHead(backbone.out_features, config.width, config.layers, K)
     if dufm_weights is not None:
@@ -277,7 +311,7 @@ def _pass(
     bs = config.eval_batch_size
     for start in range(0, n, bs):
         x, y = data.batch(slice(start, min(start + bs, n)))  # on the device already
-        if config.channels_last and x.ndim == 4:
+        if x.ndim == 4 and channels_last_on(config, device):
             x = x.contiguous(memory_format=torch.channels_last)
         out, feats = model(x)
         correct += (out.argmax(dim=1) == y).sum()
@@ -477,7 +511,7 @@ def train_step(
     the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
     through the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
     """
-    if config.channels_last and x.ndim == 4:
+    if x.ndim == 4 and channels_last_on(config, x.device):
         x = x.contiguous(memory_format=torch.channels_last)
     amp_dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
     with torch.autocast(x.device.type, dtype=amp_dtype, enabled=config.amp):
@@ -534,9 +568,14 @@ def _stopped(flag: StopFlag, out: Path, epoch: int, written: bool) -> Interrupte
             f"stopped by {flag.name} after epoch {epoch}; checkpoint written to {out}", resume
         )
     if (out / "checkpoint.pt").is_file():
-        what = f"the checkpoint of epoch {epoch - 1} in {out} is kept"
+        what = (
+            f"the checkpoint of epoch {epoch - 1} in {out} is kept; `{resume}` redoes epoch {epoch} from it"
+        )
     else:
-        what = "no checkpoint was written yet (resuming starts the run over)"
+        what = (
+            f"no checkpoint was written yet (the first is written at the end of epoch 1); `{resume}` starts "
+            "the run again from epoch 0 with its config.yaml"
+        )
     return flag.interrupted(f"stopped by {flag.name} during epoch {epoch}; {what}", resume)
 
 
@@ -548,13 +587,13 @@ def _loop(
         torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
     data = load_net_data(config)
     data = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
-    model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:])).to(device)
+    model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:]), device).to(device)
     optimizer = _make_optimizer(config, model)
     scaler = make_grad_scaler(config, device)
     ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.jsonl"
     state: dict[str, Any] = {"epoch": 0, "history": [], "elapsed": 0.0, "diverged": False, "last": None}
     if ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
+        ckpt = _load_checkpoint(ckpt_path, device)
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         if ckpt.get("scaler"):
@@ -661,6 +700,10 @@ def train_net(
     """
     if not isinstance(config, NetConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a NetConfig.")
+    if config.dataset == "mnist_5k":  # a damaged bundled file fails before the run folder is made (cached)
+        from deepcollapse.nets.data.mnist5k import read_mnist5k
+
+        read_mnist5k()
     out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse net resume`")
     config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
@@ -674,7 +717,8 @@ def resume_net(
     callback: EpochCallback | None = None,
     batch_size: int | None = None,
 ) -> NetSummary:
-    """Continue the run in ``out_dir`` from its last checkpoint (from scratch if none was written yet).
+    """Continue the run in ``out_dir`` from its last checkpoint; a folder stopped before its first checkpoint
+    (``config.yaml`` only) starts from epoch 0 with that config (logged).
 
     ``epochs`` extends (or shortens) the run with the learning-rate schedule it was started with: ``constant``
     as is; ``multistep`` keeps its milestones at the same epochs (the fractions are rescaled to the new
@@ -691,9 +735,24 @@ def resume_net(
         config, changed = _same_schedule(config, int(epochs), out), True
     if batch_size is not None and batch_size != config.batch_size:
         config, changed = config.replace(batch_size=batch_size), True
+    if (out / "checkpoint.pt").is_file():  # a damaged checkpoint or log is refused before anything is written
+        _load_checkpoint(out / "checkpoint.pt", "cpu")
+        read_jsonl(out / "metrics.jsonl", strict=True)
     if changed:
         config.to_yaml(out / "config.yaml")
+    if not (out / "checkpoint.pt").is_file():
+        log.warning(
+            "%s holds no checkpoint.pt (stopped before its first epoch ended): starting from epoch 0 "
+            "with its config.yaml",
+            out,
+        )
     return _run(config, out, progress=progress, callback=callback)
+
+
+def _load_checkpoint(path: Path, device: Any) -> dict[str, Any]:
+    """A run's ``checkpoint.pt``, or a one-line ``ConfigError`` naming it when it is damaged or foreign."""
+    hint = f"delete it to start the run again from config.yaml (deepcollapse net resume {path.parent})"
+    return load_checkpoint(path, keys=("model", "optimizer", "state"), map_location=device, hint=hint)
 
 
 def _same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:

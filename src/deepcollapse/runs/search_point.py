@@ -35,8 +35,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
     land = landscape(params, problem)
-    land_json = {k: v for k, v in land.to_dict().items() if k != "directions"}
-    atomic_write_json(folder / "landscape.json", finite_or_none(land_json))
+    atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     best = summary["solutions"][0]
     srg = summary["loss_srg"]
     row = {

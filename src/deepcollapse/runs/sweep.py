@@ -51,6 +51,7 @@ import pandas as pd
 import yaml
 
 from deepcollapse._core.checks import ConfigError, check_int, check_keys
+from deepcollapse._core.io import read_yaml
 from deepcollapse.runs.executors import Task, run_tasks
 from deepcollapse.runs.kinds import TASK_KINDS, get_kind
 
@@ -283,14 +284,7 @@ class SweepSpec:
 
 def load_sweep(path: str | Path) -> SweepSpec:
     """Read and validate a sweep YAML file (errors name the file and the offending key)."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"sweep file == {str(p)!r}, must be an existing YAML file.")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"sweep file == {str(p)!r}, must be valid YAML ({exc}).") from None
-    return SweepSpec.from_dict(data or {})
+    return SweepSpec.from_dict(read_yaml(path, expected="sweep keys (kind, base, grid, seeds, ...)"))
 
 
 def parse_assignments(items: Sequence[str], what: str) -> dict[str, Any]:
@@ -314,7 +308,7 @@ def _check_existing(task: Task, force: bool = False) -> None:
     path = Path(task.out_dir) / "config.yaml"
     if not path.is_file():
         return
-    old = yaml.safe_load(path.read_text()) or {}
+    old: Any = read_yaml(path, expected="the run's config", hint="delete the run folder to train it again")
     if isinstance(old, Mapping) and "config" in old and isinstance(old["config"], Mapping):
         old = old["config"]
     if isinstance(old, Mapping):  # a folder written before a field was renamed compares under the new names
@@ -405,24 +399,13 @@ def _cell(v: Any) -> Any:
     return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else v
 
 
-_REPORT_METRICS = (
-    "final_loss",
-    "mean_rank",
-    "is_dnc",
-    "reaches_dnc",
-    "below_dnc",
-    "train_acc",
-    "test_acc",
-    "loss",
-    "best_loss",
-)
-
-
 def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> Path:
-    """``report.html`` of a sweep: for each numeric swept field, the main metrics (mean ± std over seeds)
-    against it; the per-point and per-run tables; the spec."""
-    from deepcollapse.analysis.figures import new_axes, plot_sweep_curve, save_figure
+    """``report.html`` of a sweep: for each numeric swept field, the main metrics against it
+    (:mod:`deepcollapse.analysis.sweep_plots`: Wilson intervals for probabilities, log axes for geometric
+    grids, a note instead of a panel for a metric that is 0 everywhere); the per-point and per-run tables,
+    each column explained under them; the spec."""
     from deepcollapse.analysis.report import Report
+    from deepcollapse.analysis.sweep_plots import add_sweep_figures
 
     spec, out = result.spec, result.out_dir
     rep = Report(
@@ -431,27 +414,7 @@ def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> P
         command=f"deepcollapse sweep {out / 'sweep.yaml'} --out {out}",
     )
     summary = result.summary
-    varying = [k for k in spec.varying_keys() if k in summary]
-    keys = [k for k in varying if pd.api.types.is_numeric_dtype(summary[k])]
-    if keys and len(summary) > 1:
-        rep.section("Metrics against the swept fields (mean ± 1 std over seeds)")
-        for key in keys:
-            others = [k for k in varying if k != key]
-            groups = list(summary.groupby(others, dropna=False)) if others else [((), summary)]
-            if all(len(g) < 2 for _, g in groups):
-                continue
-            values = summary[key].astype(float)
-            log2x = bool((values > 0).all() and values.max() / max(values.min(), 1e-300) >= 8)
-            for metric in _REPORT_METRICS:
-                if f"{metric}_mean" not in summary or summary[f"{metric}_mean"].isna().all():
-                    continue
-                fig, ax = new_axes()
-                for gkey, sub in groups:
-                    gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-                    label = ", ".join(f"{k} = {v}" for k, v in zip(others, gkey)) or None
-                    plot_sweep_curve(sub, key, metric, ax=ax, log2x=log2x, label=label)
-                png, _ = save_figure(fig, out / "figures", f"{metric}_vs_{key}")
-                rep.add_figure(png, f"{metric} against {'log2 ' if log2x else ''}{key}")
+    add_sweep_figures(rep, summary, spec.varying_keys(), out / "figures")
     rep.section("Per point (mean ± std over seeds)")
     rep.add_table(summary)
     rep.section("Per run")

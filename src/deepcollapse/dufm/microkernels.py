@@ -1,0 +1,257 @@
+"""Register-blocked small GEMMs for the compiled DUFM step, and the choice between them and BLAS.
+
+The flagship step is 16 GEMMs of shapes like 30×30 · 30×500 and 30×500 · 500×30: too small for a BLAS
+library's large-GEMM blocking.  OpenBLAS's AVX-512 (``SkylakeX``) kernels still come close to their large-GEMM
+speed there; its AVX2 kernels (``Haswell``, also used on AMD Zen 1-3) reach about half of it, and much less
+for the K × N output shapes.  These three kernels, compiled by numba for the host CPU (LLVM vectorises the
+loops named below), do better there (``benchmarks/dufm_profile.py`` times each GEMM of the step both ways):
+
+* :func:`mm_nn` ``C = A B`` and :func:`mm_tn` ``C = Aᵀ B`` (forward ``W_l H_l``; backward ``W_lᵀ G``): three
+  rows of ``C`` at a time, ``k`` unrolled by four, the loop over the N columns innermost (vectorised); each
+  ``C[i, j]`` is ``A[i, 0] B[0, j] + A[i, 1] B[1, j] + …`` in that order (fused multiply-adds);
+* :func:`mm_nt` ``C = A Bᵀ`` (backward ``∂W_l = G H_lᵀ``, a reduction over N): a 5 × 3 block of dot products
+  in registers, vectorised along N (LLVM may reassociate this sum: ``fastmath={"reassoc"}``).
+
+Bit-identity: each kernel's arithmetic for an entry depends only on the operands' values and shapes, never
+on which runs are stepped together, so a run's trajectory stays identical whatever ``runs`` or ``sub_batch``;
+which GEMM uses which path (:func:`micro_layers`: by the BLAS kernel, ``$DEEPCOLLAPSE_GEMM`` and the layer's
+shape) depends on the machine and the environment only (no timing), so it is the same in worker processes
+and in a resumed run.  Against BLAS (and the numpy path) the results
+agree to float rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+__all__ = ["GEMM_PATHS", "MICRO_BLAS_KERNELS", "gemm_path", "micro_layers", "mm_nn", "mm_nt", "mm_tn"]
+
+GEMM_PATHS = ("auto", "blas", "micro")
+# OpenBLAS kernels (threadpoolctl "architecture") on which the micro-kernels beat its small GEMMs: the AVX2
+# kernels.  Measured on an AVX-512 Xeon with OPENBLAS_CORETYPE=Haswell and numba compiling for haswell
+# (benchmarks/dufm_profile.py); on SkylakeX kernels BLAS is faster (LLVM uses 256-bit vectors there).
+MICRO_BLAS_KERNELS = ("Haswell", "Zen")
+
+
+def gemm_path(path: str | None = None) -> str:
+    """``"blas"`` or ``"micro"``: the GEMMs of the compiled step.
+
+    Parameters
+    ----------
+    path : str, optional
+        ``"blas"``, ``"micro"`` or ``"auto"``; default ``$DEEPCOLLAPSE_GEMM``, else ``"auto"``: ``"micro"``
+        when the OpenBLAS that numba's ``np.dot`` calls (scipy's) runs one of :data:`MICRO_BLAS_KERNELS`.
+
+    Returns
+    -------
+    str
+        ``"blas"`` or ``"micro"``; ``ConfigError`` for another name.
+    """
+    from deepcollapse._core.checks import check_choice
+
+    name = path or os.environ.get("DEEPCOLLAPSE_GEMM") or "auto"
+    check_choice("gemm" if path else "DEEPCOLLAPSE_GEMM", name, GEMM_PATHS)
+    if name != "auto":
+        return name
+    return "micro" if scipy_blas_kernel() in MICRO_BLAS_KERNELS else "blas"
+
+
+def micro_layers(widths: list[int], path: str | None = None) -> list[tuple[bool, bool, bool]]:
+    """Per layer ``l``, which GEMMs of the compiled step use the micro-kernels: ``(W_l H_l, ∂W_l = G H_lᵀ,
+    W_lᵀ G)``.
+
+    Parameters
+    ----------
+    widths : list of int
+        ``[d_1, ..., d_{L+1}]`` (``d_{L+1} = K``); ``W_l`` is ``d_{l+1} × d_l``.
+    path : str, optional
+        As in :func:`gemm_path`: ``"blas"`` none, ``"micro"`` all; ``"auto"`` on the AVX2 kernels: by shape,
+        where they were faster than OpenBLAS's ``Haswell`` kernels (``benchmarks/dufm_profile.py``): the
+        products with ``W_l`` (forward and ``W_lᵀ G``) when ``d_{l+1} d_l ≤ 32²`` or one side ≤ 16, the
+        reduction ``∂W_l`` when ``d_{l+1} d_l ≤ 64²`` or one side ≤ 16.
+
+    Returns
+    -------
+    list of (bool, bool, bool)
+        One triple per layer; a function of the widths and the path only (so of the machine, never of R).
+    """
+    name = gemm_path(path)
+    auto = (path or os.environ.get("DEEPCOLLAPSE_GEMM") or "auto") == "auto"
+    out = []
+    for a, b in zip(widths[1:], widths[:-1]):  # W_l: (a, b)
+        if name == "blas" or not auto:
+            out.append((name == "micro",) * 3)
+            continue
+        thin = min(a, b) <= 16
+        product, reduction = thin or a * b <= 32 * 32, thin or a * b <= 64 * 64
+        out.append((product, reduction, product))
+    return out
+
+
+@functools.cache  # the kernel is chosen when the library loads: fixed for the process
+def scipy_blas_kernel() -> str | None:
+    """The kernel name (threadpoolctl ``architecture``) of scipy's OpenBLAS, or ``None`` (another BLAS)."""
+    import scipy.linalg.cython_blas  # noqa: F401 - loaded, so that threadpoolctl sees it
+
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - scikit-learn depends on it
+        return None
+    for info in threadpool_info():
+        if info.get("internal_api") == "openblas" and "scipy_openblas-" in os.path.basename(info["filepath"]):
+            return info.get("architecture")
+    return None
+
+
+try:  # optional dependency, as in deepcollapse.dufm.compiled
+    import numba
+
+    _jit_contract = numba.njit(cache=True, nogil=True, fastmath={"contract"})
+    _jit_reassoc = numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
+    AVAILABLE = True
+except ImportError:  # pragma: no cover
+    AVAILABLE = False
+
+if AVAILABLE:
+    # The bodies below are written out (not generated at import) so that numba can cache them on disk.
+
+    @_jit_contract
+    def mm_nn(A: Any, B: Any, C: Any) -> None:  # C = A B  (A: (m, k), B: (k, n), C: (m, n))
+        m, n = C.shape
+        k = B.shape[0]
+        kb = 1 + (k - 1) - (k - 1) % 4
+        i = 0
+        while i < m:
+            if i + 3 <= m:  # 3 rows of C; the k terms in the same order as the 1-row tail
+                a0, a1, a2 = A[i, 0], A[i + 1, 0], A[i + 2, 0]
+                for j in range(n):
+                    b0 = B[0, j]
+                    C[i, j] = a0 * b0
+                    C[i + 1, j] = a1 * b0
+                    C[i + 2, j] = a2 * b0
+                for p in range(1, kb, 4):
+                    a00, a01, a02, a03 = A[i, p], A[i, p + 1], A[i, p + 2], A[i, p + 3]
+                    a10, a11, a12, a13 = A[i + 1, p], A[i + 1, p + 1], A[i + 1, p + 2], A[i + 1, p + 3]
+                    a20, a21, a22, a23 = A[i + 2, p], A[i + 2, p + 1], A[i + 2, p + 2], A[i + 2, p + 3]
+                    for j in range(n):
+                        b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
+                        C[i, j] = C[i, j] + a00 * b0 + a01 * b1 + a02 * b2 + a03 * b3
+                        C[i + 1, j] = C[i + 1, j] + a10 * b0 + a11 * b1 + a12 * b2 + a13 * b3
+                        C[i + 2, j] = C[i + 2, j] + a20 * b0 + a21 * b1 + a22 * b2 + a23 * b3
+                for p in range(kb, k):
+                    a0, a1, a2 = A[i, p], A[i + 1, p], A[i + 2, p]
+                    for j in range(n):
+                        b0 = B[p, j]
+                        C[i, j] = C[i, j] + a0 * b0
+                        C[i + 1, j] = C[i + 1, j] + a1 * b0
+                        C[i + 2, j] = C[i + 2, j] + a2 * b0
+                i += 3
+            else:
+                a0 = A[i, 0]
+                for j in range(n):
+                    b0 = B[0, j]
+                    C[i, j] = a0 * b0
+                for p in range(1, kb, 4):
+                    a00, a01, a02, a03 = A[i, p], A[i, p + 1], A[i, p + 2], A[i, p + 3]
+                    for j in range(n):
+                        b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
+                        C[i, j] = C[i, j] + a00 * b0 + a01 * b1 + a02 * b2 + a03 * b3
+                for p in range(kb, k):
+                    a0 = A[i, p]
+                    for j in range(n):
+                        b0 = B[p, j]
+                        C[i, j] = C[i, j] + a0 * b0
+                i += 1
+
+    @_jit_contract
+    def mm_tn(A: Any, B: Any, C: Any) -> None:  # C = Aᵀ B  (A: (k, m), B: (k, n), C: (m, n))
+        m, n = C.shape
+        k = B.shape[0]
+        kb = 1 + (k - 1) - (k - 1) % 4
+        i = 0
+        while i < m:
+            if i + 3 <= m:  # 3 rows of C; the k terms in the same order as the 1-row tail
+                a0, a1, a2 = A[0, i], A[0, i + 1], A[0, i + 2]
+                for j in range(n):
+                    b0 = B[0, j]
+                    C[i, j] = a0 * b0
+                    C[i + 1, j] = a1 * b0
+                    C[i + 2, j] = a2 * b0
+                for p in range(1, kb, 4):
+                    a00, a01, a02, a03 = A[p, i], A[p + 1, i], A[p + 2, i], A[p + 3, i]
+                    a10, a11, a12, a13 = A[p, i + 1], A[p + 1, i + 1], A[p + 2, i + 1], A[p + 3, i + 1]
+                    a20, a21, a22, a23 = A[p, i + 2], A[p + 1, i + 2], A[p + 2, i + 2], A[p + 3, i + 2]
+                    for j in range(n):
+                        b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
+                        C[i, j] = C[i, j] + a00 * b0 + a01 * b1 + a02 * b2 + a03 * b3
+                        C[i + 1, j] = C[i + 1, j] + a10 * b0 + a11 * b1 + a12 * b2 + a13 * b3
+                        C[i + 2, j] = C[i + 2, j] + a20 * b0 + a21 * b1 + a22 * b2 + a23 * b3
+                for p in range(kb, k):
+                    a0, a1, a2 = A[p, i], A[p, i + 1], A[p, i + 2]
+                    for j in range(n):
+                        b0 = B[p, j]
+                        C[i, j] = C[i, j] + a0 * b0
+                        C[i + 1, j] = C[i + 1, j] + a1 * b0
+                        C[i + 2, j] = C[i + 2, j] + a2 * b0
+                i += 3
+            else:
+                a0 = A[0, i]
+                for j in range(n):
+                    b0 = B[0, j]
+                    C[i, j] = a0 * b0
+                for p in range(1, kb, 4):
+                    a00, a01, a02, a03 = A[p, i], A[p + 1, i], A[p + 2, i], A[p + 3, i]
+                    for j in range(n):
+                        b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
+                        C[i, j] = C[i, j] + a00 * b0 + a01 * b1 + a02 * b2 + a03 * b3
+                for p in range(kb, k):
+                    a0 = A[p, i]
+                    for j in range(n):
+                        b0 = B[p, j]
+                        C[i, j] = C[i, j] + a0 * b0
+                i += 1
+
+    @_jit_reassoc
+    def mm_nt(A: Any, B: Any, C: Any) -> None:  # C = A Bᵀ  (A: (m, n), B: (k, n), C: (m, k))
+        m, k = C.shape
+        n = A.shape[1]
+        t = C.dtype.type
+        mb, kb = m - m % 5, k - k % 3
+        for i in range(0, mb, 5):
+            for c in range(0, kb, 3):
+                s00, s01, s02 = t(0), t(0), t(0)
+                s10, s11, s12 = t(0), t(0), t(0)
+                s20, s21, s22 = t(0), t(0), t(0)
+                s30, s31, s32 = t(0), t(0), t(0)
+                s40, s41, s42 = t(0), t(0), t(0)
+                for q in range(n):
+                    b0, b1, b2 = B[c, q], B[c + 1, q], B[c + 2, q]
+                    a0, a1, a2, a3, a4 = A[i, q], A[i + 1, q], A[i + 2, q], A[i + 3, q], A[i + 4, q]
+                    s00 += a0 * b0
+                    s01 += a0 * b1
+                    s02 += a0 * b2
+                    s10 += a1 * b0
+                    s11 += a1 * b1
+                    s12 += a1 * b2
+                    s20 += a2 * b0
+                    s21 += a2 * b1
+                    s22 += a2 * b2
+                    s30 += a3 * b0
+                    s31 += a3 * b1
+                    s32 += a3 * b2
+                    s40 += a4 * b0
+                    s41 += a4 * b1
+                    s42 += a4 * b2
+                C[i, c], C[i, c + 1], C[i, c + 2] = s00, s01, s02
+                C[i + 1, c], C[i + 1, c + 1], C[i + 1, c + 2] = s10, s11, s12
+                C[i + 2, c], C[i + 2, c + 1], C[i + 2, c + 2] = s20, s21, s22
+                C[i + 3, c], C[i + 3, c + 1], C[i + 3, c + 2] = s30, s31, s32
+                C[i + 4, c], C[i + 4, c + 1], C[i + 4, c + 2] = s40, s41, s42
+        for i in range(m):  # the edges: one entry at a time
+            for c in range(kb if i < mb else 0, k):
+                s = t(0)
+                for q in range(n):
+                    s += A[i, q] * B[c, q]
+                C[i, c] = s

@@ -1,0 +1,551 @@
+"""The basin atlas (issue 19, part 4): where plain gradient descent on the L-DUFM lands from random starts.
+
+Many full-batch GD runs of the batched trainer (:func:`~deepcollapse.dufm.trainer.train_dufm`, ``R`` runs per
+trainer call, i.e. per kernel call on a GPU), each classified by the trainer's own analysis
+(:func:`~deepcollapse.dufm.classify.analyze_dufm`: ``dnc``, ``dnc_converging``, ``srg_like``, ``low_rank``,
+``zero``, ``not_converged``, ``diverged``) and its final loss divided by a reference loss of its cell:
+
+* the best-known loss of a ``reproduce best-known`` table (``best_known``: its ``tables/best_known.csv``)
+  when the table has the cell's (K, L, n, λ) and the model is MSE + ReLU, else
+* ``min(L_DNC, L_SRG)`` of the theory (closed forms for MSE + ReLU;
+  :func:`~deepcollapse.theory.family_compare.compare_family` for the other families: CE re-optimised
+  constructions, σ_ε explicit evaluations).
+
+The column ``reference`` of every row says which.  Both are upper bounds of the cell's global minimum, so a
+run may end below its reference (ratio < 1).
+
+A *cell* is one setting (K, L, n, width d, λ, learning rate η, init scale α).  The atlas has one-at-a-time
+*slices* through a base cell along each axis of :data:`AXES` (the K and L slices are separate panels: they
+change the problem, not only GD) and optional 2-D *maps* (every combination of two axes).  The init scale
+``α`` multiplies the trainer's default initial stds (H_1: 1, W_l: 1/√d_l), so α = 1 is the default
+initialisation.  Each cell's runs are split into trainer calls of ``runs_per_task`` runs (seeds 0, 1, ...),
+one :class:`~deepcollapse.runs.executors.Task` each, so ``--workers`` processes or a Ray cluster run them in
+parallel (:meth:`~deepcollapse.experiments.framework.Context.tasks`).
+
+Outputs: ``tables/basins_runs.csv`` (one row per run; also ``results.csv``, with ``point`` = the cell),
+``tables/basins_cells.csv`` (per cell and class: the fraction of runs with Wilson 95% intervals, the
+loss-ratio quantiles), ``tables/basins_fig3_right.csv`` (the width slice), the figures of
+:mod:`deepcollapse.analysis.basin_plots`, ``report.html``.  Sizes: :data:`BASINS_SMOKE` (seconds),
+:data:`BASINS_LAPTOP` (≥ 2000 runs at n = 10, for two cores), :data:`BASINS_GPU` (≥ 100 000 runs; its
+runtime is estimated from measured throughput by
+:func:`~deepcollapse.experiments.basin_runtime.estimate_runtime` before it starts).  The settings (cells,
+validation, tasks) are in :mod:`deepcollapse.experiments.basin_atlas`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deepcollapse._core.checks import ConfigError
+from deepcollapse.analysis.stats import wilson_interval
+from deepcollapse.experiments.basin_atlas import (
+    AXES,
+    BASIN_CLASSES,
+    BasinAtlas,
+    Cell,
+    atlas_tasks,
+    cell_config,
+)
+from deepcollapse.experiments.basin_runtime import duration_text, estimate_runtime
+from deepcollapse.experiments.framework import Context, Experiment, register
+
+__all__ = [
+    "AXES",
+    "BASINS_GPU",
+    "BASINS_LAPTOP",
+    "BASINS_SMOKE",
+    "BASIN_CLASSES",
+    "BasinAtlas",
+    "Cell",
+    "atlas_tasks",
+    "basin_rows",
+    "cell_config",
+    "class_probabilities",
+    "describe_atlas",
+    "estimate_runtime",
+    "fig3_right_comparison",
+    "read_best_known",
+    "reference_loss",
+    "run_atlas",
+]
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# reference losses
+# ------------------------------------------------------------------------------------------------------------
+def read_best_known(path: str | Path) -> dict[tuple[int, int, int, float], float]:
+    """``(K, L, n, λ) -> best-known loss`` of a ``best_known.csv`` (``reproduce best-known``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table; it needs ``classes``, ``layers``, ``best_loss``; ``n`` and ``lam`` (or ``lam_h``) columns
+        where present, else the best-known experiment's settings (n = 50, λ = 0.004).
+
+    Returns
+    -------
+    dict
+        The losses by problem.
+    """
+    from deepcollapse.experiments.search_experiments import BEST_KNOWN_FULL
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"best_known == {str(p)!r}, must be a best_known.csv of `reproduce best-known`.")
+    df = pd.read_csv(p)
+    missing = [c for c in ("classes", "layers", "best_loss") if c not in df.columns]
+    if missing:
+        raise ConfigError(f"best_known == {str(p)!r}: no column {', '.join(missing)}; use a best_known.csv.")
+    lam_col = "lam" if "lam" in df.columns else ("lam_h" if "lam_h" in df.columns else None)
+    out = {}
+    for _, r in df.iterrows():
+        n = int(r["n"]) if "n" in df.columns else BEST_KNOWN_FULL["n"]
+        lam = float(r[lam_col]) if lam_col else BEST_KNOWN_FULL["lam"]
+        out[(int(r["classes"]), int(r["layers"]), n, round(lam, 12))] = float(r["best_loss"])
+    return out
+
+
+def reference_loss(
+    atlas: BasinAtlas, cell: Cell, best_known: dict[tuple[int, int, int, float], float] | None = None
+) -> tuple[float | None, str]:
+    """The reference loss of ``cell`` and where it comes from (module docstring).
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas (model family).
+    cell : Cell
+        The setting.
+    best_known : dict, optional
+        :func:`read_best_known` of the atlas's table.
+
+    Returns
+    -------
+    (float or None, str)
+        The loss (``None`` where no reference exists) and ``"best-known table"``, ``"min(L_DNC, L_SRG)"``,
+        ``"min(L_DNC, L_SRG), <status>"`` (other families) or ``"none: <why>"``.
+    """
+    from deepcollapse.theory.compare import compare
+    from deepcollapse.theory.family_compare import compare_family
+
+    K, L, n, lam = cell.classes, cell.layers, cell.n, cell.lam
+    mse_relu = atlas.loss == "mse" and atlas.activation == "relu"
+    if lam <= 0:
+        return None, "none: λ = 0 has no minimum"
+    if mse_relu:
+        c = compare(K, L, n, lam, lam)
+        theory = min(v for v in (c.loss_dnc, c.loss_srg) if v is not None)
+        bk = (best_known or {}).get((K, L, n, round(lam, 12)))
+        if bk is not None and bk <= theory:
+            return bk, "best-known table"
+        return theory, "min(L_DNC, L_SRG)"
+    fc = compare_family(K, L, n, lam, lam, loss=atlas.loss, activation=atlas.activation, eps=atlas.eps)
+    cands = [
+        (float(c.loss), str(c.status))
+        for k, c in (fc.candidates or {}).items()
+        if k in ("dnc", "srg") and c.loss is not None
+    ]
+    if not cands:
+        return None, f"none: no DNC / SRG value for {fc.family}"
+    loss, status = min(cands)
+    return loss, f"min(L_DNC, L_SRG), {status}"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# rows and aggregation
+# ------------------------------------------------------------------------------------------------------------
+def basin_rows(folder: str | Path, cell: Cell, reference: tuple[float | None, str]) -> list[dict[str, Any]]:
+    """One row per run of a finished task folder (its ``summary.json``): the cell, the seed, the class, the
+    final loss and ``loss_over_best = final_loss / reference``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM run folder written by the trainer (``summary.json``).
+    cell : Cell
+        Its cell.
+    reference : (float or None, str)
+        :func:`reference_loss` of the cell.
+
+    Returns
+    -------
+    list of dict
+        Columns ``cell``, the cell's fields, ``seed``, ``classification``, ``final_loss``, ``loss_dnc``,
+        ``loss_srg``, ``reference_loss``, ``reference``, ``loss_over_best``, ``grad_norm``, ``run_dir``,
+        ``mean_rank``.
+    """
+    summary = json.loads((Path(folder) / "summary.json").read_text())
+    ref, source = reference
+    rows = []
+    for run in summary.get("runs", []):
+        loss = run.get("final_loss")
+        ranks = run.get("ranks") or []
+        mid = ranks[1:-1] if len(ranks) >= 3 else ranks[:-1]
+        rows.append(
+            {
+                "cell": cell.id,
+                **cell.values(),
+                "seed": int(run["seed"]),
+                "classification": run.get("classification"),
+                "final_loss": math.nan if loss is None else float(loss),
+                "loss_dnc": summary.get("loss_dnc"),
+                "loss_srg": summary.get("loss_srg"),
+                "reference_loss": ref,
+                "reference": source,
+                "loss_over_best": float(loss) / ref if loss is not None and ref else math.nan,
+                "grad_norm": run.get("grad_norm"),
+                "run_dir": str(folder),
+                "mean_rank": float(np.mean(mid)) if mid else math.nan,
+            }
+        )
+    return rows
+
+
+def class_probabilities(runs: pd.DataFrame, by: Sequence[str], z: float = 1.96) -> pd.DataFrame:
+    """Per group of ``by``: the number of runs, and for each class of :data:`BASIN_CLASSES` and for
+    ``reaches_dnc`` (dnc or dnc_converging) the fraction of runs ``p_<class>`` with its Wilson interval
+    ``p_<class>_lo``, ``p_<class>_hi`` (:func:`~deepcollapse.analysis.stats.wilson_interval`), and the
+    quantiles of ``loss_over_best`` (``ratio_min``, ``ratio_median``, ``ratio_max``; diverged runs left out).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Rows of :func:`basin_rows` (``classification``, ``loss_over_best`` and the ``by`` columns).
+    by : sequence of str
+        Grouping columns (e.g. ``["cell"]``, ``["width"]``).
+    z : float
+        Normal quantile of the intervals (1.96: 95 %).
+
+    Returns
+    -------
+    DataFrame
+        One row per group, sorted by ``by``.
+    """
+    out = []
+    for key, g in runs.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(by, key))
+        n = len(g)
+        row["n_runs"] = n
+        labels = g["classification"].astype(str)
+        counts = {c: int((labels == c).sum()) for c in BASIN_CLASSES}
+        counts["reaches_dnc"] = counts["dnc"] + counts["dnc_converging"]
+        for c in ("reaches_dnc", *BASIN_CLASSES):
+            lo, hi = wilson_interval(counts[c], n, z)
+            row[f"p_{c}"] = counts[c] / n
+            row[f"p_{c}_lo"], row[f"p_{c}_hi"] = lo, hi
+        r = g["loss_over_best"].to_numpy(dtype=float)
+        r = r[np.isfinite(r)]
+        row["ratio_min"] = float(r.min()) if r.size else math.nan
+        row["ratio_median"] = float(np.median(r)) if r.size else math.nan
+        row["ratio_max"] = float(r.max()) if r.size else math.nan
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# presets
+# ------------------------------------------------------------------------------------------------------------
+#: Seconds: K = 4 (no SRG), tiny n and widths, 2000 steps; a width and an α slice and their 2 x 2 map.
+BASINS_SMOKE = BasinAtlas(
+    name="smoke",
+    classes=4,
+    layers=3,
+    n=2,
+    width=6,
+    lam=0.004,
+    lr=0.5,
+    steps=2000,
+    runs=4,
+    runs_per_task=4,
+    axes={
+        "width": [6, 12],
+        "init_factor": [0.5, 1.0],
+        "lr": [0.5],
+        "lam": [0.004],
+        "classes": [4],
+        "layers": [3],
+    },
+    maps=[("width", "init_factor")],
+)
+_FLAG: dict[str, Any] = {
+    "classes": 10,
+    "layers": 4,
+    "n": 50,
+    "width": 32,
+    "lam": 0.004,
+    "lr": 0.5,
+    "init_factor": 1.0,
+}
+_AXES: dict[str, list[Any]] = {
+    "width": [16, 32, 64, 128],  # 2024 Fig. 3 right
+    "lam": [0.001, 0.002, 0.004, 0.008],  # below the all-zero threshold λ* ≈ 0.0096 of K = 10, L = 4, n = 50
+    "lr": [0.125, 0.25, 0.5, 1.0],
+    "init_factor": [0.25, 0.5, 1.0, 2.0],
+    "classes": [6, 10, 15],
+    "layers": [3, 4, 5],
+}
+#: Two cores: n = 10 samples per class (N = 100 columns instead of the paper's 500), the six slices and an
+#: lr x α map, 80 runs per cell (over 2000 runs) of 20 000 steps: GD approaches DNC slowly, and a run counts
+#: as heading to DNC only within DNC_CONVERGING_GAP of L_DNC.
+BASINS_LAPTOP = BasinAtlas(
+    name="laptop",
+    **{**_FLAG, "n": 10},
+    axes=_AXES,
+    maps=[("lr", "init_factor")],
+    runs=80,
+    runs_per_task=40,
+    steps=20_000,
+)
+#: One GPU: the laptop slices and maps plus a width x λ map, 3072 runs per cell (over 100 000 runs), 20 000
+#: steps, 1024 runs per kernel call.
+BASINS_GPU = BasinAtlas(
+    name="gpu",
+    **_FLAG,
+    axes=_AXES,
+    maps=[("width", "init_factor"), ("width", "lam")],
+    runs=3072,
+    runs_per_task=1024,
+    steps=20_000,
+    device="auto",
+)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the experiment
+# ------------------------------------------------------------------------------------------------------------
+def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.DataFrame:
+    """Run (or reuse) every task of ``atlas`` with the context's executor, then write the tables, figures
+    and report sections; return the per-run table.
+
+    Parameters
+    ----------
+    ctx : Context
+        The experiment context (folder, executor, workers, report).
+    atlas : BasinAtlas
+        The atlas to run.
+    estimate : bool
+        First estimate the runtime (:func:`estimate_runtime`) and put it into the report.
+
+    Returns
+    -------
+    DataFrame
+        One row per run (:func:`basin_rows`).
+    """
+    from deepcollapse.analysis import basin_plots as bp
+
+    ctx.configs["basins"] = atlas.to_dict()
+    cells = {c.id: c for c in atlas.cells()}
+    ctx.report.section(f"Basin atlas ({atlas.name}): {len(cells)} cells x {atlas.runs} runs")
+    if estimate:
+        est = estimate_runtime(atlas, ctx.workers or 1)
+        ctx.table(
+            est,
+            "basins_runtime_estimate",
+            f"Runtime estimate from measured throughput on this machine ({est.attrs['device']}, "
+            f"{est.attrs['workers']} workers, {est.attrs['tasks']} tasks): "
+            f"{duration_text(est.attrs['wall_s'])} of wall time.",
+        )
+        log.info("basins %s: estimated %s", atlas.name, duration_text(est.attrs["wall_s"]))
+    tasks = atlas_tasks(atlas, ctx.out_dir)
+    t0 = time.perf_counter()
+    ctx.tasks(tasks)
+    elapsed = time.perf_counter() - t0
+    known = read_best_known(atlas.best_known) if atlas.best_known else None
+    refs = {cid: reference_loss(atlas, c, known) for cid, c in cells.items()}
+    rows = [r for t in tasks for r in basin_rows(t.out_dir, cells[t.meta["cell"]], refs[t.meta["cell"]])]
+    runs = pd.DataFrame(rows)
+    # one row per (point, seed), as every DUFM experiment writes
+    runs.assign(point=runs["cell"]).to_csv(ctx.out_dir / "results.csv", index=False)
+    ctx.report.add_note(
+        f"{len(runs)} runs of {atlas.steps} GD steps ({len(tasks)} trainer calls of up to "
+        f"{atlas.runs_per_task} runs) took {duration_text(elapsed)} of wall time here (runs already in the "
+        "folder reused)."
+    )
+    per_cell = class_probabilities(
+        runs, ["cell", "classes", "layers", "n", "width", "lam", "lr", "init_factor"]
+    )
+    per_cell["reference"] = per_cell["cell"].map(lambda c: refs[c][1])
+    per_cell["reference_loss"] = per_cell["cell"].map(lambda c: refs[c][0])
+    ctx.table(
+        runs,
+        "basins_runs",
+        "One row per GD run: its cell, seed, class and final loss over the cell's reference loss.",
+        columns=[
+            "cell",
+            "seed",
+            "classification",
+            "final_loss",
+            "reference_loss",
+            "reference",
+            "loss_over_best",
+        ],
+    )
+    shown = ["classes", "layers", "width", "lam", "lr", "init_factor", "n_runs"]
+    shown += [f"p_{c}" for c in ("reaches_dnc", "dnc", "srg_like", "low_rank", "zero", "not_converged")]
+    shown += ["p_reaches_dnc_lo", "p_reaches_dnc_hi", "ratio_median", "reference"]
+    ctx.table(
+        per_cell,
+        "basins_cells",
+        "Per cell: fraction of runs in each class (the Wilson 95 % intervals of every class are in the CSV).",
+        columns=shown,
+    )
+    if "width" in atlas.axes:
+        fig3_right_comparison(ctx, atlas, runs)
+    for axis in atlas.axes:
+        ids = [c.id for c in atlas.slice_cells(axis)]
+        sl = runs[runs["cell"].isin(ids)]
+        if sl[axis].nunique() < 2:
+            continue
+        fig, _ = bp.plot_class_curves(class_probabilities(sl, [axis]), axis)
+        ctx.figure(
+            fig,
+            f"basins_classes_vs_{axis}",
+            f"Fraction of runs in each class against {bp.axis_text(axis)} (other settings at the base cell), "
+            "binomial Wilson 95 % intervals.",
+        )
+        fig, _ = bp.plot_ratio_ecdf(sl, axis)
+        ctx.figure(
+            fig,
+            f"basins_loss_ratio_{axis}",
+            f"Empirical distribution of the final loss over the reference loss per {bp.axis_text(axis)} "
+            "(1 = as low as the reference).",
+        )
+    for a, b in atlas.maps:
+        ids = [replace(atlas.base, **{a: u, b: v}).id for u in atlas.axes[a] for v in atlas.axes[b]]
+        fig, _ = bp.plot_class_map(class_probabilities(runs[runs["cell"].isin(ids)], [a, b]), a, b)
+        ctx.figure(
+            fig,
+            f"basins_map_{a}_{b}",
+            f"P(DNC or heading to DNC) over {bp.axis_text(a)} × {bp.axis_text(b)}, Wilson 95 % intervals.",
+        )
+    return runs
+
+
+def fig3_right_comparison(ctx: Context, atlas: BasinAtlas, runs: pd.DataFrame) -> pd.DataFrame:
+    """The width slice beside the ``fig3-right`` experiment (2024 Fig. 3 right): its settings, P(DNC or
+    heading to DNC) per width with Wilson intervals, and whether it rises with the width.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the section and table go.
+    atlas : BasinAtlas
+        The atlas (its ``width`` axis).
+    runs : DataFrame
+        The per-run table.
+
+    Returns
+    -------
+    DataFrame
+        One row per width: ``width, n_runs, p_reaches_dnc`` and its interval, ``p_dnc``.
+    """
+    from deepcollapse.experiments.dufm_helpers import dufm_base
+    from deepcollapse.experiments.paper2024 import FIG3_RIGHT_WIDTHS
+
+    ids = [c.id for c in atlas.slice_cells("width")]
+    table = class_probabilities(runs[runs["cell"].isin(ids)], ["width"])
+    cols = ["width", "n_runs", "p_reaches_dnc", "p_reaches_dnc_lo", "p_reaches_dnc_hi", "p_dnc", "p_low_rank"]
+    table = table[[c for c in cols if c in table.columns]]
+    ref = dufm_base(False)
+    same = {k: (ref[k], getattr(atlas, k)) for k in ("classes", "layers", "n", "lam", "lr")}
+    diff = [f"{k} {a} vs {b}" for k, (a, b) in same.items() if a != b]
+    p = table["p_reaches_dnc"].to_numpy()
+    rises = bool(len(p) > 1 and p[-1] > p[0] and np.all(np.diff(p) >= -1e-12))
+    ctx.report.section("2024 Fig. 3 right as one slice: P(DNC) against width")
+    ctx.report.add_note(
+        f"The fig3-right experiment: K = {ref['classes']}, L = {ref['layers']}, n = {ref['n']}, "
+        f"λ = {ref['lam']}, lr {ref['lr']}, widths {FIG3_RIGHT_WIDTHS}, {ref['steps']} steps, 10 seeds. This "
+        f"slice: widths {atlas.axes['width']}, {atlas.steps} steps, {atlas.runs} runs per width; "
+        + ("same K, L, n, λ and lr." if not diff else "differs in " + ", ".join(diff) + ".")
+        + f" P(DNC or heading to DNC) {'rises' if rises else 'does not rise monotonically'} with the width "
+        f"here ({' → '.join(f'{v:.2f}' for v in p)})."
+    )
+    ctx.table(
+        table,
+        "basins_fig3_right",
+        "The width slice of the atlas (the other settings at the base cell), Wilson 95 % intervals.",
+    )
+    return table
+
+
+def _basins(ctx: Context) -> None:
+    atlas = BASINS_SMOKE if ctx.smoke else BASINS_LAPTOP
+    run_atlas(ctx, atlas, estimate=not ctx.smoke)
+
+
+def _basins_gpu(ctx: Context) -> None:
+    run_atlas(ctx, BASINS_SMOKE if ctx.smoke else BASINS_GPU, estimate=True)
+
+
+def describe_atlas(atlas: BasinAtlas) -> str:
+    """The settings of ``atlas`` in one paragraph (base cell, slices, maps, runs, steps), from its fields.
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas.
+
+    Returns
+    -------
+    str
+        For the experiment's ``settings`` and the report.
+    """
+    sym = {"width": "width", "lam": "λ", "lr": "lr", "init_factor": "α", "classes": "K", "layers": "L"}
+
+    def vals(v: list[Any]) -> str:
+        return "{" + ", ".join(f"{x:g}" for x in v) + "}"
+
+    b = atlas.base
+    text = (
+        f"Base cell K = {b.classes}, L = {b.layers}, n = {b.n}, width {b.width}, λ = {b.lam:g} for H_1 and "
+        "every "
+        f"W_l, lr {b.lr:g}, init scale α = {b.init_factor:g} (× the default stds); {atlas.loss} + "
+        f"{atlas.activation}; slices " + ", ".join(f"{sym[a]} ∈ {vals(v)}" for a, v in atlas.axes.items())
+    )
+    if atlas.maps:
+        text += "; maps " + ", ".join(f"{sym[a]} × {sym[c]}" for a, c in atlas.maps)
+    return text + (
+        f"; {atlas.runs} runs per cell ({len(atlas.cells())} cells, {atlas.total_runs} runs), "
+        f"{atlas.steps} GD steps, {atlas.runs_per_task} runs per trainer call, device {atlas.device}."
+    )
+
+
+register(
+    Experiment(
+        "basins",
+        "2024",
+        "beyond the paper: basin atlas (Fig. 3 right as one slice)",
+        "Where GD from random starts lands: P(class) along width, λ, learning rate, init scale, K and L, "
+        "with Wilson intervals, and the final loss over the best-known (or min(L_DNC, L_SRG)) loss.",
+        describe_atlas(BASINS_LAPTOP),
+        "≈ 1–2 h on 2 cores (the report gives the estimate from measured throughput and the measured time)",
+        "dufm",
+        _basins,
+    )
+)
+register(
+    Experiment(
+        "basins-gpu",
+        "2024",
+        "beyond the paper: basin atlas, GPU size",
+        f"The basin atlas at {BASINS_GPU.total_runs} runs on one GPU ({BASINS_GPU.runs_per_task} runs per "
+        "kernel call), at the fig3-right settings (n = 50).",
+        describe_atlas(BASINS_GPU),
+        "estimated from measured throughput at the start of the run (report table basins_runtime_estimate)",
+        "dufm",
+        _basins_gpu,
+    )
+)
