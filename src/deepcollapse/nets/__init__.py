@@ -4,9 +4,12 @@
 - :mod:`.resnet` (ResNet20), :mod:`.mlp_backbone` (a small MLP backbone for tests and tabular inputs),
   :mod:`.head` (``HeadNetwork``: backbone + L-layer bias-free head, the features of every layer).
 - :mod:`.data` -- dataset loaders from standard files (IDX, CIFAR pickles, bundled digits and MNIST-1D).
-- :mod:`.train` -- ``train_net`` / ``resume_net`` and the one optimisation step ``train_step``.
+- :mod:`.build` (device, data, ``build_network``, optimizer), :mod:`.step` (objective, the one optimisation
+  step ``train_step``), :mod:`.evaluate` (the metrics record), :mod:`.summary` (``NetSummary``),
+  :mod:`.checkpoint` (run files, checkpoint, stop errors).
+- :mod:`.train` -- the epoch loop: ``train_net`` / ``resume_net`` (re-exports the pieces above).
 
-Extension point: a backbone is one module plus one entry in ``build_network`` (:mod:`.train`) and in
+Extension point: a backbone is one module plus one entry in ``build_network`` (:mod:`.build`) and in
 ``BACKBONES`` (:mod:`.config`); a dataset is one loader plus one entry in ``data.datasets.DATASETS``.
 """
 
@@ -21,10 +24,10 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "ResNet20": "resnet",
         "MLPBackbone": "mlp_backbone",
         "train_net": "train",
-        "NetSummary": "train",
+        "NetSummary": "summary",
         "resume_net": "train",
-        "train_step": "train",
-        "build_network": "train",
-        "DeviceMemoryError": "train",
+        "train_step": "step",
+        "build_network": "build",
+        "DeviceMemoryError": "checkpoint",
     },
 )

@@ -1,0 +1,168 @@
+"""What a network run computes with: the device, the data, the network, its optimizer and loss scaler.
+
+Owns the set-up of a run of :func:`deepcollapse.nets.train.train_net` before its first step:
+:func:`select_device` (``auto``: CUDA, else MPS, else CPU), :func:`load_net_data` (the dataset of the config,
+batch size checked), :func:`channels_last_on` (the memory-format rule: channels-last on the CPU by default,
+never for the MLP backbone; see :mod:`deepcollapse.nets.config`), :func:`build_network` (backbone + bias-free
+head initialised from ``seed`` in a forked RNG, DUFM head loaded and frozen as configured; the one place a new
+backbone is added), :func:`make_optimizer` (SGD with momentum or Adam) and :func:`make_grad_scaler` (the
+``amp`` loss scaler, enabled on CUDA only).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from deepcollapse._core.checks import ConfigError
+from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.data.datasets import DataSplits, load_dataset
+from deepcollapse.nets.head import HeadNetwork, MLPHead, load_dufm_head_weights
+from deepcollapse.nets.mlp_backbone import MLPBackbone
+from deepcollapse.nets.resnet import ResNet20
+
+__all__ = [
+    "build_network",
+    "channels_last_on",
+    "load_net_data",
+    "make_grad_scaler",
+    "make_optimizer",
+    "select_device",
+]
+
+
+def select_device(name: str) -> torch.device:
+    """``"auto"``: CUDA if available, else Apple MPS, else CPU; otherwise the named device (checked)."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device == 'cuda', must be available (no CUDA device found); use auto or cpu.")
+    if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ConfigError("device == 'mps', must be available (no MPS device found); use auto or cpu.")
+    return torch.device(name)
+
+
+def load_net_data(config: NetConfig) -> DataSplits:
+    """The dataset of ``config`` (class subset, balanced subsample, normalisation); batch size checked."""
+    data = load_dataset(
+        config.dataset,
+        config.data_dir,
+        classes=config.classes,
+        n_per_class=config.n,
+        n_test_per_class=config.n_test,
+        seed=config.seed,
+        normalize=config.normalize,
+    )
+    if config.batch_size > len(data.train):
+        raise ConfigError(
+            f"batch_size == {config.batch_size}, must be <= the training set size {len(data.train)}."
+        )
+    return data
+
+
+def channels_last_on(config: NetConfig, device: torch.device | str) -> bool:
+    """Whether a run of ``config`` on ``device`` uses channels-last memory format.
+
+    Never for the MLP backbone; ``"auto"``: on the CPU only (faster there, bit-reproducible per seed; see
+    :mod:`deepcollapse.nets.config`); otherwise ``config.channels_last``.
+
+    Parameters
+    ----------
+    config
+        The run's configuration.
+    device
+        Where the run computes.
+
+    Returns
+    -------
+    bool
+        True if the backbone and the image batches are to be channels-last.
+    """
+    if config.backbone == "mlp":
+        return False
+    if config.channels_last == "auto":
+        return torch.device(device).type == "cpu"
+    return bool(config.channels_last)
+
+
+def build_network(
+    config: NetConfig,
+    in_channels: int,
+    in_shape: tuple[int, ...] | None = None,
+    device: torch.device | str = "cpu",
+) -> HeadNetwork:
+    """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
+    ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen
+    as configured; channels-last memory format if :func:`channels_last_on` for ``device`` (where the caller
+    will run it; the network is returned on the CPU).  The global RNG state is restored afterwards."""
+    K = config.num_classes
+    dufm_weights = None
+    if config.head_init is not None:
+        dufm_weights = load_dufm_head_weights(config.head_init, config.head_init_run)
+        if len(dufm_weights) != config.layers:
+            raise ConfigError(
+                f"layers == {config.layers}, must equal the DUFM head's number of layers "
+                f"{len(dufm_weights)} ({config.head_init})."
+            )
+        d1 = int(dufm_weights[0].shape[1])
+        backbone_dim = config.backbone_width if config.backbone == "mlp" else (config.feature_dim or 64)
+        if backbone_dim != d1:
+            raise ConfigError(
+                f"feature_dim == {config.feature_dim} (backbone width {backbone_dim}), "
+                "must equal the DUFM head's "
+                f"input width d1 = {d1} (set feature_dim = {d1})."
+            )
+        if int(dufm_weights[-1].shape[0]) != K:
+            raise ConfigError(
+                f"classes == {config.classes}, must give K = {int(dufm_weights[-1].shape[0])} classes "
+                "like the "
+                f"DUFM head ({config.head_init}); got K = {K}."
+            )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        backbone: ResNet20 | MLPBackbone
+        if config.backbone == "mlp":
+            if in_shape is None:
+                raise ConfigError("in_shape == None, must be the sample shape (C, H, W) for backbone mlp.")
+            backbone = MLPBackbone(in_shape, config.backbone_width, config.backbone_depth)
+        else:
+            backbone = ResNet20(
+                in_channels, config.feature_dim, depth=8 if config.backbone == "resnet8" else 20
+            )
+            if channels_last_on(config, device):
+                backbone = backbone.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+        head = MLPHead(backbone.out_features, config.width, config.layers, K)
+    if dufm_weights is not None:
+        head.set_weights(dufm_weights)
+    if config.freeze_head:
+        head.requires_grad_(False)
+    return HeadNetwork(backbone, head)
+
+
+def make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimizer:
+    """The optimizer of ``config`` over the trainable parameters of ``model``.
+
+    Parameters
+    ----------
+    config
+        The run's configuration (``optimizer``, ``lr``, ``momentum``).
+    model
+        The network; frozen parameters (``freeze_head``) are left out.
+
+    Returns
+    -------
+    torch.optim.Optimizer
+        ``SGD`` with momentum or ``Adam`` at the base learning rate ``lr`` (the loop sets each epoch's).
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    if config.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=config.lr, momentum=config.momentum)
+    return torch.optim.Adam(params, lr=config.lr)
+
+
+def make_grad_scaler(config: NetConfig, device: torch.device) -> torch.amp.GradScaler:
+    """The loss scaler of ``config.amp``: enabled for float16 autocast on CUDA only (a no-op otherwise)."""
+    return torch.amp.GradScaler(device.type, enabled=config.amp and device.type == "cuda")

@@ -1,0 +1,137 @@
+"""The evaluation of a network run: accuracy, the objective and the collapse metrics of every head layer.
+
+Owns :func:`evaluate`, the record written to ``metrics.jsonl`` every ``eval_every`` epochs: train/test
+accuracy, the loss split into fit and regularisation, and per head layer (``H1``, ``H~l``, ``Hl``) the
+collapse metrics of :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training
+set in eval mode** (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition
+number of the class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and
+the max-normalised Gram matrix ``M_l^T M_l``.  The pass gathers features on the device and copies each to the
+host once per evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from deepcollapse.nets.build import channels_last_on
+from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.data.datasets import DataSplits, ImageData
+from deepcollapse.nets.head import HeadNetwork, feature_layers
+from deepcollapse.nets.step import fit_loss, regularisation
+
+__all__ = ["evaluate"]
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _layer_record(
+    stats: Any, key: str, layer: int, kind: str, name: str, rtol: float | None
+) -> dict[str, Any]:
+    from deepcollapse.metrics import functional as MF
+
+    m = stats.compute(rtol=rtol)
+    means = np.asarray(stats.class_means)  # (K, D)
+    K = means.shape[0]
+    gram = MF.class_mean_gram(means, np.arange(K), K)
+    return {
+        "layer": layer,
+        "name": name,
+        "kind": kind,
+        "key": key,
+        "dnc1": _finite(m["nc1_trace_ratio"]),
+        "nc1_pinv": _finite(m.get("nc1_pinv")),
+        "dnc2_cond": _finite(m["nc2_cond"]),
+        "rank": m["rank"],
+        "effective_rank": _finite(m["effective_rank"]),
+        "singular_values": [float(s) for s in m["singular_values"]],
+        "gram": np.round(gram, 6).tolist(),
+        "negative_fraction": _finite(m.get("negative_fraction")),
+        "warnings": list(m.get("warnings") or []),  # why a metric is null (from deepcollapse.metrics)
+    }
+
+
+@torch.no_grad()
+def _pass(
+    config: NetConfig, model: HeadNetwork, data: ImageData, stats: dict[str, Any] | None
+) -> dict[str, float]:
+    """One no-grad pass in eval mode: accuracy, fit and the H1 term; features streamed into ``stats``.
+
+    Everything stays on the model's device during the pass (sums in float64 device tensors, features gathered
+    in device buffers); the host sees one copy per feature at the end, not one per batch.
+    """
+    n = len(data)
+    device = data.labels.device
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    fit_sum = torch.zeros((), dtype=torch.float64, device=device)
+    h1_sq = torch.zeros((), dtype=torch.float64, device=device)
+    gathered: dict[str, list[torch.Tensor]] = {key: [] for key in (stats or {})}
+    bs = config.eval_batch_size
+    for start in range(0, n, bs):
+        x, y = data.batch(slice(start, min(start + bs, n)))  # on the device already
+        if x.ndim == 4 and channels_last_on(config, device):
+            x = x.contiguous(memory_format=torch.channels_last)
+        out, feats = model(x)
+        correct += (out.argmax(dim=1) == y).sum()
+        fit_sum += fit_loss(config, out, y).double() * y.shape[0]
+        h1_sq += feats["H1"].double().pow(2).sum()
+        for key, chunks in gathered.items():
+            chunks.append(feats[key].detach())
+    if stats is not None:
+        labels = data.labels.cpu()
+        for key, st in stats.items():
+            st.update(torch.cat(gathered[key]).cpu(), labels)  # one host copy; accumulated in float64
+    m = max(n, 1)
+    return {"acc": int(correct) / m, "fit": float(fit_sum) / m, "h1_sq": float(h1_sq) / m}
+
+
+def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[str, Any]:
+    """Evaluation record (the ``metrics.jsonl`` object without the epoch bookkeeping).
+
+    Keys: ``train_acc, test_acc, loss, fit, reg, reg_h1, reg_w`` (the full objective on the training set in
+    eval mode: ``fit`` its mean, ``reg_h1`` with the mean of ``‖h1‖²`` over the training set), ``test_fit``
+    and ``layers``: one dict per head feature (``layer, name, kind, key, dnc1, nc1_pinv, dnc2_cond, rank,
+    effective_rank, singular_values, gram, negative_fraction, warnings``), metrics from
+    :class:`deepcollapse.metrics.streaming.CollapseStatistics` (float64 accumulation).
+    """
+    from deepcollapse.metrics.streaming import CollapseStatistics
+
+    was_training = model.training
+    model.eval()
+    K = data.num_classes
+    layers = feature_layers(config.layers)
+    dims = {"H1": model.head.in_dim}
+    stats = {key: CollapseStatistics(K, dims.get(key, model.head.width)) for key, *_ in layers}
+    tr = _pass(config, model, data.train, stats)
+    te = (
+        _pass(config, model, data.test, None)
+        if len(data.test)
+        else {"acc": float("nan"), "fit": float("nan")}
+    )
+    with torch.no_grad():
+        h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
+        _, reg_w = regularisation(config, model, h1_dummy)
+    c = float(len(data.train)) if config.lam_h_scale == "dataset" else 1.0
+    reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
+    reg = reg_h1 + float(reg_w)
+    model.train(was_training)
+    return {
+        "train_acc": tr["acc"],
+        "test_acc": _finite(te["acc"]),
+        "loss": tr["fit"] + reg,
+        "fit": tr["fit"],
+        "reg": reg,
+        "reg_h1": reg_h1,
+        "reg_w": float(reg_w),
+        "test_fit": _finite(te["fit"]),
+        "layers": [
+            _layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers
+        ],
+    }

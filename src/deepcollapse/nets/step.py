@@ -1,0 +1,117 @@
+"""The training objective and one optimisation step of a network run.
+
+Owns the pure functions of an epoch: :func:`lr_at` (the learning rate of epoch ``e``, a pure function of
+``e``), :func:`epoch_order` (the data order of epoch ``e``: ``randperm(N)`` from a generator seeded with
+``seed · 1_000_003 + e``, so it does not depend on how many epochs ran in this process), :func:`fit_loss` (MSE
+to one-hot or cross-entropy), :func:`regularisation` (``dufm``, ``standard`` or ``none``; see
+:mod:`deepcollapse.nets.config`) and :func:`train_step`, the one optimisation step that the loop of
+:mod:`deepcollapse.nets.train`, the benchmark and the GPU parity test all call (``amp`` autocast and loss
+scaling, channels-last batches as :func:`~deepcollapse.nets.build.channels_last_on` says).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.nn import functional as F
+
+from deepcollapse.nets.build import channels_last_on
+from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.head import HeadNetwork
+
+__all__ = ["epoch_order", "fit_loss", "lr_at", "regularisation", "train_step"]
+
+
+def lr_at(config: NetConfig, epoch: int) -> float:
+    """Learning rate of epoch ``epoch`` (1-based).
+
+    ``constant``: ``lr``; ``multistep``: ``lr · lr_decay^m`` with ``m`` the number of milestones ``f`` with
+    ``epoch > round(f · epochs)``; ``cosine``: ``lr · (1 + cos(π (epoch − 1) / epochs)) / 2``.
+    """
+    if config.lr_schedule == "constant":
+        return config.lr
+    if config.lr_schedule == "multistep":
+        m = sum(epoch > round(f * config.epochs) for f in config.lr_milestones)
+        return config.lr * config.lr_decay**m
+    return config.lr * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / config.epochs))
+
+
+def fit_loss(config: NetConfig, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``mse``: ``(1/(2B)) Σ_i ‖out_i − e_{y_i}‖²``; ``ce``: mean cross-entropy."""
+    if config.loss == "mse":
+        target = F.one_hot(y, out.shape[1]).to(out.dtype)  # (B, K)
+        return 0.5 * (out - target).pow(2).sum(dim=1).mean()
+    return F.cross_entropy(out, y)
+
+
+def regularisation(
+    config: NetConfig, model: HeadNetwork, h1: torch.Tensor, n_train: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(reg_h1, reg_w)`` of the scheme in ``config.reg`` (see :mod:`deepcollapse.nets.config`).
+
+    ``dufm``: ``reg_h1 = c · (lam_h/2) · mean_i ‖h1_i‖²`` with ``c = 1`` (``lam_h_scale="batch_mean"``) or
+    ``c = n_train`` (``"dataset"``), and ``reg_w = Σ_l (lam/2) ‖W_l‖_F²``;
+    ``standard``: ``reg_h1 = 0``, ``reg_w = (lam/2) Σ_θ ‖θ‖²`` over every parameter; ``none``: both 0.
+    """
+    zero = h1.new_zeros(())
+    if config.reg == "dufm":
+        c = float(n_train) if config.lam_h_scale == "dataset" else 1.0
+        reg_h1 = 0.5 * c * config.lam_h * h1.pow(2).sum(dim=1).mean()
+        reg_w = 0.5 * config.lam * sum((W.pow(2).sum() for W in model.head_weights()), zero)
+        return reg_h1, reg_w
+    if config.reg == "standard":
+        return zero, 0.5 * config.lam * sum((p.pow(2).sum() for p in model.parameters()), zero)
+    return zero, zero
+
+
+def epoch_order(config: NetConfig, epoch: int, n: int) -> torch.Tensor:
+    """The data order of epoch ``epoch`` (1-based).
+
+    Parameters
+    ----------
+    config
+        The run's configuration (its ``seed``).
+    epoch
+        The epoch.
+    n
+        The number of training samples.
+
+    Returns
+    -------
+    torch.Tensor
+        ``randperm(n)`` (CPU, int64) from a generator seeded with ``seed · 1_000_003 + epoch``.
+    """
+    gen = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=gen)
+
+
+def train_step(
+    config: NetConfig,
+    model: HeadNetwork,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    n_train: int,
+) -> torch.Tensor:
+    """One optimisation step on the batch ``(x (B, C, H, W), y (B,))``; returns the detached batch loss
+    ``fit + reg_h1 + reg_w`` (a device tensor: no synchronisation).
+
+    With ``config.amp`` the forward pass runs under ``torch.autocast`` (float16 on CUDA, bfloat16 elsewhere);
+    the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
+    through the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
+    """
+    if x.ndim == 4 and channels_last_on(config, x.device):
+        x = x.contiguous(memory_format=torch.channels_last)
+    amp_dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
+    with torch.autocast(x.device.type, dtype=amp_dtype, enabled=config.amp):
+        out, feats = model(x)  # (B, K), features
+    fit = fit_loss(config, out.float(), y)
+    reg_h1, reg_w = regularisation(config, model, feats["H1"].float(), n_train)
+    loss = fit + reg_h1 + reg_w
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.detach()
