@@ -76,21 +76,23 @@ def one_training_step():
 
 @pytest.fixture(scope="session")
 def smoke_report(tmp_path_factory):
-    """``smoke_report(name) -> Path``: ``report.html`` of experiment ``name``'s smoke run (one worker).
+    """``smoke_report(name, **family) -> Path``: ``report.html`` of experiment ``name``'s smoke run (one
+    worker); ``family`` (``loss=``, ``activation=``, ``eps=``) for an experiment that takes a model family.
 
-    Each experiment runs once per session, in a folder of its own, and every test that reads its report,
-    figures or tables shares that run (the registry's smoke test, the report's browser check, the experiments'
-    direction checks).  Tests read the folder and write nothing into it.
+    Each experiment (and family) runs once per session, in a folder of its own, and every test that reads its
+    report, figures or tables shares that run (the registry's smoke test, the report's browser check, the
+    experiments' direction checks).  Tests read the folder and write nothing into it.
     """
     from deepcollapse.experiments.registry import get_experiment
 
     reports: dict[str, Any] = {}
 
-    def run(name: str):
-        if name not in reports:
-            out = tmp_path_factory.mktemp(f"smoke-{name}")
-            reports[name] = get_experiment(name).run(out, smoke=True, workers=1)
-            assert reports[name] == out.resolve() / "report.html"  # Experiment.run's contract
-        return reports[name]
+    def run(name: str, **family: Any):
+        key = name + "".join(f"-{k}{v}" for k, v in sorted(family.items()))
+        if key not in reports:
+            out = tmp_path_factory.mktemp(f"smoke-{key}")
+            reports[key] = get_experiment(name).run(out, smoke=True, workers=1, family=family or None)
+            assert reports[key] == out.resolve() / "report.html"  # Experiment.run's contract
+        return reports[key]
 
     return run

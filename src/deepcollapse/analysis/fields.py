@@ -96,6 +96,69 @@ FIELDS: dict[str, Field] = {
     "diverged": Field("P(diverged)", meaning="1 if the loss became non-finite (its losses are left out)"),
     "loss_dnc": Field(_L_DNC, "L_DNC", "optimal loss of the DNC construction (closed form, Theorem 3)"),
     "loss_srg": Field(_L_SRG, "L_SRG", "optimal loss of the best SRG construction (closed form)"),
+    # best-known tables (deepcollapse.experiments.search_experiments, depth_bound)
+    "best_over_dnc": Field(
+        "best / " + _L_DNC,
+        "best / L_DNC",
+        "best_loss / loss_dnc; below 1: the search found a point below DNC",
+    ),
+    "best_over_srg": Field(
+        "best / " + _L_SRG,
+        "best / L_SRG",
+        "best_loss / loss_srg; below 1: below the SRG construction (empty where SRG is undefined)",
+    ),
+    "loss_dnc_family": Field(
+        r"$L_{\mathrm{DNC}}$ of the family",
+        "L_DNC of the family",
+        "loss of the DNC construction for the row's model family: the closed form under MSE + ReLU, "
+        "else with its scales and last layer re-optimised for that loss (theory.family_compare; under "
+        "cross-entropy L_DNC^CE, no closed form)",
+    ),
+    "loss_srg_family": Field(
+        r"$L_{\mathrm{SRG}}$ of the family",
+        "L_SRG of the family",
+        "loss of the SRG construction re-optimised for the row's model family, as loss_dnc_family "
+        "(empty where SRG is undefined)",
+    ),
+    "best_over_dnc_family": Field(
+        "best / " + r"$L_{\mathrm{DNC}}$ of the family",
+        "best / L_DNC of the family",
+        "best_loss / loss_dnc_family; below 1: the search found a point below DNC for that family",
+    ),
+    "best_over_srg_family": Field(
+        "best / " + r"$L_{\mathrm{SRG}}$ of the family",
+        "best / L_SRG of the family",
+        "best_loss / loss_srg_family; below 1: below the re-optimised SRG construction",
+    ),
+    "structure": Field(
+        "structure",
+        meaning="classification of the best solution (dnc, srg_like, low_rank, zero, ...), as the trainer's",
+    ),
+    "rank_profile": Field(
+        "rank profile",
+        meaning="numerical ranks of the post-activation class means M_1-M_2-…-M_L of the best solution",
+    ),
+    "verdict": Field(
+        "verdict",
+        meaning="the Hessian / Clarke verdict on the best solution (dufm landscape): local minimum, saddle, "
+        "not critical, or undecided at kinks",
+    ),
+    "fit_term": Field(
+        "fit term", meaning="the loss of the row's model family: mse (squared error) or ce (cross-entropy)"
+    ),
+    "sv_counts": Field(
+        "singular values per layer",
+        meaning="per layer M_1-M_2-…-M_L: singular values of the class means above 1e-3 σ_1(M_l), recomputed "
+        "in float64 from the saved solution",
+    ),
+    "sv_count_max": Field(
+        "largest count over M_2 … M_L",
+        meaning="the largest of sv_counts over the hidden layers M_2 … M_L (the quantity bounded in depth by "
+        "Garrod & Keating 2025)",
+    ),
+    "sv_count_min": Field(
+        "smallest count over M_2 … M_L", meaning="the smallest of sv_counts over the hidden layers M_2 … M_L"
+    ),
     "mean_rank": Field(
         r"average rank of $M_2, \ldots, M_{L-1}$",
         "average rank of M_2 … M_{L-1}",
@@ -202,6 +265,12 @@ LAYER_FIELDS: dict[str, tuple[str, str, str]] = {
         "rank of M_{l}",
         "numerical rank of the post-ReLU class means M_l (singular values above rank_rtol · σ_1; "
         "layer 1 = H_1)",
+    ),
+    "sv_count": (
+        r"singular values of $M_{{{l}}}$ above $10^{{-3}}\sigma_1$",
+        "singular values of M_{l} above 1e-3 σ_1",
+        "number of singular values of the class means M_l above 1e-3 σ_1(M_l), recomputed in float64 from"
+        " the saved solution (layer 1 = H_1; empty beyond the row's L)",
     ),
     "dnc1": (
         r"DNC1 of $H_{{{l}}}$",

@@ -112,9 +112,11 @@ def _plot_zoom(ax: Any, zoom: dict[str, Any], descent: dict[str, Any]) -> None:
     ax.set_title(r"zoom on the certified descent: $|a| \leq 3t^*$")
 
 
-def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, Any]:
+def plot_best_known(rows: list[dict[str, Any]], ax: Any = None, family: str = "") -> tuple[Any, Any]:
     """Best-known loss / L_DNC against K, one solid curve per L, and L_SRG / L_DNC dashed in the same colour.
-    ``rows``: dicts with ``classes, layers, best_loss, loss_dnc, loss_srg``."""
+    ``rows``: dicts with ``classes, layers, best_loss, loss_dnc, loss_srg``; ``family``: the tag of a model
+    family other than MSE + ReLU (e.g. ``"ce"``), whose constructions are re-optimised for it (in the labels
+    as ``L_DNC^ce``)."""
     if ax is None:
         fig, (ax,) = _figure(1, (6.4, 4.4))
     else:
@@ -135,7 +137,43 @@ def plot_best_known(rows: list[dict[str, Any]], ax: Any = None) -> tuple[Any, An
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("number of classes K")
-    ax.set_ylabel(r"loss / $\mathcal{L}_{DNC}$")
+    sup = "^{\\mathrm{" + family.replace("_", "-") + "}}" if family else ""
+    ax.set_ylabel(r"loss / $\mathcal{L}_{DNC}" + sup + "$")
     ax.legend(fontsize=8, ncol=2)
-    ax.set_title("Best-known L-DUFM loss relative to DNC")
+    ax.set_title(
+        "Best-known L-DUFM loss relative to DNC" + (f" ({family}, re-optimised DNC)" if family else "")
+    )
     return fig, ax
+
+
+def plot_depth_bound(rows: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """Two panels against depth L, one colour per (fit term, K): left, the number of singular values of the
+    class means above the threshold, largest over the hidden layers (``sv_count_max``, solid) and smallest
+    (``sv_count_min``, dotted), with K dashed grey; right, ``best_over_dnc_family`` (best-known loss over the
+    family's DNC loss).  ``rows``: dicts with ``fit_term, classes, layers, sv_count_max, sv_count_min,
+    best_over_dnc_family`` (the ``depth-bound`` table)."""
+    from matplotlib.ticker import MaxNLocator
+
+    fig, (ax, ax2) = _figure(2, (11.0, 4.4))
+    series = sorted({(str(r["fit_term"]), int(r["classes"])) for r in rows})
+    for i, (loss, K) in enumerate(series):
+        sel = sorted(
+            (r for r in rows if r["fit_term"] == loss and int(r["classes"]) == K), key=lambda r: r["layers"]
+        )
+        L = [int(r["layers"]) for r in sel]
+        color, name = f"C{i}", f"{loss.upper()}, K = {K}"
+        ax.plot(L, [r["sv_count_max"] for r in sel], "o-", color=color, label=f"{name}: largest over layers")
+        ax.plot(L, [r["sv_count_min"] for r in sel], "v:", color=color, label=f"{name}: smallest")
+        ax.axhline(K, color="0.6", ls="--", lw=0.8)
+        ax2.plot(L, [r["best_over_dnc_family"] for r in sel], "o-", color=color, label=name)
+    for a in (ax, ax2):
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))
+        a.set_xlabel("number of layers L")
+        a.legend(fontsize=7)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel(r"singular values of $M_l$ above $10^{-3}\,\sigma_1$")
+    ax.set_title("Non-negligible singular values at the best-known point")
+    ax2.axhline(1.0, color="0.5", lw=0.8)
+    ax2.set_ylabel(r"best-known loss / $\mathcal{L}_{DNC}$ (same loss)")
+    ax2.set_title("Best-known loss relative to DNC")
+    return fig, (ax, ax2)

@@ -6,6 +6,7 @@ Examples::
     deepcollapse reproduce fig2-top --smoke --out runs/fig2-smoke
     deepcollapse reproduce fig3-middle --out runs/fig3m --workers 2
     deepcollapse reproduce fig3-right --out runs/fig3r --executor ray --ray-address auto
+    deepcollapse reproduce best-known --loss ce --out runs/best-known-ce --workers 2
 """
 
 from __future__ import annotations
@@ -46,8 +47,33 @@ def register(subparsers: Any) -> None:
         "experiments (net-2024-*, net-2023-*) read; never replaced by the bundled mnist_5k subset "
         "(default: data, the presets' data_dir; unused with --smoke)",
     )
+    add_family_options(p)
     add_executor_options(p)
     p.set_defaults(func=run)
+
+
+def add_family_options(p: argparse.ArgumentParser) -> None:
+    """``--loss``, ``--activation``, ``--eps``: the model family of an experiment that takes one (the same
+    names, help and choices as ``dufm train`` / ``dufm search``, from :mod:`deepcollapse.family.fields`)."""
+    from deepcollapse.cli.options import add_option
+    from deepcollapse.family.fields import activation_field, eps_field, loss_field
+
+    fields: tuple[tuple[str, Any, dict[str, Any]], ...] = (
+        ("--loss", loss_field(), {}),
+        ("--activation", activation_field(), {}),
+        ("--eps", eps_field(), {"type": float}),
+    )
+    for name, fld, kw in fields:
+        meta = fld.metadata
+        if "choices" in meta:
+            kw = {**kw, "choices": list(meta["choices"])}
+        add_option(
+            p,
+            name,
+            meta["help"] + "; only for experiments that take a model family (best-known)",
+            shown_default=None if fld.default is None else str(fld.default),
+            **kw,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         force=args.force,
         data_dir=args.data_dir,
+        family={"loss": args.loss, "activation": args.activation, "eps": args.eps},
     )
     print(f"report: {path}")
     return 0

@@ -51,6 +51,7 @@ class Context:
         progress: bool,
         force: bool = False,
         data_dir: str | None = None,
+        family: dict[str, Any] | None = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
 
@@ -63,11 +64,16 @@ class Context:
         self.progress = progress
         self.force = force
         self.data_dir = data_dir  # full-size network runs: the folder with the MNIST / CIFAR-10 files
+        # the model family of an experiment that takes one (``reproduce NAME --loss ce``; default MSE + ReLU)
+        self.family: dict[str, Any] = dict(family or DEFAULT_FAMILY)
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
+        cmd += family_options(self.family)
         if data_dir is not None:
             cmd += f" --data-dir {shlex.quote(data_dir)}"
         cmd += f" --out {shlex.quote(str(out_dir))}"
         title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
+        if self.family != DEFAULT_FAMILY:
+            title += " (" + ", ".join(f"{k} = {v}" for k, v in self.family.items() if v is not None) + ")"
         self.report = Report(title, description=experiment.description, command=cmd)
         self.report.section("Settings", experiment.settings)
         self.settings_section = self.report.sections[-1]
@@ -166,6 +172,7 @@ class Experiment:
     kind: str  # "theory", "dufm" or "net"
     body: Callable[[Context], None]
     command: str | None = None  # how to reproduce, without --out (default: deepcollapse reproduce NAME)
+    families: bool = False  # takes a model family: ``reproduce NAME --loss ce --activation ... --eps ...``
 
     def run(
         self,
@@ -178,13 +185,17 @@ class Experiment:
         progress: bool = False,
         force: bool = False,
         data_dir: str | Path | None = None,
+        family: dict[str, Any] | None = None,
     ) -> Path:
         """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
 
         Finished runs in ``out_dir`` are reused if their config matches; ``force`` re-trains those that do not
         (otherwise ``ConfigError``).  ``data_dir``: the folder with the full datasets that the paper-scale
-        network experiments read (``None``: their presets' ``data``; smoke runs use bundled data)."""
+        network experiments read (``None``: their presets' ``data``; smoke runs use bundled data).
+        ``family``: ``{"loss", "activation", "eps"}`` (missing keys: MSE, ReLU, no ε) for an experiment with
+        ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``)."""
         check_choice("executor", executor, EXECUTORS)
+        family = check_experiment_family(self, family)
         out = Path(out_dir).resolve()
         self._claim_folder(out, force)
         ctx = Context(
@@ -197,6 +208,7 @@ class Experiment:
             progress,
             force,
             None if data_dir is None else str(data_dir),
+            family,
         )
         load, t0 = _load_average(), time.perf_counter()
         self.body(ctx)
@@ -233,6 +245,66 @@ class Experiment:
             )
         out.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"name": self.name, "paper": self.paper, "figure": self.figure}) + "\n")
+
+
+#: MSE + ReLU, the papers' model (the family of every experiment without ``families``)
+DEFAULT_FAMILY: dict[str, Any] = {"loss": "mse", "activation": "relu", "eps": None}
+
+
+def family_options(family: dict[str, Any]) -> str:
+    """The ``reproduce`` options that select ``family`` (empty for MSE + ReLU), with a leading space.
+
+    Parameters
+    ----------
+    family : dict
+        ``{"loss", "activation", "eps"}``.
+
+    Returns
+    -------
+    str
+        E.g. ``" --loss ce"`` or ``" --activation relu_eps --eps 0.1"``.
+    """
+    out = ""
+    for key in ("loss", "activation", "eps"):
+        value = family.get(key, DEFAULT_FAMILY[key])
+        if value != DEFAULT_FAMILY[key]:
+            out += f" --{key} {value:g}" if isinstance(value, float) else f" --{key} {value}"
+    return out
+
+
+def check_experiment_family(experiment: Experiment, family: dict[str, Any] | None) -> dict[str, Any]:
+    """The validated family of one run of ``experiment`` (one-line ``ConfigError`` naming the option).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment to run; only one with ``families`` takes a family other than MSE + ReLU.
+    family : dict or None
+        ``{"loss", "activation", "eps"}`` as given (``None`` or missing keys: the defaults).
+
+    Returns
+    -------
+    dict
+        The three keys, ``eps`` a float or ``None``.
+    """
+    from deepcollapse._core.checks import check_float
+    from deepcollapse.family import get_family
+
+    fam = {**DEFAULT_FAMILY, **{k: v for k, v in (family or {}).items() if v is not None}}
+    unknown = sorted(set(fam) - set(DEFAULT_FAMILY))
+    if unknown:
+        raise ConfigError(f"family has keys {unknown}, must have only loss, activation and eps.")
+    if fam != DEFAULT_FAMILY and not experiment.families:
+        takes = ", ".join(e.name for e in _REGISTRY.values() if e.families) or "none"
+        first = next(k for k in DEFAULT_FAMILY if fam[k] != DEFAULT_FAMILY[k])
+        raise ConfigError(
+            f"--{first} == {fam[first]!r}, experiment {experiment.name!r} runs only the papers' MSE + ReLU "
+            f"model; drop --loss / --activation / --eps, or run one that takes a model family ({takes})."
+        )
+    if fam["eps"] is not None:
+        fam["eps"] = check_float("--eps", fam["eps"], gt=0.0)
+    get_family(fam["loss"], fam["activation"], fam["eps"])  # ConfigError naming loss / activation / eps
+    return fam
 
 
 _SYMBOLS = {"classes": "K", "layers": "L", "lam": "λ", "lam_h": "λ_H1", "lam_w": "λ_W", "width": "width"}

@@ -54,6 +54,7 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.net_real",
     "deepcollapse.experiments.net_mnist5k",
     "deepcollapse.experiments.search_experiments",
+    "deepcollapse.experiments.depth_bound",
     "deepcollapse.experiments.basins",
 )
 

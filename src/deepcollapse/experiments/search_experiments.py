@@ -10,6 +10,12 @@ structure and rank profile, verdict), ``results.csv`` (the same rows, with ``poi
 ``figures/best_known.png|pdf`` (best-known / L_DNC against K, one curve per L, the SRG construction
 dashed) and the solutions themselves (``points/K*_L*/solutions/rank01.npz``, checkable with
 ``deepcollapse theory check``).  Re-running into the same folder reuses finished points.
+
+``reproduce best-known --loss ce`` (and ``--activation`` / ``--eps``) runs the same table for another model
+family: the search with that family's float64 objective, beside the DNC and SRG constructions re-optimised
+for it (:func:`~deepcollapse.theory.family_compare.compare_family`); its columns carry the suffix
+``_family`` (``loss_dnc_family`` is L_DNC^CE under cross-entropy, not the MSE closed form), its points go to
+``points/<family>/`` and its table to ``tables/best_known_<family>.csv`` (e.g. ``best_known_ce``).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
 
-__all__ = ["BEST_KNOWN_FULL", "BEST_KNOWN_SMOKE", "best_known_rows"]
+__all__ = ["BEST_KNOWN_FULL", "BEST_KNOWN_SMOKE", "best_known_rows", "best_known_table", "family_tag"]
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +56,28 @@ BEST_KNOWN_SMOKE: dict[str, Any] = {
 }
 
 
-def _search_config(K: int, L: int, s: dict[str, Any]) -> dict[str, Any]:
+def family_tag(family: dict[str, Any] | None) -> str:
+    """A short name of a model family for folders and file names: ``""`` for MSE + ReLU, else e.g. ``"ce"``,
+    ``"ce_linear"`` or ``"mse_relu_eps0.1"`` (the loss, then the activation unless ReLU, then ε).
+
+    Parameters
+    ----------
+    family : dict or None
+        ``{"loss", "activation", "eps"}`` (``None``: MSE + ReLU).
+
+    Returns
+    -------
+    str
+        The tag (empty for the papers' family).
+    """
+    fam = {"loss": "mse", "activation": "relu", "eps": None, **(family or {})}
+    if fam["loss"] == "mse" and fam["activation"] == "relu" and fam["eps"] is None:
+        return ""
+    tag = fam["loss"] + ("" if fam["activation"] == "relu" else f"_{fam['activation']}")
+    return tag + ("" if fam["eps"] is None else f"{fam['eps']:g}")
+
+
+def _search_config(K: int, L: int, s: dict[str, Any], family: dict[str, Any] | None = None) -> dict[str, Any]:
     from deepcollapse.landscape.search import SearchConfig
 
     return SearchConfig(
@@ -64,20 +91,34 @@ def _search_config(K: int, L: int, s: dict[str, Any]) -> dict[str, Any]:
         steps=s["steps"],
         budget=s["budget"],
         rounds=s.get("rounds"),
+        **{k: v for k, v in (family or {}).items() if v is not None},
     ).to_dict()
 
 
 def best_known_rows(
-    out: Path, settings: dict[str, Any], run: Any = None, progress: bool = False
+    out: Path,
+    settings: dict[str, Any],
+    run: Any = None,
+    progress: bool = False,
+    family: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Search (or reuse) every (K, L) of ``settings`` under ``out/points`` and return the table rows.
 
     ``run``: how to run the list of :class:`~deepcollapse.runs.executors.Task` (the experiment's
-    :meth:`Context.tasks`, i.e. its executor and workers); default: one after the other in this process."""
+    :meth:`Context.tasks`, i.e. its executor and workers); default: one after the other in this process.
+    ``family``: ``{"loss", "activation", "eps"}`` of the searched model (default MSE + ReLU); another family's
+    points go to ``out/points/<family_tag>/``, so two families never reuse each other's points."""
     from deepcollapse.runs.executors import Task, run_tasks
 
+    tag = family_tag(family)
+    points = out / "points" / tag if tag else out / "points"
     tasks = [
-        Task("search", _search_config(K, L, settings), str(out / "points" / f"K{K}_L{L}"), f"K{K}_L{L}")
+        Task(
+            "search",
+            _search_config(K, L, settings, family),
+            str(points / f"K{K}_L{L}"),
+            f"K{K}_L{L}" + (f"_{tag}" if tag else ""),
+        )
         for L in settings["layers"]
         for K in settings["classes"]
     ]
@@ -92,36 +133,95 @@ def best_known_rows(
     return rows
 
 
+#: the columns a best-known table shows (for a family other than MSE + ReLU the construction columns get
+#: the suffix ``_family``: they are the constructions re-optimised for that family, not the closed forms)
+TABLE_COLUMNS = [
+    "classes",
+    "layers",
+    "best_loss",
+    "loss_dnc",
+    "loss_srg",
+    "best_over_dnc",
+    "best_over_srg",
+    "structure",
+    "rank_profile",
+    "verdict",
+]
+_CONSTRUCTION_COLUMNS = ("loss_dnc", "loss_srg", "best_over_dnc", "best_over_srg")
+
+
+def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The best-known table from the points' rows (``point.json``), sorted by (L, K).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One per (K, L): at least ``classes, layers, best_loss, loss_dnc, loss_srg``; ``best_over_dnc`` and
+        ``best_over_srg`` are (re)computed here as ``best_loss / loss_dnc`` and ``best_loss / loss_srg``
+        (``None`` where SRG is undefined).
+    family : dict, optional
+        The searched family; for one other than MSE + ReLU the four construction columns are renamed
+        ``<column>_family`` (the DNC and SRG constructions re-optimised for it).
+
+    Returns
+    -------
+    DataFrame
+        Every column of ``rows`` plus the two ratios, the construction columns renamed as above.
+    """
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df["best_over_dnc"] = df["best_loss"] / df["loss_dnc"]
+    srg = pd.to_numeric(df["loss_srg"], errors="coerce")
+    df["best_over_srg"] = df["best_loss"] / srg
+    df = df.sort_values(["layers", "classes"], kind="stable").reset_index(drop=True)
+    if family_tag(family):
+        df = df.rename(columns={c: f"{c}_family" for c in _CONSTRUCTION_COLUMNS})
+    return df
+
+
+def table_columns(family: dict[str, Any] | None) -> list[str]:
+    """:data:`TABLE_COLUMNS` as named in :func:`best_known_table` for ``family``."""
+    if not family_tag(family):
+        return list(TABLE_COLUMNS)
+    return [f"{c}_family" if c in _CONSTRUCTION_COLUMNS else c for c in TABLE_COLUMNS]
+
+
 def _best_known(ctx: Context) -> None:
     from deepcollapse.analysis.landscape_plots import plot_best_known
 
     settings = BEST_KNOWN_SMOKE if ctx.smoke else BEST_KNOWN_FULL
-    ctx.configs["best-known"] = settings
-    rows = best_known_rows(ctx.out_dir, settings, ctx.tasks)
-    df = pd.DataFrame(rows)
+    family, tag = ctx.family, family_tag(ctx.family)
+    ctx.configs["best-known"] = {
+        **settings,
+        **({k: v for k, v in family.items() if v is not None} if tag else {}),
+    }
+    rows = best_known_rows(ctx.out_dir, settings, ctx.tasks, family=family)
+    df = best_known_table(rows, family)
     # one row per (point, seed), as every DUFM experiment writes (the search seed is 0)
-    df.assign(point=[f"K{r['classes']}_L{r['layers']}" for r in rows], seed=0).to_csv(
-        ctx.out_dir / "results.csv", index=False
+    df.assign(point=[f"K{k}_L{L}" for k, L in zip(df["classes"], df["layers"])], seed=0).to_csv(
+        ctx.out_dir / (f"results_{tag}.csv" if tag else "results.csv"), index=False
+    )
+    who = (
+        "the closed forms"
+        if not tag
+        else f"the DNC and SRG constructions re-optimised for this family ({tag}; no closed form)"
     )
     ctx.table(
         df,
-        "best_known",
-        "Best-known loss per (K, L), the constructions' losses, structure (rank profile of M_1..M_L) and the "
-        "Hessian verdict of the best solution (float64, full n-sample problem).",
-        columns=[
-            "classes",
-            "layers",
-            "best_loss",
-            "loss_dnc",
-            "loss_srg",
-            "best_over_srg",
-            "structure",
-            "rank_profile",
-            "verdict",
-        ],
+        f"best_known_{tag}" if tag else "best_known",
+        f"Best-known loss per (K, L) beside {who}, structure (rank profile of M_1..M_L) and the Hessian "
+        "verdict of the best solution (float64, full n-sample problem).",
+        columns=table_columns(family),
     )
-    fig, _ = plot_best_known(rows)
-    ctx.figure(fig, "best_known", "Best-known loss / L_DNC against K (solid), SRG construction (dashed).")
+    fig, _ = plot_best_known(rows, family=tag)
+    dnc = "L_DNC" + (f"^{tag}" if tag else "")
+    ctx.figure(
+        fig,
+        f"best_known_{tag}" if tag else "best_known",
+        f"Best-known loss / {dnc} against K (solid), SRG construction (dashed)"
+        + (f", both constructions re-optimised for {tag}." if tag else "."),
+    )
 
 
 register(
@@ -137,5 +237,6 @@ register(
         "≈ 42 × 3.5 min ≈ 2.5 h on one core, ≈ 75 min with --workers 2",
         "dufm",
         _best_known,
+        families=True,
     )
 )
