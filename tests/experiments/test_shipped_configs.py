@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -60,8 +61,20 @@ def run_config(name: str, tmp_path_factory: pytest.TempPathFactory) -> SweepResu
         spec = SweepSpec.from_dict(yaml.safe_load((CONFIGS / f"{name}.yaml").read_text()))
         out = tmp_path_factory.mktemp(name)
         workers = 1 if name in FAST_CONFIGS else 2
+        t0 = time.perf_counter()
         _RESULTS[name] = run_sweep(spec, out, workers=workers, progress=False)
+        _SECONDS[name] = time.perf_counter() - t0
     return _RESULTS[name]
+
+
+_SECONDS: dict[str, float] = {}
+
+
+def runtime_ceiling(path: Path) -> float:
+    """The busy-machine ceiling in seconds (``Expected runtime: ..., up to ~N min|s on a busy ...``)."""
+    m = re.search(r"Expected runtime:.*?up to ~(\d+(?:\.\d+)?) (min|s)\b", path.read_text(), re.S)
+    assert m, f"{path.name}: its header states no 'Expected runtime: ... up to ~N min' ceiling"
+    return float(m.group(1)) * (60.0 if m.group(2) == "min" else 1.0)
 
 
 def test_check_lines_parse():
@@ -96,6 +109,8 @@ def test_config_header_numbers_are_what_the_sweep_computes(name, tmp_path_factor
     result = run_config(name, tmp_path_factory)
     points = list(result.summary["point"])
     assert not result.runs["diverged"].any()
+    # the header's runtime is a claim too: this run (as its command runs it) stays under the stated ceiling
+    assert _SECONDS[name] <= runtime_ceiling(CONFIGS / f"{name}.yaml"), (name, _SECONDS[name])
     for stat, column, values, tol in checks:
         assert len(values) == len(points), (name, column, points)
         grouped = result.runs.groupby("point")[column]

@@ -94,8 +94,8 @@ def run_demo(
         "Theory comparison, the flagship DUFM experiment (8 of the figure's 10 seeds), and 2024 Fig. 3 "
         "left, in one report.",
         f"Flagship DUFM: {runs} seeds, {steps} steps; theory: K = 10, L = 4, n = 50, λ = 0.004.",
-        "about 1 min idle, up to ~10 min on a busy shared machine (measured 65 s idle; 175 s and 6 min under "
-        "load)",
+        "about 1 min on an idle 2-core CPU, up to ~10 min on a busy shared one (the report states this "
+        "run's own measured time)",
         "dufm",
         _demo_body(steps, runs),  # type: ignore[arg-type]
         command=f"deepcollapse demo --steps {steps} --runs {runs}",
