@@ -117,7 +117,7 @@ MNIST5K_EXPERIMENTS: dict[str, Mnist5kExperiment] = {
             [{}],
             seeds=2,
             smoke={**_SMOKE, "eval_every": 10},
-            runtime="≈ 5-10 min (2 runs of 1 500 images × 40 epochs)",
+            runtime="≈ 5–10 min, idle to busy (2 runs of 1 500 images × 40 epochs)",
         ),
         Mnist5kExperiment(
             "real-mnist5k-fig10",
@@ -127,7 +127,7 @@ MNIST5K_EXPERIMENTS: dict[str, Mnist5kExperiment] = {
             [{"lam": 2.0**k} for k in (-11, -9, -7)],
             seeds=3,
             smoke={**_SMOKE, "eval_every": 0},
-            runtime="≈ 10 min (9 runs of 500 images × 50 epochs)",
+            runtime="≈ 10–30 min, idle to busy (9 runs of 500 images × 50 epochs)",
         ),
         Mnist5kExperiment(
             "real-mnist5k-fig2",
@@ -138,7 +138,7 @@ MNIST5K_EXPERIMENTS: dict[str, Mnist5kExperiment] = {
             [{}],
             seeds=2,
             smoke={**_SMOKE, "lam_h": N_LAM_H1 / 20, "eval_every": 10},
-            runtime="≈ 5-10 min (2 runs of 1 500 images × 40 epochs)",
+            runtime="≈ 5–15 min, idle to busy (2 runs of 1 500 images × 40 epochs)",
         ),
     )
 }
