@@ -31,13 +31,23 @@ import dufm_throughput as bench  # noqa: E402
 
 from deepcollapse.dufm.config import DUFMConfig  # noqa: E402
 from deepcollapse.dufm.kernel import advance_limited, flops_per_step  # noqa: E402
-from deepcollapse.dufm.microkernels import mm_nn, mm_nt, mm_tn, scipy_blas_kernel  # noqa: E402
+from deepcollapse.dufm.microkernels import (  # noqa: E402
+    mm_nn,
+    mm_nn_relu,
+    mm_nt,
+    mm_tn,
+    mm_tn_relu_d,
+    scipy_blas_kernel,
+)
 
 CLOCK = time.process_time
+MICRO_FUSES_RELU = True  # deepcollapse.dufm.compiled: mm_nn_relu, mm_tn_relu_d on the micro path
 
 
 @numba.njit
-def _gemm(A: Any, B: Any, C: Any, form: int, micro: bool, reps: int) -> None:  # form: 0 AB, 1 ABᵀ, 2 AᵀB
+def _gemm(
+    A: Any, B: Any, C: Any, P: Any, form: int, micro: bool, reps: int
+) -> None:  # 0 AB, 1 ABᵀ, 2 AᵀB, +3 σ
     for _ in range(reps):
         if form == 0:
             if micro:
@@ -49,9 +59,19 @@ def _gemm(A: Any, B: Any, C: Any, form: int, micro: bool, reps: int) -> None:  #
                 mm_nt(A, B, C)
             else:
                 np.dot(A, B.T, C)
-        else:
+        elif form == 2:
             if micro:
                 mm_tn(A, B, C)
+            else:
+                np.dot(A.T, B, C)
+        elif form == 3:  # hidden layers: the micro path fuses σ (ReLU) into the GEMM, BLAS has its own pass
+            if micro:
+                mm_nn_relu(A, B, C)
+            else:
+                np.dot(A, B, C)
+        else:  # form 5, likewise ⊙ σ'
+            if micro:
+                mm_tn_relu_d(A, B, C, P)  # P: σ' of P, an array apart from C as in the step
             else:
                 np.dot(A.T, B, C)
 
@@ -133,16 +153,35 @@ def profile(K: int, L: int, width: int, n: int, repeats: int) -> list[str]:
     d = [width] * L + [K]  # d_1 .. d_{L+1}
     Ws = [(rng.standard_normal((d[l + 1], d[l])) / np.sqrt(d[l])).astype(dt) for l in range(L)]
     Hs = [rng.standard_normal((d[l], N)).astype(dt) for l in range(L)]
-    ops: list[tuple[str, str, tuple[Any, ...], int]] = []  # name, shape, (A, B, C, form), flops
+    ops: list[tuple[str, str, tuple[Any, ...], int]] = []  # name, shape, (A, B, C, P, form), flops
     for l in range(L):
         m, k, i = d[l + 1], d[l], l + 1
         G = rng.standard_normal((m, N)).astype(dt)
         fl = 2 * m * k * N
-        ops.append((f"forward W{i}·H{i}", f"{m}×{k} · {k}×{N}", (Ws[l], Hs[l], np.empty((m, N), dt), 0), fl))
         ops.append(
-            (f"backward ∂W{i} = G·H{i}ᵀ", f"{m}×{N} · {N}×{k}", (G, Hs[l], np.empty((m, k), dt), 1), fl)
+            (
+                f"forward W{i}·H{i}",
+                f"{m}×{k} · {k}×{N}",
+                (Ws[l], Hs[l], np.empty((m, N), dt), np.empty((1, 1), dt), 3 if l < L - 1 else 0),
+                fl,
+            )
         )
-        ops.append((f"backward W{i}ᵀ·G", f"{k}×{m} · {m}×{N}", (Ws[l], G, np.empty((k, N), dt), 2), fl))
+        ops.append(
+            (
+                f"backward ∂W{i} = G·H{i}ᵀ",
+                f"{m}×{N} · {N}×{k}",
+                (G, Hs[l], np.empty((m, k), dt), np.empty((1, 1), dt), 1),
+                fl,
+            )
+        )
+        ops.append(
+            (
+                f"backward W{i}ᵀ·G",
+                f"{k}×{m} · {m}×{N}",
+                (Ws[l], G, np.empty((k, N), dt), rng.standard_normal((k, N)).astype(dt), 5 if l > 0 else 2),
+                fl,
+            )
+        )
     P, D = rng.standard_normal((width, N)).astype(dt), rng.standard_normal((width, N)).astype(dt)
     E, Y = rng.standard_normal((K, N)).astype(dt), np.zeros((K, N), dt)
     W2, H1, G1 = Ws[1].copy(), Hs[0].copy(), rng.standard_normal(Hs[0].shape).astype(dt)
@@ -173,8 +212,9 @@ def profile(K: int, L: int, width: int, n: int, repeats: int) -> list[str]:
     for name, shape, count, args in elem:
         us1 = _time(_elementwise, *args)
         tot["blas"] += count * us1
-        tot["micro"] += count * us1
-        out.append(_row(name, shape, count, f"{us1:.2f}", "", f"{us1:.2f}", ""))
+        fused = name.startswith(("σ", "⊙")) and MICRO_FUSES_RELU  # ReLU: σ, σ' in the GEMMs' stores
+        tot["micro"] += 0.0 if fused else count * us1
+        out.append(_row(name, shape, count, f"{us1:.2f}", "", "(fused)" if fused else f"{us1:.2f}", ""))
     step = {p: 1e6 / rate[p] for p in rate}
     out.append(
         _row("sum of the parts (µs per step)", "", "", f"{tot['blas']:.1f}", "", f"{tot['micro']:.1f}", "")

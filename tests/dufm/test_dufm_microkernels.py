@@ -36,6 +36,19 @@ def test_each_product_equals_float64_numpy(m: int, k: int, n: int, dtype: str, t
     np.testing.assert_allclose(C, G.astype(np.float64) @ Bt.astype(np.float64), rtol=0, atol=tol * n)
 
 
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_fused_relu_kernels_equal_the_product_then_the_separate_pass(m: int, k: int, n: int) -> None:
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    A, B, At, P = (rng.standard_normal(s).astype(np.float32) for s in [(m, k), (k, n), (k, m), (m, n)])
+    C, F = np.empty((m, n), np.float32), np.full((m, n), np.nan, np.float32)
+    mk.mm_nn(A, B, C)
+    mk.mm_nn_relu(A, B, F)  # σ = ReLU: x ≤ 0 → 0
+    assert np.array_equal(F, np.where(C <= 0, np.float32(0), C))
+    mk.mm_tn(At, B, C)
+    mk.mm_tn_relu_d(At, B, F, P)  # ⊙ σ'(P) = 1[P > 0]
+    assert np.array_equal(F, C * (P > 0).astype(np.float32))
+
+
 def _config(**kw) -> DUFMConfig:
     base = dict(classes=4, n=5, layers=3, width=[7, 5, 6], lam_h=0.01, lam_w=0.005, lr=0.1, steps=10, runs=5,
                 dtype="float32", init_scale=0.6)  # fmt: skip

@@ -13,8 +13,9 @@ the whole chunk of steps in one compiled call: per run, per step ::
 The GEMMs are ``np.dot`` with ``out=`` buffers, which numba lowers to BLAS ``?gemm`` through scipy's
 public ``scipy.linalg.cython_blas`` (no private numpy symbol), or, per layer and product where
 :func:`deepcollapse.dufm.microkernels.micro_layers` picks them (OpenBLAS's AVX2 kernels, small shapes), the
-register-blocked numba kernels of that module; the elementwise passes are fused loops (one
-pass per layer instead of numpy's two to four).  A run's computation does not depend on the other runs, on
+register-blocked numba kernels of that module (with ReLU, those fuse σ into the forward GEMM and ``⊙ σ'``
+into ``W_lᵀ G``); the elementwise passes are fused loops (one pass per layer instead of numpy's two to
+four).  A run's computation does not depend on the other runs, on
 ``sub_batch`` (the number of runs stepped together, for cache locality) or on the worker count, so
 trajectories are bit-identical whatever the batching, as in the numpy path; numpy and compiled paths agree to
 float rounding (σ_ε and exp are evaluated by different code).
@@ -41,7 +42,7 @@ try:  # optional dependency: the numpy path is used without it
     import numba
     import scipy.linalg.cython_blas  # noqa: F401 - the BLAS numba's np.dot calls: loaded (and limitable) now
 
-    from deepcollapse.dufm.microkernels import mm_nn, mm_nt, mm_tn
+    from deepcollapse.dufm.microkernels import mm_nn, mm_nn_relu, mm_nt, mm_tn, mm_tn_relu_d
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the numpy-path tests with the kernel forced
@@ -135,11 +136,14 @@ if AVAILABLE:
                     continue
                 H = H1[r]
                 for l in range(L - 1):  # forward
-                    if micro[l, 0]:
+                    if micro[l, 0] and act == 0:  # σ fused (ReLU: pre is post)
+                        mm_nn_relu(Ws[l][r], H, post[l])
+                    elif micro[l, 0]:
                         mm_nn(Ws[l][r], H, pre[l])
+                        _sigma_(pre[l], post[l], act, e, inv)
                     else:
                         np.dot(Ws[l][r], H, pre[l])
-                    _sigma_(pre[l], post[l], act, e, inv)
+                        _sigma_(pre[l], post[l], act, e, inv)
                     H = post[l]
                 if micro[L - 1, 0]:
                     mm_nn(Ws[L - 1][r], H, E)
@@ -167,12 +171,15 @@ if AVAILABLE:
                         mm_nt(G, Hl, dW[l])
                     else:
                         np.dot(G, Hl.T, dW[l])
-                    if micro[l, 2]:
-                        mm_tn(Ws[l][r], G, dH[l])
+                    if micro[l, 2] and l > 0 and act == 0:  # ⊙ σ' fused
+                        mm_tn_relu_d(Ws[l][r], G, dH[l], pre[l - 1])
                     else:
-                        np.dot(Ws[l][r].T, G, dH[l])
-                    if l > 0 and act != 1:
-                        _backprop_(dH[l], pre[l - 1], act, e, inv)
+                        if micro[l, 2]:
+                            mm_tn(Ws[l][r], G, dH[l])
+                        else:
+                            np.dot(Ws[l][r].T, G, dH[l])
+                        if l > 0 and act != 1:
+                            _backprop_(dH[l], pre[l - 1], act, e, inv)
                     G = dH[l]
                 for l in range(L):  # update
                     cast[1] = 1.0 - lr * lam_w[l]

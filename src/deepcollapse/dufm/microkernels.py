@@ -3,12 +3,14 @@
 The flagship step is 16 GEMMs of shapes like 30×30 · 30×500 and 30×500 · 500×30: too small for a BLAS
 library's large-GEMM blocking.  OpenBLAS's AVX-512 (``SkylakeX``) kernels still come close to their large-GEMM
 speed there; its AVX2 kernels (``Haswell``, also used on AMD Zen 1-3) reach about half of it, and much less
-for the K × N output shapes.  These three kernels, compiled by numba for the host CPU (LLVM vectorises the
+for the K × N output shapes.  These kernels, compiled by numba for the host CPU (LLVM vectorises the
 loops named below), do better there (``benchmarks/dufm_profile.py`` times each GEMM of the step both ways):
 
 * :func:`mm_nn` ``C = A B`` and :func:`mm_tn` ``C = Aᵀ B`` (forward ``W_l H_l``; backward ``W_lᵀ G``): three
-  rows of ``C`` at a time, ``k`` unrolled by four, the loop over the N columns innermost (vectorised); each
-  ``C[i, j]`` is ``A[i, 0] B[0, j] + A[i, 1] B[1, j] + …`` in that order (fused multiply-adds);
+  rows of ``C`` at a time, ``k`` unrolled by four (the first five terms in one pass), the loop over the N
+  columns innermost (vectorised); each ``C[i, j]`` is ``A[i, 0] B[0, j] + A[i, 1] B[1, j] + …`` in that order
+  (fused multiply-adds); :func:`mm_nn_relu` and :func:`mm_tn_relu_d` apply σ = ReLU, resp. ``⊙ σ'``, to each
+  block of three rows while it is in L1 (the same values as the step's separate passes, one pass less each);
 * :func:`mm_nt` ``C = A Bᵀ`` (backward ``∂W_l = G H_lᵀ``, a reduction over N): a 5 × 3 block of dot products
   in registers, vectorised along N (LLVM may reassociate this sum: ``fastmath={"reassoc"}``).
 
@@ -26,7 +28,19 @@ import functools
 import os
 from typing import Any
 
-__all__ = ["GEMM_PATHS", "MICRO_BLAS_KERNELS", "gemm_path", "micro_layers", "mm_nn", "mm_nt", "mm_tn"]
+from deepcollapse.family.activations import ReLU
+
+__all__ = [
+    "GEMM_PATHS",
+    "MICRO_BLAS_KERNELS",
+    "gemm_path",
+    "micro_layers",
+    "mm_nn",
+    "mm_nn_relu",
+    "mm_nt",
+    "mm_tn",
+    "mm_tn_relu_d",
+]
 
 GEMM_PATHS = ("auto", "blas", "micro")
 # OpenBLAS kernels (threadpoolctl "architecture") on which the micro-kernels beat its small GEMMs: the AVX2
@@ -110,6 +124,7 @@ try:  # optional dependency, as in deepcollapse.dufm.compiled
 
     _jit_contract = numba.njit(cache=True, nogil=True, fastmath={"contract"})
     _jit_reassoc = numba.njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
+    _relu = numba.njit(cache=True, nogil=True)(ReLU.scalar)  # as in deepcollapse.dufm.compiled
     AVAILABLE = True
 except ImportError:  # pragma: no cover
     AVAILABLE = False
@@ -118,20 +133,33 @@ if AVAILABLE:
     # The bodies below are written out (not generated at import) so that numba can cache them on disk.
 
     @_jit_contract
-    def mm_nn(A: Any, B: Any, C: Any) -> None:  # C = A B  (A: (m, k), B: (k, n), C: (m, n))
+    def _mm_nn(A: Any, B: Any, C: Any, relu: bool) -> None:  # C = A B, then C ← ReLU(C) if relu
         m, n = C.shape
+        t = C.dtype.type
         k = B.shape[0]
         kb = 1 + (k - 1) - (k - 1) % 4
         i = 0
         while i < m:
             if i + 3 <= m:  # 3 rows of C; the k terms in the same order as the 1-row tail
-                a0, a1, a2 = A[i, 0], A[i + 1, 0], A[i + 2, 0]
-                for j in range(n):
-                    b0 = B[0, j]
-                    C[i, j] = a0 * b0
-                    C[i + 1, j] = a1 * b0
-                    C[i + 2, j] = a2 * b0
-                for p in range(1, kb, 4):
+                p1 = 1
+                if k >= 5:  # the first product and the first block of 4 in one pass (same order)
+                    p1 = 5
+                    c00, c01, c02, c03, c04 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4]
+                    c10, c11, c12, c13, c14 = A[i + 1, 0], A[i + 1, 1], A[i + 1, 2], A[i + 1, 3], A[i + 1, 4]
+                    c20, c21, c22, c23, c24 = A[i + 2, 0], A[i + 2, 1], A[i + 2, 2], A[i + 2, 3], A[i + 2, 4]
+                    for j in range(n):
+                        b0, b1, b2, b3, b4 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j]
+                        C[i, j] = c00 * b0 + c01 * b1 + c02 * b2 + c03 * b3 + c04 * b4
+                        C[i + 1, j] = c10 * b0 + c11 * b1 + c12 * b2 + c13 * b3 + c14 * b4
+                        C[i + 2, j] = c20 * b0 + c21 * b1 + c22 * b2 + c23 * b3 + c24 * b4
+                else:
+                    a0, a1, a2 = A[i, 0], A[i + 1, 0], A[i + 2, 0]
+                    for j in range(n):
+                        b0 = B[0, j]
+                        C[i, j] = a0 * b0
+                        C[i + 1, j] = a1 * b0
+                        C[i + 2, j] = a2 * b0
+                for p in range(p1, kb, 4):
                     a00, a01, a02, a03 = A[i, p], A[i, p + 1], A[i, p + 2], A[i, p + 3]
                     a10, a11, a12, a13 = A[i + 1, p], A[i + 1, p + 1], A[i + 1, p + 2], A[i + 1, p + 3]
                     a20, a21, a22, a23 = A[i + 2, p], A[i + 2, p + 1], A[i + 2, p + 2], A[i + 2, p + 3]
@@ -147,13 +175,25 @@ if AVAILABLE:
                         C[i, j] = C[i, j] + a0 * b0
                         C[i + 1, j] = C[i + 1, j] + a1 * b0
                         C[i + 2, j] = C[i + 2, j] + a2 * b0
+                if relu:  # σ while the rows are in L1: the same values as the separate pass
+                    for r in range(i, i + 3):
+                        for j in range(n):
+                            C[r, j] = t(_relu(C[r, j], 0.0, 0.0))
                 i += 3
             else:
-                a0 = A[i, 0]
-                for j in range(n):
-                    b0 = B[0, j]
-                    C[i, j] = a0 * b0
-                for p in range(1, kb, 4):
+                p1 = 1
+                if k >= 5:  # the first product and the first block of 4 in one pass (same order)
+                    p1 = 5
+                    c00, c01, c02, c03, c04 = A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4]
+                    for j in range(n):
+                        b0, b1, b2, b3, b4 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j]
+                        C[i, j] = c00 * b0 + c01 * b1 + c02 * b2 + c03 * b3 + c04 * b4
+                else:
+                    a0 = A[i, 0]
+                    for j in range(n):
+                        b0 = B[0, j]
+                        C[i, j] = a0 * b0
+                for p in range(p1, kb, 4):
                     a00, a01, a02, a03 = A[i, p], A[i, p + 1], A[i, p + 2], A[i, p + 3]
                     for j in range(n):
                         b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
@@ -163,23 +203,40 @@ if AVAILABLE:
                     for j in range(n):
                         b0 = B[p, j]
                         C[i, j] = C[i, j] + a0 * b0
+                if relu:  # σ while the rows are in L1: the same values as the separate pass
+                    for r in range(i, i + 1):
+                        for j in range(n):
+                            C[r, j] = t(_relu(C[r, j], 0.0, 0.0))
                 i += 1
 
     @_jit_contract
-    def mm_tn(A: Any, B: Any, C: Any) -> None:  # C = Aᵀ B  (A: (k, m), B: (k, n), C: (m, n))
+    def _mm_tn(A: Any, B: Any, C: Any, P: Any, mask: bool) -> None:  # C = Aᵀ B, then C ⊙ ReLU'(P) if mask
         m, n = C.shape
+        t = C.dtype.type
         k = B.shape[0]
         kb = 1 + (k - 1) - (k - 1) % 4
         i = 0
         while i < m:
             if i + 3 <= m:  # 3 rows of C; the k terms in the same order as the 1-row tail
-                a0, a1, a2 = A[0, i], A[0, i + 1], A[0, i + 2]
-                for j in range(n):
-                    b0 = B[0, j]
-                    C[i, j] = a0 * b0
-                    C[i + 1, j] = a1 * b0
-                    C[i + 2, j] = a2 * b0
-                for p in range(1, kb, 4):
+                p1 = 1
+                if k >= 5:  # the first product and the first block of 4 in one pass (same order)
+                    p1 = 5
+                    c00, c01, c02, c03, c04 = A[0, i], A[1, i], A[2, i], A[3, i], A[4, i]
+                    c10, c11, c12, c13, c14 = A[0, i + 1], A[1, i + 1], A[2, i + 1], A[3, i + 1], A[4, i + 1]
+                    c20, c21, c22, c23, c24 = A[0, i + 2], A[1, i + 2], A[2, i + 2], A[3, i + 2], A[4, i + 2]
+                    for j in range(n):
+                        b0, b1, b2, b3, b4 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j]
+                        C[i, j] = c00 * b0 + c01 * b1 + c02 * b2 + c03 * b3 + c04 * b4
+                        C[i + 1, j] = c10 * b0 + c11 * b1 + c12 * b2 + c13 * b3 + c14 * b4
+                        C[i + 2, j] = c20 * b0 + c21 * b1 + c22 * b2 + c23 * b3 + c24 * b4
+                else:
+                    a0, a1, a2 = A[0, i], A[0, i + 1], A[0, i + 2]
+                    for j in range(n):
+                        b0 = B[0, j]
+                        C[i, j] = a0 * b0
+                        C[i + 1, j] = a1 * b0
+                        C[i + 2, j] = a2 * b0
+                for p in range(p1, kb, 4):
                     a00, a01, a02, a03 = A[p, i], A[p + 1, i], A[p + 2, i], A[p + 3, i]
                     a10, a11, a12, a13 = A[p, i + 1], A[p + 1, i + 1], A[p + 2, i + 1], A[p + 3, i + 1]
                     a20, a21, a22, a23 = A[p, i + 2], A[p + 1, i + 2], A[p + 2, i + 2], A[p + 3, i + 2]
@@ -195,13 +252,25 @@ if AVAILABLE:
                         C[i, j] = C[i, j] + a0 * b0
                         C[i + 1, j] = C[i + 1, j] + a1 * b0
                         C[i + 2, j] = C[i + 2, j] + a2 * b0
+                if mask:  # ⊙ σ' while the rows are in L1: the same values as the separate pass
+                    for r in range(i, i + 3):
+                        for j in range(n):
+                            C[r, j] = C[r, j] * (t(1) if P[r, j] > 0 else t(0))  # t(ReLU.scalar_derivative)
                 i += 3
             else:
-                a0 = A[0, i]
-                for j in range(n):
-                    b0 = B[0, j]
-                    C[i, j] = a0 * b0
-                for p in range(1, kb, 4):
+                p1 = 1
+                if k >= 5:  # the first product and the first block of 4 in one pass (same order)
+                    p1 = 5
+                    c00, c01, c02, c03, c04 = A[0, i], A[1, i], A[2, i], A[3, i], A[4, i]
+                    for j in range(n):
+                        b0, b1, b2, b3, b4 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j]
+                        C[i, j] = c00 * b0 + c01 * b1 + c02 * b2 + c03 * b3 + c04 * b4
+                else:
+                    a0 = A[0, i]
+                    for j in range(n):
+                        b0 = B[0, j]
+                        C[i, j] = a0 * b0
+                for p in range(p1, kb, 4):
                     a00, a01, a02, a03 = A[p, i], A[p + 1, i], A[p + 2, i], A[p + 3, i]
                     for j in range(n):
                         b0, b1, b2, b3 = B[p, j], B[p + 1, j], B[p + 2, j], B[p + 3, j]
@@ -211,7 +280,27 @@ if AVAILABLE:
                     for j in range(n):
                         b0 = B[p, j]
                         C[i, j] = C[i, j] + a0 * b0
+                if mask:  # ⊙ σ' while the rows are in L1: the same values as the separate pass
+                    for r in range(i, i + 1):
+                        for j in range(n):
+                            C[r, j] = C[r, j] * (t(1) if P[r, j] > 0 else t(0))  # t(ReLU.scalar_derivative)
                 i += 1
+
+    @_jit_contract
+    def mm_nn(A: Any, B: Any, C: Any) -> None:  # C = A B  (A: (m, k), B: (k, n), C: (m, n))
+        _mm_nn(A, B, C, False)
+
+    @_jit_contract
+    def mm_nn_relu(A: Any, B: Any, C: Any) -> None:  # C = ReLU(A B), σ fused (as compiled._sigma_)
+        _mm_nn(A, B, C, True)
+
+    @_jit_contract
+    def mm_tn(A: Any, B: Any, C: Any) -> None:  # C = Aᵀ B  (A: (k, m), B: (k, n), C: (m, n))
+        _mm_tn(A, B, C, C, False)
+
+    @_jit_contract
+    def mm_tn_relu_d(A: Any, B: Any, C: Any, P: Any) -> None:  # C = (Aᵀ B) ⊙ ReLU'(P), fused
+        _mm_tn(A, B, C, P, True)
 
     @_jit_reassoc
     def mm_nt(A: Any, B: Any, C: Any) -> None:  # C = A Bᵀ  (A: (m, n), B: (k, n), C: (m, k))
