@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine import cpu_model  # benchmarks/machine.py (a sibling script module)
+
 COMMANDS = (
     ["--version"],
     ["--help"],
@@ -31,16 +33,6 @@ COMMANDS = (
     ["theory", "compare"],
 )
 HERE = Path(__file__).resolve().parents[1]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def once(src: Path, argv: list[str]) -> float:

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from machine import cpu_info  # benchmarks/machine.py (a sibling script module)
 
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, flops_per_step, resolve_kernel
@@ -160,27 +161,6 @@ def large_gemm_gflops(size: int = 2048, repeats: int = 5) -> float:
             np.matmul(a, b, out=c)
             rates.append(2 * size**3 / (CLOCK() - t) / 1e9)
     return statistics.median(rates)
-
-
-def cpu_info() -> dict[str, Any]:
-    """The CPU model and its widest SIMD level (``amx`` / ``avx512`` / ``avx2`` / ``avx`` / ``other``, from
-    the ``/proc/cpuinfo`` flags on Linux; ``None`` elsewhere)."""
-    model, flags = platform.processor() or platform.machine(), None
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        text = ""
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and model == (platform.processor() or platform.machine()):
-            model = value.strip()
-        elif key.strip() == "flags" and flags is None:
-            flags = set(value.split())
-    simd = None
-    if flags is not None:
-        levels = [("amx", "amx_tile"), ("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx")]
-        simd = next((name for name, flag in levels if flag in flags), "other")
-    return {"model": model, "simd": simd, "cpus": os.cpu_count()}
 
 
 def _with_gemm(path: str) -> Callable[..., Any]:

@@ -53,10 +53,10 @@ import shutil
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
+from machine import cpu_flags, cpu_model  # benchmarks/machine.py (a sibling script module)
 
 from deepcollapse.experiments.net_presets import NET_PRESETS, net_preset
 from deepcollapse.nets.config import NetConfig
@@ -108,27 +108,6 @@ def _sync(device: torch.device) -> None:
 # ------------------------------------------------------------------------------------------------------------
 # CPU options
 # ------------------------------------------------------------------------------------------------------------
-
-
-def cpu_flags() -> set[str]:
-    """The CPU flags of /proc/cpuinfo (empty where there is none, e.g. macOS)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def has_bf16() -> bool:
