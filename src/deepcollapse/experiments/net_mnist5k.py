@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.net_real import rank_table, summarise, theory_levels
+from deepcollapse.experiments.net_real import dnc_runs, rank_table, summarise
 from deepcollapse.nets.data.names import DATASET_LABELS
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
@@ -261,35 +261,16 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
     def body(ctx: Context) -> None:
         from deepcollapse.analysis.figures import plot_matrix
         from deepcollapse.analysis.net_real_plots import plot_dnc_panels
-        from deepcollapse.analysis.tables import final_singular_values, layer_metrics_frame, read_jsonl
         from deepcollapse.theory.constructions import srg_gram
 
         result: SweepResult = ctx.sweep(mnist5k_spec(name, ctx.smoke), "net")
         tasks = result.spec.tasks(result.out_dir)
-        layers: list[pd.DataFrame] = []
-        curves: list[pd.DataFrame] = []
-        sv_acc: dict[int, list[np.ndarray]] = {}
-        levels = None
-        for t in tasks:
-            df = layer_metrics_frame(t.out_dir, x="epoch")
-            if df.empty:
-                continue
-            layers.append(df.assign(run=t.config["seed"]))
-            recs = read_jsonl(Path(t.out_dir) / "metrics.jsonl")
-            curves.append(
-                pd.DataFrame(
-                    {"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}
-                ).assign(run=t.config["seed"])
-            )
-            for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
-                sv_acc.setdefault(layer, []).append(arr)
-            levels = theory_levels(t.config, int(t.config["n"]) * 10)
-        if not layers:
+        runs = dnc_runs(tasks)
+        if runs is None:
             return
-        frame = pd.concat(layers, ignore_index=True)
+        frame, _, curves, levels = runs
         cfg = tasks[0].config
-        sv = {k: np.vstack(v) for k, v in sorted(sv_acc.items()) if int(k) >= 2}
-        fig = plot_dnc_panels(frame, sv, pd.concat(curves, ignore_index=True), levels)
+        fig = plot_dnc_panels(*runs)
         reg = "standard weight decay" if cfg["reg"] == "standard" else "DUFM-like regularisation"
         caption = (
             f"{LABEL}, {cfg['n']} training images per class; {cfg['backbone']} + {cfg['layers']}-layer "
@@ -318,7 +299,7 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
             f"regularisation), rank of every head feature (rank_rtol = {cfg.get('rank_rtol', 1e-3)}).",
         )
         if levels is not None:
-            final = pd.concat(curves).groupby("run")["loss"].last()
+            final = curves.groupby("run")["loss"].last()
             ctx.table(
                 pd.DataFrame(
                     [

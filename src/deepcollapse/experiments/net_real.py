@@ -339,42 +339,65 @@ def _rank_body(setting: RealSetting, which: str) -> Any:
     return body
 
 
+def dnc_runs(
+    tasks: list[Any],
+) -> tuple[pd.DataFrame, dict[int, np.ndarray], pd.DataFrame, Mapping[str, Any] | None] | None:
+    """What the DNC panels of a set of network runs show (:func:`~deepcollapse.analysis.net_real_plots.
+    plot_dnc_panels`), read from their run folders.
+
+    Parameters
+    ----------
+    tasks : list
+        The sweep tasks of the runs (``out_dir`` and ``config`` each).
+
+    Returns
+    -------
+    tuple or None
+        ``(layers, singular_values, curves, levels)``: the per-layer metrics over the epochs (column ``run`` =
+        the seed), the final singular values of ``M~_l`` for ``l >= 2`` stacked over runs, the training-loss
+        curves, and the theory's ``L_DNC`` / ``L_SRG`` levels at the runs' problem (:func:`theory_levels`;
+        ``None`` for runs it does not describe); ``None`` when no run has written metrics yet.
+    """
+    from deepcollapse.analysis.tables import final_singular_values, layer_metrics_frame, read_jsonl
+
+    layers: list[pd.DataFrame] = []
+    curves: list[pd.DataFrame] = []
+    sv_acc: dict[int, list[np.ndarray]] = {}
+    levels = None
+    for t in tasks:
+        df = layer_metrics_frame(t.out_dir, x="epoch")
+        if df.empty:
+            continue
+        layers.append(df.assign(run=t.config["seed"]))
+        recs = read_jsonl(Path(t.out_dir) / "metrics.jsonl")
+        curves.append(
+            pd.DataFrame({"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}).assign(
+                run=t.config["seed"]
+            )
+        )
+        for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
+            sv_acc.setdefault(layer, []).append(arr)
+        levels = theory_levels(t.config, int(t.config["n"]) * 10)
+    if not layers:
+        return None
+    sv = {k: np.vstack(v) for k, v in sorted(sv_acc.items()) if int(k) >= 2}
+    return pd.concat(layers, ignore_index=True), sv, pd.concat(curves, ignore_index=True), levels
+
+
 def _dnc_body(setting: RealSetting) -> Any:
     def body(ctx: Context) -> None:
         from deepcollapse.analysis.net_real_plots import plot_dnc_panels
-        from deepcollapse.analysis.tables import final_singular_values, layer_metrics_frame, read_jsonl
 
         result = ctx.sweep(real_spec(setting, "dnc", ctx.smoke), "net")
         name = ctx.experiment.name
         levels_rows = []
         for reg in REGS:
             tasks = [t for t in result.spec.tasks(result.out_dir) if t.config["reg"] == reg]
-            layers: list[pd.DataFrame] = []
-            curves: list[pd.DataFrame] = []
-            sv_acc: dict[int, list[np.ndarray]] = {}
-            levels = None
-            for t in tasks:
-                df = layer_metrics_frame(t.out_dir, x="epoch")
-                if df.empty:
-                    continue
-                df["run"] = t.config["seed"]
-                layers.append(df)
-                recs = read_jsonl(Path(t.out_dir) / "metrics.jsonl")
-                curves.append(
-                    pd.DataFrame(
-                        {"epoch": [r["epoch"] for r in recs], "loss": [r.get("loss") for r in recs]}
-                    ).assign(run=t.config["seed"])
-                )
-                for layer, arr in final_singular_values(t.out_dir, kind="pre", x="epoch").items():
-                    sv_acc.setdefault(layer, []).append(arr)
-                n_train = int(t.config["n"]) * 10
-                levels = theory_levels(t.config, n_train)
-            if not layers:
+            runs = dnc_runs(tasks)
+            if runs is None:
                 continue
-            sv = {k: np.vstack(v) for k, v in sorted(sv_acc.items()) if int(k) >= 2}
-            fig = plot_dnc_panels(
-                pd.concat(layers, ignore_index=True), sv, pd.concat(curves, ignore_index=True), levels
-            )
+            curves, levels = runs[2], runs[3]
+            fig = plot_dnc_panels(*runs)
             lam = setting.dnc_lam[reg]
             caption = (
                 f"{'DUFM-like' if reg == 'dufm' else 'Standard'} regularisation, λ = {lam}: "
@@ -399,7 +422,7 @@ def _dnc_body(setting: RealSetting) -> Any:
                         "L_DNC": levels["loss_dnc"],
                         "L_SRG": levels["loss_srg"],
                         "srg_construction": levels["srg_construction"],
-                        "final_loss_mean": float(pd.concat(curves).groupby("run")["loss"].last().mean()),
+                        "final_loss_mean": float(curves.groupby("run")["loss"].last().mean()),
                     }
                 )
             ctx.report.section(f"Collapse in the head ({reg})")
