@@ -206,6 +206,18 @@ def _read_bytes(path: Path, kind: str, hint: str | None = None) -> bytes:
         raise _bad(path, f"not readable ({exc.strerror}), must be a readable {kind}", hint) from None
 
 
+def _read_text(path: str | Path, kind: str, empty: str, hint: str | None = None) -> str:
+    """The UTF-8 text of a user's ``kind`` file (``"YAML"``, ``"JSON"``), or a one-line ``ConfigError``
+    naming it: missing, a folder, unreadable, ``empty`` (what it must hold instead), or not text."""
+    raw = _read_bytes(Path(path), f"{kind} file", hint)
+    if not raw.strip():
+        raise _bad(path, f"empty file, must be {empty}", hint)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _bad(path, f"not a text file (byte {exc.start} is not UTF-8), must be {kind}", hint) from None
+
+
 def parse_yaml(text: str, source: str, *, expected: str = "keys and values", hint: str | None = None) -> dict:
     """Parse YAML ``text`` that must hold a mapping; ``source`` names it in the one-line error.
 
@@ -263,14 +275,7 @@ def read_yaml(path: str | Path, *, expected: str = "keys and values", hint: str 
     dict
         The mapping.
     """
-    p = Path(path)
-    raw = _read_bytes(p, "YAML file", hint)
-    if not raw.strip():
-        raise _bad(path, f"empty file, must be a YAML mapping of {expected}", hint)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _bad(path, f"not a text file (byte {exc.start} is not UTF-8), must be YAML", hint) from None
+    text = _read_text(path, "YAML", f"a YAML mapping of {expected}", hint)
     return parse_yaml(text, str(path), expected=expected, hint=hint)
 
 
@@ -290,14 +295,9 @@ def read_json(path: str | Path, *, hint: str | None = None) -> dict:
     dict
         The object.
     """
-    p = Path(path)
-    raw = _read_bytes(p, "JSON file", hint)
-    if not raw.strip():
-        raise _bad(path, "empty file, must be a JSON object", hint)
+    text = _read_text(path, "JSON", "a JSON object", hint)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise _bad(path, f"not a text file (byte {exc.start} is not UTF-8), must be JSON", hint) from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _bad(path, f"line {exc.lineno}, column {exc.colno}: {exc.msg} (not valid JSON)", hint) from None
     if not isinstance(data, dict):
