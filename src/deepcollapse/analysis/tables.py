@@ -15,7 +15,6 @@ L_SRG).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,9 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from deepcollapse._core.io import read_jsonl
+from deepcollapse._core.io import read_json, read_jsonl, read_yaml
 
 __all__ = [
     "aggregate_runs",
@@ -42,7 +40,7 @@ __all__ = [
 
 def read_summary(folder: str | Path) -> dict[str, Any]:
     """The ``summary.json`` of a run folder."""
-    return json.loads((Path(folder) / "summary.json").read_text())
+    return read_json(Path(folder) / "summary.json")
 
 
 def _num(v: Any) -> float:
@@ -94,7 +92,7 @@ def net_run_rows(folder: str | Path) -> list[dict[str, Any]]:
     folder = Path(folder)
     evals = read_jsonl(folder / "metrics.jsonl")
     cfg_path = folder / "config.yaml"
-    config = yaml.safe_load(cfg_path.read_text()) if cfg_path.is_file() else {}
+    config = read_yaml(cfg_path, expected="run settings") if cfg_path.is_file() else {}
     if isinstance(config, dict) and isinstance(config.get("config"), dict):
         config = config["config"]
     row: dict[str, Any] = {"seed": int((config or {}).get("seed", 0) or 0)}

@@ -10,12 +10,13 @@ Figs. 1, 5–8); the trainer's own metrics are in ``metrics.jsonl``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from deepcollapse._core.io import read_json
 
 __all__ = ["best_run", "class_mean_matrices", "forward_class_means"]
 
@@ -70,7 +71,7 @@ def class_mean_matrices(folder: str | Path, run: int, classes: int) -> dict[str,
 
 def best_run(folder: str | Path) -> tuple[int, dict[str, Any]]:
     """Index (within the folder) and summary entry of the non-diverged run with the lowest final loss."""
-    summary = json.loads((Path(folder) / "summary.json").read_text())
+    summary = read_json(Path(folder) / "summary.json")
     runs = summary["runs"]
     ok = [
         i

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from deepcollapse._core.checks import ConfigError, check_keys, did_you_mean
+from deepcollapse._core.io import read_json
 
 __all__ = ["TASK_KINDS", "TaskKind", "get_kind"]
 
@@ -160,9 +160,9 @@ def _net_rows(folder: Path) -> list[dict[str, Any]]:
 
 def _search_rows(folder: Path) -> list[dict[str, Any]]:
     """The search point's table row (``point.json``) with the seed of its search."""
-    row = json.loads((folder / "point.json").read_text())
+    row = read_json(folder / "point.json")
     state = folder / "search.json"
-    seed = json.loads(state.read_text()).get("config", {}).get("seed") if state.is_file() else None
+    seed = read_json(state).get("config", {}).get("seed") if state.is_file() else None
     return [{"seed": seed, **row}]
 
 

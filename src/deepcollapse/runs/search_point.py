@@ -8,11 +8,10 @@ module so that the task-kind table (whose runner imports it when it runs) and th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._core.io import atomic_write_json, finite_or_none
+from deepcollapse._core.io import atomic_write_json, finite_or_none, read_json
 
 __all__ = ["run_search_point"]
 
@@ -27,7 +26,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
 
     folder = Path(out)
     summary_path = folder / "summary.json"
-    saved = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    saved = read_json(summary_path) if summary_path.is_file() else {}
     finished = saved.get("elapsed_s", 0.0) >= 60.0 * config["budget"] or (
         config.get("rounds") is not None and saved.get("rounds", 0) >= config["rounds"]
     )
