@@ -16,8 +16,22 @@ from deepcollapse.dufm.model import init_params
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="numba is not installed")
 # (m, k, n): rows of C, inner dimension, columns; blocks of 3 rows / 4 k-terms / 5 × 3 dot products and
-# every remainder (m, k < block; m, k not multiples), n = 1 and odd
-SHAPES = [(1, 1, 1), (2, 3, 5), (3, 4, 7), (5, 3, 9), (7, 9, 1), (10, 30, 13), (30, 10, 17), (31, 6, 40)]
+# every remainder (m, k < block; m, k not multiples), n = 1 and odd; the thin paths (mm_tn with k <= 4, mm_nt
+# with m < 5 <= k: a last layer of K <= 4 classes)
+SHAPES = [
+    (1, 1, 1),
+    (2, 3, 5),
+    (3, 4, 7),
+    (5, 3, 9),
+    (7, 9, 1),
+    (10, 30, 13),
+    (30, 10, 17),
+    (31, 6, 40),
+    (3, 11, 37),
+    (2, 5, 8),
+    (4, 2, 33),
+    (30, 1, 9),
+]
 
 
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-13), ("float32", 2e-6)])

@@ -12,7 +12,10 @@ loops named below), do better there (``benchmarks/dufm_profile.py`` times each G
   (fused multiply-adds); :func:`mm_nn_relu` and :func:`mm_tn_relu_d` apply σ = ReLU, resp. ``⊙ σ'``, to each
   block of three rows while it is in L1 (the same values as the step's separate passes, one pass less each);
 * :func:`mm_nt` ``C = A Bᵀ`` (backward ``∂W_l = G H_lᵀ``, a reduction over N): a 5 × 3 block of dot products
-  in registers, vectorised along N (LLVM may reassociate this sum: ``fastmath={"reassoc"}``).
+  in registers, vectorised along N (LLVM may reassociate this sum: ``fastmath={"reassoc"}``);
+* the thin last layer of K ≤ 4 classes: ``W_Lᵀ G`` (``k = K ≤ 4``) in one pass per row of ``C`` with its
+  ``⊙ σ'`` (instead of ``k`` passes and a mask pass), and ``∂W_L = G H_Lᵀ`` (``m = K < 5``) with its blocks of
+  five dot products along the rows of ``H_L`` (instead of one entry at a time).
 
 Bit-identity: each kernel's arithmetic for an entry depends only on the operands' values and shapes, never
 on which runs are stepped together, so a run's trajectory stays identical whatever ``runs`` or ``sub_batch``;
@@ -210,10 +213,40 @@ if AVAILABLE:
                 i += 1
 
     @_jit_contract
+    def _mm_tn_thin(A: Any, B: Any, C: Any, P: Any, mask: bool) -> None:  # _mm_tn for k <= 4 (W_Lᵀ G, K <= 4)
+        m, n = C.shape
+        t = C.dtype.type
+        k = B.shape[0]
+        for i in range(m):  # one pass per row: all k terms (in order) and the ⊙ σ' of the separate pass
+            if k == 1:
+                a0 = A[0, i]
+                for j in range(n):
+                    v = a0 * B[0, j]
+                    C[i, j] = v * (t(1) if P[i, j] > 0 else t(0)) if mask else v
+            elif k == 2:
+                a0, a1 = A[0, i], A[1, i]
+                for j in range(n):
+                    v = a0 * B[0, j] + a1 * B[1, j]
+                    C[i, j] = v * (t(1) if P[i, j] > 0 else t(0)) if mask else v
+            elif k == 3:
+                a0, a1, a2 = A[0, i], A[1, i], A[2, i]
+                for j in range(n):
+                    v = a0 * B[0, j] + a1 * B[1, j] + a2 * B[2, j]
+                    C[i, j] = v * (t(1) if P[i, j] > 0 else t(0)) if mask else v
+            else:
+                a0, a1, a2, a3 = A[0, i], A[1, i], A[2, i], A[3, i]
+                for j in range(n):
+                    v = a0 * B[0, j] + a1 * B[1, j] + a2 * B[2, j] + a3 * B[3, j]
+                    C[i, j] = v * (t(1) if P[i, j] > 0 else t(0)) if mask else v
+
+    @_jit_contract
     def _mm_tn(A: Any, B: Any, C: Any, P: Any, mask: bool) -> None:  # C = Aᵀ B, then C ⊙ ReLU'(P) if mask
         m, n = C.shape
         t = C.dtype.type
         k = B.shape[0]
+        if k <= 4:  # a thin last layer (K <= 4 classes): one pass per row instead of k
+            _mm_tn_thin(A, B, C, P, mask)
+            return
         kb = 1 + (k - 1) - (k - 1) % 4
         i = 0
         while i < m:
@@ -303,10 +336,36 @@ if AVAILABLE:
         _mm_tn(A, B, C, P, True)
 
     @_jit_reassoc
+    def _mm_nt_thin(A: Any, B: Any, C: Any) -> None:  # mm_nt for m < 5 <= k (∂W_L = G H_Lᵀ with K <= 4)
+        m, k = C.shape
+        n = A.shape[1]
+        t = C.dtype.type
+        kb = k - k % 5
+        for i in range(m):  # per row of A: five dot products at a time in registers, vectorised along n
+            for c in range(0, kb, 5):
+                s0, s1, s2, s3, s4 = t(0), t(0), t(0), t(0), t(0)
+                for q in range(n):
+                    a = A[i, q]
+                    s0 += a * B[c, q]
+                    s1 += a * B[c + 1, q]
+                    s2 += a * B[c + 2, q]
+                    s3 += a * B[c + 3, q]
+                    s4 += a * B[c + 4, q]
+                C[i, c], C[i, c + 1], C[i, c + 2], C[i, c + 3], C[i, c + 4] = s0, s1, s2, s3, s4
+            for c in range(kb, k):
+                s = t(0)
+                for q in range(n):
+                    s += A[i, q] * B[c, q]
+                C[i, c] = s
+
+    @_jit_reassoc
     def mm_nt(A: Any, B: Any, C: Any) -> None:  # C = A Bᵀ  (A: (m, n), B: (k, n), C: (m, k))
         m, k = C.shape
         n = A.shape[1]
         t = C.dtype.type
+        if m < 5 <= k:  # few rows of A (a last layer with K <= 4): the 5-blocks run along B's rows
+            _mm_nt_thin(A, B, C)
+            return
         mb, kb = m - m % 5, k - k % 3
         for i in range(0, mb, 5):
             for c in range(0, kb, 3):
