@@ -3,7 +3,11 @@
 For each (K, L) at n = 50, λ = 0.004 for every parameter, width 30: ``search_dufm`` (resumable, one folder
 per point under ``points/``) for ``budget`` minutes (3; at least one round), then the Hessian verdict of the
 best solution found (:func:`~deepcollapse.landscape.verdicts.landscape`, cached in ``landscape.json``);
-the row goes to ``point.json``.  Each point is one ``search`` task of
+a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
+(:func:`~deepcollapse.landscape.kinks.refine_at_kinks`; ``kink_refinement.json``), whose point, when at least
+as low, is saved as ``solutions/refined.npz`` and re-judged (the row's ``verdict``, beside
+``verdict_before_refinement``, ``kink_refinement`` and the final ``clarke_residual``); the row goes to
+``point.json``.  Each point is one ``search`` task of
 :mod:`~deepcollapse.runs.executors`, so ``--workers`` processes (or a Ray cluster) run points in
 parallel.  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
 structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),

@@ -1,7 +1,10 @@
 """One point of a global search as an executor task: ``run_search_point(config, out)``.
 
-``search_dufm`` for the configured budget, then the Hessian verdict of the best solution, then the table row
-in ``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`).  Its own
+``search_dufm`` for the configured budget, then the Hessian verdict of the best solution; a "not critical" or
+"undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
+(:func:`~deepcollapse.landscape.kinks.refine_at_kinks`, ``kink_refinement.json``): a refined point at least as
+low is saved as ``solutions/refined.npz`` and its verdict replaces the first one; then the table row in
+``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`).  Its own
 module so that the task-kind table (whose runner imports it when it runs) and the ``best-known`` experiment
 (which builds the tasks) do not import each other.
 """
@@ -21,7 +24,9 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
     best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
     search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
+    from deepcollapse.landscape.kinks import refine_at_kinks
     from deepcollapse.landscape.search import SearchConfig, search_dufm
+    from deepcollapse.landscape.solution_file import save_solution
     from deepcollapse.landscape.verdicts import landscape, load_point
 
     folder = Path(out)
@@ -34,28 +39,55 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
     land = landscape(params, problem)
-    atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     best = summary["solutions"][0]
+    before, best_loss, solution, refinement = land, summary["best_loss"], f"solutions/{best['file']}", None
+    if land["verdict"] in ("not critical", "undecided at kinks"):
+        refined = refine_at_kinks(params, problem)
+        refinement = refined.to_file_dict()
+        atomic_write_json(folder / "kink_refinement.json", finite_or_none(refinement))
+        if refined.changed and refined.loss_after <= best_loss:
+            point = list(refined.params or params)
+            H1, *weights = point
+            save_solution(
+                folder / "solutions" / "refined.npz",
+                H1,
+                weights,
+                n=problem.n,
+                lam_h=problem.lam_h,
+                lam_w=problem.lam_w,
+                extra={"loss": refined.loss_after, "source": f"kink refinement of {solution}"},
+                family=problem.family,
+            )
+            land, best_loss = landscape(point, problem), refined.loss_after
+            solution = "solutions/refined.npz"
+    atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     srg = summary["loss_srg"]
     row = {
         "classes": config["classes"],
         "layers": config["layers"],
-        "best_loss": summary["best_loss"],
+        "best_loss": best_loss,
         "loss_dnc": summary["loss_dnc"],
         "loss_srg": srg,
-        "best_over_srg": None if srg is None else summary["best_loss"] / srg,
-        "best_over_dnc": summary["best_loss"] / summary["loss_dnc"],
+        "best_over_srg": None if srg is None else best_loss / srg,
+        "best_over_dnc": best_loss / summary["loss_dnc"],
         "structure": best["structure"],
         "rank_profile": "-".join(map(str, best["ranks"])),
         "source": best["source"],
-        "verdict": land["verdict"] + (f" ({land['verdict_note']})" if land.get("verdict_note") else ""),
+        "verdict": _verdict(land),
+        "verdict_before_refinement": _verdict(before),
+        "kink_refinement": refinement,
         "grad_norm": land["grad_norm"],
         "clarke_residual": land["clarke_residual"],
         "lambda_min_off_symmetry": land["lowest_eigenvalues_off_symmetry"][0],
         "search_s": summary["elapsed_s"],
         "search_cpu_s": summary["cpu_s"],
         "rounds": summary["rounds"],
-        "solution": f"solutions/{best['file']}",
+        "solution": solution,
     }
     atomic_write_json(folder / "point.json", finite_or_none(row))
     return row
+
+
+def _verdict(land: Any) -> str:
+    """The verdict with its note in parentheses (the table's ``verdict`` column)."""
+    return str(land["verdict"]) + (f" ({land['verdict_note']})" if land.get("verdict_note") else "")

@@ -1,0 +1,129 @@
+"""The active-set refinement on the kink manifold (``refine_at_kinks``) against an independent float64 torch
+forward of eq. (1) written here, and its use by the search task (``solutions/refined.npz``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from deepcollapse.landscape.kinks import refine_at_kinks
+from deepcollapse.landscape.piecewise import Problem, polish
+from deepcollapse.landscape.solution_file import check_solution
+
+LAM = 0.004
+
+
+def _eq1(ts, masks, K, lam):
+    """Eq. (1), MSE, written out: ``1/(2N)‖W_L H_L − I_K‖² + λ/2 Σ‖·‖²`` with ``H_{l+1} = D_l ⊙ W_l H_l``
+    (``masks`` None: ReLU); n = 1, so ``N = K`` and ``Y = I_K``."""
+    H = ts[0]
+    for l, W in enumerate(ts[1:-1]):
+        Ht = W @ H
+        H = torch.relu(Ht) if masks is None else masks[l] * Ht
+    fit = ((ts[-1] @ H - torch.eye(K, dtype=torch.float64)) ** 2).sum() / (2 * K)
+    return fit + 0.5 * lam * sum((t**2).sum() for t in ts)
+
+
+def _pre(params):
+    H, out = torch.tensor(params[0]), []
+    for W in params[1:-1]:
+        Ht = torch.tensor(W) @ H
+        out.append(Ht)
+        H = torch.relu(Ht)
+    return out
+
+
+def _kinked_point():
+    """A polished K = 3, L = 3 point of width 4 plus a fifth hidden unit that is dead (exact kinks in H~_2:
+    a zero row of W_1 and a zero column of W_2), then moved 1e-9 off the kink."""
+    K, width = 3, 4
+    problem = Problem(K, 3, 1, LAM, (LAM,) * 3)
+    rng = np.random.default_rng(3)
+    start = [rng.normal(size=(width, K)), *(rng.normal(size=(width, width)) * 0.5 for _ in range(2))]
+    start.append(rng.normal(size=(K, width)) * 0.5)
+    pol = polish(start, problem).params
+    H1, W1, W2, W3 = (np.asarray(p) for p in pol)
+    W1 = np.vstack([W1, 1e-9 * rng.normal(size=(1, width))])  # the new unit's H~_2 is ~1e-9: near a kink
+    W2 = np.hstack([W2, 1e-9 * rng.normal(size=(width, 1))])
+    return [H1, W1, W2, W3], problem
+
+
+def test_refinement_lands_on_the_kink_and_is_clarke_critical():
+    params, problem = _kinked_point()
+    result = refine_at_kinks(params, problem, max_seconds=10)
+    ts0 = [torch.tensor(p) for p in params]
+    f0 = float(_eq1(ts0, None, 3, LAM))
+    refined = result.params
+    f1 = float(_eq1([torch.tensor(p) for p in refined], None, 3, LAM))
+    assert f1 <= f0 + 1e-13 * f0  # never higher than the start
+    assert abs(result.loss_after - f1) <= 1e-14 and abs(result.loss_before - f0) <= 1e-14
+    pre = _pre(refined)
+    dead = pre[0][-1]  # the unit moved off the kink by 1e-9
+    assert float(dead.abs().max()) <= 1e-13 * float(pre[0].abs().max())
+    # Clarke: some D ∈ [0, 1] at the kinks (|H~| <= 1e-9 max|H~|, computed here) with ‖∇f_D‖ small; the
+    # D minimising ‖∇f_D‖² by a projected gradient method in torch (own forward, not the package's)
+    kinks = [Ht.abs() <= 1e-9 * Ht.abs().max() for Ht in pre]
+    assert int(sum(k.sum() for k in kinks)) >= 3
+    d = torch.full((int(sum(k.sum() for k in kinks)),), 0.5, dtype=torch.float64, requires_grad=True)
+    ts = [torch.tensor(p, requires_grad=True) for p in refined]
+    opt = torch.optim.Adam([d], lr=0.1)
+    best = np.inf
+    for _ in range(80):
+        masks, i = [], 0
+        for Ht, k in zip(pre, kinks):
+            m = (Ht > 0).to(torch.float64).clone()
+            m[k] = d[i : i + int(k.sum())]
+            masks.append(m)
+            i += int(k.sum())
+        g = torch.autograd.grad(_eq1(ts, masks, 3, LAM), ts, create_graph=True)
+        r = sum((x**2).sum() for x in g)
+        best = min(best, float(r.detach()) ** 0.5)
+        opt.zero_grad()
+        r.backward()
+        opt.step()
+        with torch.no_grad():
+            d.clamp_(0.0, 1.0)
+    assert best <= 1e-6
+    assert result.clarke_after is not None and result.clarke_after <= 1e-6
+    keys = {"loss_before", "loss_after", "clarke_after", "active", "converged"}
+    assert result.to_file_dict().keys() >= keys
+    assert "params" not in result.to_file_dict()
+
+
+def test_a_smooth_family_has_nothing_to_do():
+    problem = Problem(3, 3, 1, LAM, (LAM,) * 3).with_family("mse", "linear")
+    rng = np.random.default_rng(0)
+    params = [rng.normal(size=s) for s in ((4, 3), (4, 4), (4, 4), (3, 4))]
+    result = refine_at_kinks(params, problem)
+    assert result.note.startswith("nothing to do") and not result.changed and not result.converged
+    assert all(np.array_equal(a, b) for a, b in zip(result.params, params))
+
+
+def test_search_point_writes_the_refinement_fields(tmp_path, monkeypatch):
+    from deepcollapse.experiments.search_experiments import BEST_KNOWN_SMOKE, _search_config
+    from deepcollapse.landscape import verdicts
+    from deepcollapse.runs.search_point import run_search_point
+
+    real, calls = verdicts.landscape, []
+
+    def first_undecided(params, problem, **kw):  # force the refinement branch on the first verdict
+        land = real(params, problem, **kw)
+        calls.append(land["verdict"])
+        if len(calls) == 1:
+            return verdicts.Landscape.from_dict({**land.to_dict(), "verdict": "undecided at kinks"})
+        return land
+
+    monkeypatch.setattr(verdicts, "landscape", first_undecided)
+    row = run_search_point(_search_config(3, 3, BEST_KNOWN_SMOKE), tmp_path)
+    saved = json.loads((tmp_path / "point.json").read_text())
+    assert saved["verdict_before_refinement"].startswith("undecided at kinks")
+    assert saved["kink_refinement"] == json.loads((tmp_path / "kink_refinement.json").read_text())
+    assert saved["clarke_residual"] == row["clarke_residual"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["best_loss"] <= summary["best_loss"]
+    sol = check_solution(tmp_path / saved["solution"])  # independent float64 evaluation of the saved point
+    assert abs(sol["loss"] - saved["best_loss"]) <= 1e-12 * saved["best_loss"]
+    if saved["solution"] == "solutions/refined.npz":
+        assert len(calls) == 2 and saved["verdict"].startswith(calls[1])  # the refined point's verdict
