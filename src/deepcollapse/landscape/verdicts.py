@@ -124,7 +124,9 @@ class Landscape(Result):
         ``‖∇f‖`` of the smooth piece the point lies on.
     clarke_residual : float
         Norm of the least-norm chain-rule gradient over the near kinks (an upper bound of the distance of 0 to
-        the Clarke subdifferential); ``grad_norm`` where not computed.
+        the Clarke subdifferential): the smaller of the minimisation over ``D`` and the element the
+        multipliers of the kink manifold give (:func:`~deepcollapse.landscape.kink_manifold.
+        multiplier_certificate`); ``grad_norm`` where not computed.
     zero_preactivations : list of int
         Per layer: pre-activations that are exactly zero (to ``max(shape) · eps · max|H~_l|``).
     near_kinks : list of int
@@ -287,6 +289,10 @@ def _landscape(
         if sum(near) and probe["delta"] >= -_DESCENT_RTOL * max(1.0, abs(loss)):
             with bar("Clarke residual (L-BFGS, at most 300)", 300, "iter") as b:
                 clarke, xi = clarke_direction(params, problem, masks=near_masks, bar=b)
+            if clarke > grad_tol:  # the multipliers' Clarke element (where the minimisation over D stalls)
+                from deepcollapse.landscape.kink_manifold import multiplier_certificate
+
+                clarke = min(clarke, multiplier_certificate(params, problem, near_masks, KINK_RTOL)[0])
             probed.append(xi)
             if clarke > grad_tol:
                 with bar("descent probe along the chain-rule gradient", 10, "step") as b:
