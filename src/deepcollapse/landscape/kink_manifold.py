@@ -43,7 +43,7 @@ from deepcollapse.landscape.piecewise import (
 )
 from deepcollapse.theory.objective import objective_from_output
 
-__all__ = ["Manifold", "clarke_certificate", "newton_kkt"]
+__all__ = ["Manifold", "clarke_certificate", "multiplier_certificate", "newton_kkt"]
 
 log = logging.getLogger(__name__)
 
