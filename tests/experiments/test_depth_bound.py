@@ -63,7 +63,8 @@ def test_table_counts_and_ratios():
     df = depth_bound_table(rows)
     assert list(zip(df["fit_term"], df["layers"])) == [("ce", 2), ("mse", 2), ("mse", 3)]
     assert df["sv_counts"].tolist() == ["4-4", "4-1", "4-3-2"]
-    assert df["sv_count_max"].tolist() == [4, 1, 3] and df["sv_count_min"].tolist() == [4, 1, 2]
+    assert df["sv_count_max"].tolist() == [4, 4, 4] and df["sv_count_min"].tolist() == [4, 4, 3]
+    assert df["sv_count_last"].tolist() == [4, 1, 2]
     assert df["sv_count_3"].isna().tolist() == [True, True, False] and df["sv_count_3"].iloc[2] == 2
     assert df["best_over_dnc_family"].tolist() == pytest.approx([1.0, 0.8, 0.75])
     assert {"best_over_dnc", "loss_dnc", "loss_srg"}.isdisjoint(df.columns)  # only the family's columns
@@ -99,5 +100,9 @@ def test_depth_bound_smoke_points_are_at_or_below_dnc(smoke_report):
         assert total <= dnc * (1 + 1e-9)
         counts = [int(c) for c in row.sv_counts.split("-")]
         assert len(counts) == row.layers and max(counts) <= row.classes
-        assert row.sv_count_max == max(counts[1:]) and not math.isnan(row.best_over_dnc_family)
+        assert (
+            row.sv_count_max == max(counts[:-1])
+            and row.sv_count_last == counts[-1]
+            and not math.isnan(row.best_over_dnc_family)
+        )
     assert (out / "figures" / "depth_bound.png").is_file()

@@ -35,9 +35,9 @@ def _pre(params):
     return out
 
 
-def _kinked_point():
+def _kinked_point(off: float = 1e-9):
     """A polished K = 3, L = 3 point of width 4 plus a fifth hidden unit that is dead (exact kinks in H~_2:
-    a zero row of W_1 and a zero column of W_2), then moved 1e-9 off the kink."""
+    a zero row of W_1 and a zero column of W_2), then moved ``off`` off the kink."""
     K, width = 3, 4
     problem = Problem(K, 3, 1, LAM, (LAM,) * 3)
     rng = np.random.default_rng(3)
@@ -45,8 +45,8 @@ def _kinked_point():
     start.append(rng.normal(size=(K, width)) * 0.5)
     pol = polish(start, problem).params
     H1, W1, W2, W3 = (np.asarray(p) for p in pol)
-    W1 = np.vstack([W1, 1e-9 * rng.normal(size=(1, width))])  # the new unit's H~_2 is ~1e-9: near a kink
-    W2 = np.hstack([W2, 1e-9 * rng.normal(size=(width, 1))])
+    W1 = np.vstack([W1, off * rng.normal(size=(1, width))])  # the new unit's H~_2 is ~off: near a kink
+    W2 = np.hstack([W2, off * rng.normal(size=(width, 1))])
     return [H1, W1, W2, W3], problem
 
 
@@ -180,3 +180,37 @@ def test_newton_kkt_converges_on_the_manifold():
     J = np.stack([row(ci) for ci in c])  # (m, size)
     mu = np.linalg.lstsq(J.T, -gvec, rcond=None)[0]
     assert np.linalg.norm(gvec + J.T @ mu) <= 1e-7
+
+
+def test_cli_refine_kinks_saves_the_refined_point_and_both_verdicts(tmp_path, capsys):
+    from deepcollapse.cli import main
+    from deepcollapse.landscape.kinks import REFINED_VERDICTS
+    from deepcollapse.landscape.solution_file import save_solution
+
+    params, problem = _kinked_point(1e-4)  # far enough off the kink for a certified descent ("not critical")
+    start = tmp_path / "start.npz"
+    save_solution(start, params[0], params[1:], n=1, lam_h=LAM, lam_w=(LAM,) * 3)
+    out = tmp_path / "o"
+    argv = ["dufm", "landscape", str(start), "--refine-kinks", "--no-progress", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "landscape.json").read_text())
+    assert saved["verdict_before_refinement"] == result["verdict_before_refinement"]
+    assert saved["inputs"]["refine_kinks"] is True
+    f0 = float(_eq1([torch.tensor(p) for p in params], None, 3, LAM))
+    assert abs(saved["kink_refinement"]["loss_before"] - f0) <= 1e-14  # own torch eq. (1)
+    assert result["verdict_before_refinement"] in REFINED_VERDICTS
+    # the refined point: re-evaluated independently, not higher, and its verdict is the one in the file
+    from deepcollapse.landscape.solution_file import load_solution
+
+    sol = load_solution(out / "refined.npz")
+    f1 = float(_eq1([torch.tensor(sol["H1"]), *(torch.tensor(W) for W in sol["weights"])], None, 3, LAM))
+    assert f1 <= f0 * (1 + 1e-13) and abs(result["loss"] - f1) <= 1e-14
+    assert abs(check_solution(out / "refined.npz")["difference"]) <= 1e-14  # the file's claimed loss
+    assert result["verdict"] not in REFINED_VERDICTS and result["clarke_residual"] <= 1e-6
+    # without the option the same folder is another result: refused, then replaced with --force, and the
+    # earlier refined point goes with the result it belonged to
+    assert main(argv[:3] + ["--no-progress", "--out", str(out)]) == 2
+    assert main(argv[:3] + ["--no-progress", "--out", str(out), "--force"]) == 0
+    assert not (out / "refined.npz").exists()
+    assert "verdict_before_refinement" not in json.loads((out / "landscape.json").read_text())

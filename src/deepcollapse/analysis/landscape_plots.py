@@ -148,10 +148,12 @@ def plot_best_known(rows: list[dict[str, Any]], ax: Any = None, family: str = ""
 
 def plot_depth_bound(rows: list[dict[str, Any]]) -> tuple[Any, Any]:
     """Two panels against depth L, one colour per (fit term, K): left, the number of singular values of the
-    class means above the threshold, largest over the hidden layers (``sv_count_max``, solid) and smallest
+    class means above the threshold, largest over ``M_1 .. M_{L-1}`` (``sv_count_max``, solid) and smallest
     (``sv_count_min``, dotted), with K dashed grey; right, ``best_over_dnc_family`` (best-known loss over the
-    family's DNC loss).  ``rows``: dicts with ``fit_term, classes, layers, sv_count_max, sv_count_min,
-    best_over_dnc_family`` (the ``depth-bound`` table)."""
+    family's DNC loss).  The colours are named in the right panel's legend, the line styles in the left's.
+    ``rows``: dicts with ``fit_term, classes, layers, sv_count_max, sv_count_min, best_over_dnc_family`` (the
+    ``depth-bound`` table)."""
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     fig, (ax, ax2) = _figure(2, (11.0, 4.4))
@@ -162,15 +164,24 @@ def plot_depth_bound(rows: list[dict[str, Any]]) -> tuple[Any, Any]:
         )
         L = [int(r["layers"]) for r in sel]
         color, name = f"C{i}", f"{loss.upper()}, K = {K}"
-        ax.plot(L, [r["sv_count_max"] for r in sel], "o-", color=color, label=f"{name}: largest over layers")
-        ax.plot(L, [r["sv_count_min"] for r in sel], "v:", color=color, label=f"{name}: smallest")
+        # a small horizontal offset per series keeps equal counts of different series apart
+        dx = 0.06 * (i - (len(series) - 1) / 2)
+        ax.plot([x + dx for x in L], [r["sv_count_max"] for r in sel], "o-", color=color)
+        ax.plot([x + dx for x in L], [r["sv_count_min"] for r in sel], "v:", color=color)
         ax.axhline(K, color="0.6", ls="--", lw=0.8)
         ax2.plot(L, [r["best_over_dnc_family"] for r in sel], "o-", color=color, label=name)
+    styles = [
+        Line2D([], [], color="0.2", marker="o", ls="-", label=r"largest over $M_1 \ldots M_{L-1}$"),
+        Line2D([], [], color="0.2", marker="v", ls=":", label="smallest"),
+        Line2D([], [], color="0.6", ls="--", lw=0.8, label="K (all directions)"),
+    ]
+    ax.legend(handles=styles, fontsize=8, loc="center right")
+    ax2.legend(fontsize=8)
     for a in (ax, ax2):
         a.xaxis.set_major_locator(MaxNLocator(integer=True))
         a.set_xlabel("number of layers L")
-        a.legend(fontsize=7)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
     ax.set_ylabel(r"singular values of $M_l$ above $10^{-3}\,\sigma_1$")
     ax.set_title("Non-negligible singular values at the best-known point")
     ax2.axhline(1.0, color="0.5", lw=0.8)

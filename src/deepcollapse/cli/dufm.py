@@ -158,6 +158,13 @@ def _register_search(sub: Any) -> None:
     g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
     g.add_argument("--eig-tol", type=float, default=1e-6, help="negative if λ < −this (default 1e-6)")
     g.add_argument(
+        "--refine-kinks",
+        action="store_true",
+        help="where the verdict is 'not critical' or 'undecided at kinks', refine the point on its kink "
+        "manifold (active-set Newton–KKT, as the search task does), save it as refined.npz in --out when not "
+        "higher, and give its verdict (the first one stays in landscape.json as verdict_before_refinement)",
+    )
+    g.add_argument(
         "--out",
         help="folder for landscape.json and the slice figure (default: TARGET/landscape for a folder, "
         "X.landscape for X.npz, landscape_<construction>_K.._L.._n.. for a construction)",
@@ -224,6 +231,8 @@ def _landscape(args: argparse.Namespace) -> int:
         **_family_given(args),
     )
     inputs = landscape_inputs(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    if args.refine_kinks:  # part of what determines the result (absent otherwise: earlier folders match)
+        inputs["refine_kinks"] = True
     out = (
         Path(args.out)
         if args.out
@@ -236,10 +245,28 @@ def _landscape(args: argparse.Namespace) -> int:
     land = landscape(
         params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
     )
+    before = land
+    refinement = None
+    if args.refine_kinks:
+        from deepcollapse.landscape.kinks import refine_verdict
+
+        sharpened = refine_verdict(
+            params, problem, land, grad_tol=args.grad_tol, k=args.k, eig_tol=args.eig_tol, progress=progress
+        )
+        land, refinement = sharpened.landscape, sharpened.refinement
+        if sharpened.params is not None:
+            params = sharpened.params
+            _save_refined(out, params, problem, what)
+            what += " (refined at kinks: refined.npz)"
+    if not (args.refine_kinks and land is not before):  # an earlier result's refined point is not this one's
+        (out / "refined.npz").unlink(missing_ok=True)
     directions = land.directions
     assert directions is not None  # landscape() always returns them
     result = land.to_file_dict()
     result["target"] = what
+    if args.refine_kinks:
+        result["verdict_before_refinement"] = before["verdict"]
+        result["kink_refinement"] = None if refinement is None else refinement.to_file_dict()
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
         from deepcollapse.landscape.piecewise import collapse
 
@@ -269,6 +296,10 @@ def _landscape(args: argparse.Namespace) -> int:
         "lowest eigenvalues off symmetries:",
         " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues_off_symmetry"]),
     )
+    if refinement is not None:
+        print(f"kink refinement: {refinement.note} (verdict before: {before['verdict']})")
+    elif args.refine_kinks:
+        print(f"kink refinement: not needed (verdict {before['verdict']})")
     note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
     tol = result["tolerances"]
     print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")
@@ -277,8 +308,28 @@ def _landscape(args: argparse.Namespace) -> int:
             result["explanation"], 110, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
         )
     )
-    print(f"saved in {out}: landscape.json, {Path(result['figure']).name} (+ .pdf), landscape_slices.npz")
+    refined = ", refined.npz" if land is not before else ""
+    figure = Path(result["figure"]).name
+    print(f"saved in {out}: landscape.json, {figure} (+ .pdf), landscape_slices.npz{refined}")
     return 0
+
+
+def _save_refined(out: Any, params: Any, problem: Any, what: str) -> None:
+    """The point returned by the kink refinement, as a solution file ``refined.npz`` in ``out``."""
+    from deepcollapse.landscape.piecewise import value
+    from deepcollapse.landscape.solution_file import save_solution
+
+    H1, *weights = params
+    save_solution(
+        out / "refined.npz",
+        H1,
+        weights,
+        n=problem.n,
+        lam_h=problem.lam_h,
+        lam_w=problem.lam_w,
+        extra={"loss": value(list(params), problem), "source": f"kink refinement of {what}"},
+        family=problem.family,
+    )
 
 
 def _save_landscape(

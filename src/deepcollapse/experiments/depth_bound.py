@@ -6,7 +6,8 @@ the best-known point of each (loss, K, L) is the ``best-known`` experiment's sea
 point, :func:`~deepcollapse.experiments.search_experiments.best_known_rows`, 3 minutes each).  From each
 saved best solution the float64 class means ``M_1 .. M_L`` are recomputed (:func:`layer_sv_counts`) and the
 singular values above ``1e-3 · σ_1(M_l)`` counted per layer.  Outputs: ``tables/depth_bound.csv`` (one row per
-point: the counts per layer, their largest and smallest over the hidden layers ``M_2 .. M_L``, the best-known
+point: the counts per layer, their largest and smallest over ``M_1 .. M_{L-1}`` (every layer below the last
+one; ``M_L`` feeds the linear last layer and is counted apart), the best-known
 loss beside the family's DNC loss, structure, verdict), ``results.csv`` (the points' rows as the searches
 wrote them, with ``point`` and ``seed``), ``figures/depth_bound.png|pdf``.
 
@@ -97,16 +98,18 @@ def depth_bound_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
         The rows with ``loss_dnc`` / ``loss_srg`` renamed ``loss_dnc_family`` / ``loss_srg_family`` (the
         constructions of the row's family: the closed forms under MSE, re-optimised under CE),
         ``best_over_dnc_family = best_loss / loss_dnc_family``, ``sv_count_<l>`` per layer (empty beyond
-        the row's ``L``), ``sv_counts`` as text (``"3-2-2"``), ``sv_count_max`` / ``sv_count_min`` over the
-        hidden layers ``M_2 .. M_L``.
+        the row's ``L``), ``sv_counts`` as text (``"3-2-2"``), ``sv_count_max`` / ``sv_count_min`` over
+        ``M_1 .. M_{L-1}`` (the layers below the last, whose count the depth bound is about),
+        ``sv_count_last`` (``M_L``, the input of the linear last layer).
     """
     df = pd.DataFrame(rows)
     if df.empty:
         return df
     counts = [list(c) for c in df["sv_counts"]]
     df["sv_counts"] = ["-".join(map(str, c)) for c in counts]
-    df["sv_count_max"] = [max(c[1:]) for c in counts]
-    df["sv_count_min"] = [min(c[1:]) for c in counts]
+    df["sv_count_max"] = [max(c[:-1]) for c in counts]
+    df["sv_count_min"] = [min(c[:-1]) for c in counts]
+    df["sv_count_last"] = [c[-1] for c in counts]
     for l in range(1, max(len(c) for c in counts) + 1):
         df[f"sv_count_{l}"] = pd.array([c[l - 1] if l <= len(c) else None for c in counts], dtype="Int64")
     df = df.drop(columns=["best_over_dnc", "best_over_srg"], errors="ignore")
@@ -143,8 +146,9 @@ def _depth_bound(ctx: Context) -> None:
         df,
         "depth_bound",
         f"Per (fit term, K, L): singular values of the class means M_l above {SV_RTOL:g} σ_1(M_l) per layer "
-        "(recomputed from the saved best solution), their largest and smallest over M_2 … M_L, the best-known"
-        " loss beside the family's DNC loss, structure and Hessian verdict.",
+        "(recomputed from the saved best solution), their largest and smallest over M_1 … M_{L-1} and the "
+        "count of M_L (the input of the linear last layer), the best-known loss beside the family's DNC "
+        "loss, structure and Hessian verdict.",
         columns=[
             "fit_term",
             "classes",
@@ -152,6 +156,7 @@ def _depth_bound(ctx: Context) -> None:
             "sv_counts",
             "sv_count_max",
             "sv_count_min",
+            "sv_count_last",
             "best_loss",
             "loss_dnc_family",
             "best_over_dnc_family",
@@ -161,11 +166,13 @@ def _depth_bound(ctx: Context) -> None:
         ],
     )
     fig, _ = plot_depth_bound(df.to_dict("records"))
+    full_last = int((df["sv_count_last"] == df["classes"]).sum())
     ctx.figure(
         fig,
         "depth_bound",
-        f"Left: singular values of M_l above {SV_RTOL:g} σ_1 against depth L, largest over the hidden layers "
-        "M_2 … M_L (solid) and smallest (dotted), one colour per (loss, K), K as a dashed grey line. Right: "
+        f"Left: singular values of M_l above {SV_RTOL:g} σ_1 against depth L, largest over M_1 … M_(L−1) "
+        "(solid) and smallest (dotted), one colour per (loss, K), K as a dashed grey line; M_L, the input of "
+        f"the linear last layer, is left out (it has all K at {full_last} of the {len(df)} points). Right: "
         "best-known loss / L_DNC of the same family (MSE: closed form; CE: re-optimised DNC).",
     )
 

@@ -11,7 +11,8 @@ Nothing here trains with the batched trainer's bookkeeping; it works on one poin
 - :mod:`.verdicts` -- ``landscape``: Hessian verdicts (local minimum, saddle, critical at a kink, not
   critical, undecided); its pieces :mod:`.probes` (kinks, Clarke residuals, the descent probes),
   :mod:`.hessian` (the Hessian spectrum off the symmetries) and :mod:`.targets` (``load_point``).
-- :mod:`.kinks` -- ``refine_at_kinks``: an active-set method on the kink manifold (sharper verdicts at kinks).
+- :mod:`.kinks` -- ``refine_at_kinks``: an active-set method on the kink manifold (sharper verdicts at kinks);
+  ``refine_verdict``: the verdict re-read at the refined point.
 - :mod:`.explain` -- the verdicts in words (``MEANINGS``, ``explain``).
 - :mod:`.slices` -- ``loss_slices``, ``descent_slice``: eq. (1) along lines and planes (the figures' data).
 - :mod:`.solution_file` -- ``save_solution`` / ``load_solution`` / ``check_solution``: a point as an ``.npz``
@@ -42,6 +43,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "descent_slice": "slices",
         "refine_at_kinks": "kinks",
         "KinkRefinement": "kinks",
+        "refine_verdict": "kinks",
+        "RefinedVerdict": "kinks",
         "explain": "explain",
         "save_solution": "solution_file",
         "load_solution": "solution_file",

@@ -60,7 +60,7 @@ from deepcollapse.landscape.piecewise import (
     value,
 )
 from deepcollapse.landscape.probes import (
-    _DESCENT_RTOL,
+    DESCENT_RTOL,
     KINK_RTOL,
     clarke_direction,
     descent_probe,
@@ -68,7 +68,14 @@ from deepcollapse.landscape.probes import (
 )
 from deepcollapse.landscape.verdicts import is_collapsed
 
-__all__ = ["ACTIVE_RTOL", "KinkRefinement", "refine_at_kinks"]
+__all__ = [
+    "ACTIVE_RTOL",
+    "REFINED_VERDICTS",
+    "KinkRefinement",
+    "RefinedVerdict",
+    "refine_at_kinks",
+    "refine_verdict",
+]
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +233,7 @@ def refine_at_kinks(
     shapes = [np.shape(p) for p in start]
     x0 = flatten(start)
     f0 = value(start, prob)
-    slack = _DESCENT_RTOL * max(1.0, abs(f0))
+    slack = DESCENT_RTOL * max(1.0, abs(f0))
     deadline = t0 + max_seconds
     clarke0 = clarke_direction(start, prob, masks=kink_masks(start, KINK_RTOL))[0]
     best_x, best_f, best_clarke = x0, f0, clarke0
@@ -295,10 +302,13 @@ def refine_at_kinks(
     full = [expand(out[0], problem.n), *out[1:]] if reduced else out
     f_after = value(full, problem)
     changed = best_x is not x0
-    if f_after > f_start + _DESCENT_RTOL * max(1.0, abs(f_start)):  # pragma: no cover - guarded above
+    if f_after > f_start + DESCENT_RTOL * max(1.0, abs(f_start)):  # pragma: no cover - guarded above
         full, f_after, changed, converged, best_clarke, witness = params, f_start, False, False, clarke0, None
-    clarke_after = min(
-        clarke_direction(out, prob, masks=kink_masks(out, KINK_RTOL))[0] if changed else clarke0, best_clarke
+    # the residual of the returned point is known unless it came from a descent step (best_clarke = inf)
+    clarke_after = (
+        best_clarke
+        if math.isfinite(best_clarke) or not changed
+        else clarke_direction(out, prob, masks=kink_masks(out, KINK_RTOL))[0]
     )
     if converged:
         at = "" if changed else " (at the start itself)"
@@ -334,3 +344,77 @@ def refine_at_kinks(
         ),
         params=full,
     )
+
+
+#: the verdicts that :func:`refine_verdict` tries to sharpen
+REFINED_VERDICTS = ("not critical", "undecided at kinks")
+
+
+@dataclass(frozen=True, eq=False)
+class RefinedVerdict(Result):
+    """Outcome of :func:`refine_verdict`.
+
+    Attributes
+    ----------
+    landscape : Landscape
+        The verdict of the point returned (``before`` itself when nothing was kept).
+    before : Landscape
+        The verdict of the given point.
+    refinement : KinkRefinement or None
+        What :func:`refine_at_kinks` did; ``None`` when ``before`` needed no refinement.
+    params : list of ndarray or None
+        The refined point ``[H_1, W_1 .. W_L]`` when it replaced the given one (changed and not higher); else
+        ``None``.
+    """
+
+    landscape: Any = None
+    before: Any = None
+    refinement: KinkRefinement | None = None
+    params: list[np.ndarray] | None = None
+
+
+def refine_verdict(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    before: Any,
+    *,
+    grad_tol: float = 1e-6,
+    progress: bool = False,
+    **landscape_options: Any,
+) -> RefinedVerdict:
+    """The verdict sharpened at kinks: where ``before`` (the verdict of ``params``, from
+    :func:`~deepcollapse.landscape.verdicts.landscape`) is one of :data:`REFINED_VERDICTS`,
+    :func:`refine_at_kinks`, then the verdict of its point when that point changed and is not higher in the
+    given problem's eq. (1); the one definition behind the ``search`` task and ``dufm landscape
+    --refine-kinks``.
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        ``[H_1, W_1, ..., W_L]``.
+    problem : Problem
+        Its problem.
+    before : Landscape
+        The verdict at ``params``.
+    grad_tol : float
+        The verdicts' (and the refinement's) tolerance on the (Clarke) gradient.
+    progress : bool
+        Log the refinement's rounds; progress bars in the second verdict.
+    **landscape_options
+        Passed to the second :func:`~deepcollapse.landscape.verdicts.landscape` (``k``, ``eig_tol`` ...).
+
+    Returns
+    -------
+    RefinedVerdict
+    """
+    from deepcollapse.landscape.verdicts import landscape
+
+    if before["verdict"] not in REFINED_VERDICTS:
+        return RefinedVerdict(landscape=before, before=before)
+    refined = refine_at_kinks(params, problem, grad_tol=grad_tol, progress=progress)
+    start_loss = value([np.asarray(p, dtype=np.float64) for p in params], problem)
+    point, loss_after = refined.params, refined.loss_after
+    if not refined.changed or point is None or loss_after is None or loss_after > start_loss:
+        return RefinedVerdict(landscape=before, before=before, refinement=refined)
+    after = landscape(point, problem, grad_tol=grad_tol, progress=progress, **landscape_options)
+    return RefinedVerdict(landscape=after, before=before, refinement=refined, params=list(point))

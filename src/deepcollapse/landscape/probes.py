@@ -3,7 +3,7 @@
 ``kink_masks`` (exact zero pre-activations, or the near-kinks within ``KINK_RTOL · max|H~_l|``),
 ``clarke_residual`` / ``clarke_direction`` (``min_D ‖∇f_D‖`` over the derivative values at the kinks, and the
 minimising chain-rule gradient), ``descent_probe`` (the true eq. (1) along given directions at steps
-``10^{-k} ‖θ‖``) and ``_certified_descent`` (the decrease beyond ``_DESCENT_RTOL`` that certifies one).
+``10^{-k} ‖θ‖``) and ``_certified_descent`` (the decrease beyond ``DESCENT_RTOL`` that certifies one).
 Used by :func:`~deepcollapse.landscape.verdicts.landscape`.
 """
 
@@ -26,12 +26,13 @@ from deepcollapse.landscape.piecewise import (
     zero_tolerance,
 )
 
-__all__ = ["KINK_RTOL", "clarke_direction", "clarke_residual", "descent_probe", "kink_masks"]
+__all__ = ["DESCENT_RTOL", "KINK_RTOL", "clarke_direction", "clarke_residual", "descent_probe", "kink_masks"]
 
 # |H~| <= KINK_RTOL · max|H~_l| is a near-kink: a zero that float32 GD and an L-BFGS polish left at ~1e-11
 # (the low-rank solutions have many exact zeros among their class-mean pre-activations, e.g. SRG's M~_l)
 KINK_RTOL = 1e-6
-_DESCENT_RTOL = 1e-13  # a probe step that lowers f by more than this (relative) certifies "not critical"
+#: a probe step that lowers f by more than DESCENT_RTOL · max(1, |f|) certifies "not critical"
+DESCENT_RTOL = 1e-13
 
 
 def kink_masks(params: Sequence[np.ndarray], rel_tol: float | None = None) -> list[np.ndarray]:
@@ -153,7 +154,7 @@ def _certified_descent(
     """``({along, step, delta}, unit direction u)`` of the decrease beyond rounding at ``θ + step · u``: the
     descent probe's (``u = −v/‖v‖`` of its direction ``v``) if it found one, else the curvature probe's
     (``u = ±v_1``); ``(None, None)`` if neither did."""
-    threshold = -_DESCENT_RTOL * max(1.0, abs(loss))
+    threshold = -DESCENT_RTOL * max(1.0, abs(loss))
     if probe is not None and probe["direction"] is not None and probe["delta"] < threshold:
         v = np.asarray(probed[probe["direction"]], dtype=np.float64)
         along = ("−∇f", "−(least-norm chain-rule gradient)")[probe["direction"]]

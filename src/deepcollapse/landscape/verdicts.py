@@ -81,7 +81,7 @@ from deepcollapse.landscape.piecewise import (
     zero_preactivations,
 )
 from deepcollapse.landscape.probes import (
-    _DESCENT_RTOL,
+    DESCENT_RTOL,
     KINK_RTOL,
     _certified_descent,
     clarke_direction,
@@ -286,7 +286,7 @@ def _landscape(
     if g > grad_tol:  # first the cheap probe along −∇f, then (near kinks) the residual and its probe
         with bar("descent probe along −∇f", 10, "step") as b:
             probe = descent_probe(params, problem, [gvec], bar=b)
-        if sum(near) and probe["delta"] >= -_DESCENT_RTOL * max(1.0, abs(loss)):
+        if sum(near) and probe["delta"] >= -DESCENT_RTOL * max(1.0, abs(loss)):
             with bar("Clarke residual (L-BFGS, at most 300)", 300, "iter") as b:
                 clarke, xi = clarke_direction(params, problem, masks=near_masks, bar=b)
             if clarke > grad_tol:  # the multipliers' Clarke element (where the minimisation over D stalls)
@@ -312,7 +312,7 @@ def _landscape(
             curvature["direction"] = ("-v_1", "+v_1")[curvature["direction"]]
     certified, u = _certified_descent(loss, probe, probed, curvature, vecs[:, 0])
     verdict_note = ""
-    descent = probe is not None and probe["delta"] < -_DESCENT_RTOL * max(1.0, abs(loss))
+    descent = probe is not None and probe["delta"] < -DESCENT_RTOL * max(1.0, abs(loss))
     if g <= grad_tol:
         verdict = "saddle" if vals[0] < -eig_tol else "local minimum"
         if kinks:
@@ -358,7 +358,7 @@ def _landscape(
             "lanczos_tol": lanczos_tol,
             "zero": "max(shape) * eps(float64) * max|H~_l|",
             "near_kink": f"{KINK_RTOL:g} * max|H~_l|",
-            "descent": f"{_DESCENT_RTOL:g} * max(1, |f|)",
+            "descent": f"{DESCENT_RTOL:g} * max(1, |f|)",
         },
         "directions": [vecs[:, 0], vecs[:, min(1, vecs.shape[1] - 1)]],
         "descent_direction": u,

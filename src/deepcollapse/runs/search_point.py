@@ -24,7 +24,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
     best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
     search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
-    from deepcollapse.landscape.kinks import refine_at_kinks
+    from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
     from deepcollapse.landscape.solution_file import save_solution
     from deepcollapse.landscape.verdicts import landscape, load_point
@@ -38,28 +38,27 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
     summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
-    land = landscape(params, problem)
-    best = summary["solutions"][0]
-    before, best_loss, solution, refinement = land, summary["best_loss"], f"solutions/{best['file']}", None
-    if land["verdict"] in ("not critical", "undecided at kinks"):
-        refined = refine_at_kinks(params, problem)
-        refinement = refined.to_file_dict()
+    sharpened = refine_verdict(params, problem, landscape(params, problem))
+    before, land, best = sharpened.before, sharpened.landscape, summary["solutions"][0]
+    best_loss, solution, refinement = summary["best_loss"], f"solutions/{best['file']}", None
+    if sharpened.refinement is not None:
+        refinement = sharpened.refinement.to_file_dict()
         atomic_write_json(folder / "kink_refinement.json", finite_or_none(refinement))
-        if refined.changed and refined.loss_after <= best_loss:
-            point = list(refined.params or params)
-            H1, *weights = point
-            save_solution(
-                folder / "solutions" / "refined.npz",
-                H1,
-                weights,
-                n=problem.n,
-                lam_h=problem.lam_h,
-                lam_w=problem.lam_w,
-                extra={"loss": refined.loss_after, "source": f"kink refinement of {solution}"},
-                family=problem.family,
-            )
-            land, best_loss = landscape(point, problem), refined.loss_after
-            solution = "solutions/refined.npz"
+    if sharpened.params is not None:
+        assert sharpened.refinement is not None  # a refined point comes with its refinement
+        H1, *weights = sharpened.params
+        best_loss = sharpened.refinement.loss_after
+        save_solution(
+            folder / "solutions" / "refined.npz",
+            H1,
+            weights,
+            n=problem.n,
+            lam_h=problem.lam_h,
+            lam_w=problem.lam_w,
+            extra={"loss": best_loss, "source": f"kink refinement of {solution}"},
+            family=problem.family,
+        )
+        solution = "solutions/refined.npz"
     atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     srg = summary["loss_srg"]
     row = {
