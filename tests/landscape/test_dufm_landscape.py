@@ -200,3 +200,18 @@ def test_srg_construction_at_k6_is_not_even_a_local_minimum():
     reference = loss_srg(6, 4, 1, 0.004, 0.004).loss
     assert value(params, problem) == pytest.approx(reference, rel=1e-12)
     assert lower < reference - 1e-6
+
+
+def test_a_point_far_out_gives_inf_without_a_runtime_warning():
+    """A line search's long trial step overflows: the value is inf (rejected by the caller) and nothing is
+    printed on the user's terminal (warnings turned into errors here)."""
+    import warnings
+
+    from deepcollapse.landscape.piecewise import Problem, value_and_grad
+
+    problem = Problem(3, 3, 1, 0.004, (0.004,) * 3)
+    far = [np.full(s, 1e100) for s in ((4, 3), (4, 4), (4, 4), (3, 4))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f, grads = value_and_grad(far, problem)
+    assert f == np.inf and not np.isfinite(grads[0]).all()

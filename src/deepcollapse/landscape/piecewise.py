@@ -136,23 +136,26 @@ def forward_backward(
     ``G ← s_l' ⊙ (W_l^T G)``; ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
     """
     H1, Ws = np.asarray(params[0], dtype=np.float64), [np.asarray(W, dtype=np.float64) for W in params[1:]]
-    Hs, Ds = [H1], []
-    for l, W in enumerate(Ws[:-1]):
-        H, D = activation(l, W @ Hs[-1])  # (d_{l+2}, N)
-        Ds.append(D)
-        Hs.append(H)
-    N = H1.shape[1]
-    loss, Y = problem.family.loss, problem.targets()
-    out = Ws[-1] @ Hs[-1]  # (K, N)
-    f = objective_from_output(out, Y, H1, Ws, problem.lam_h, problem.lam_w, loss).total  # the one eq. (1)
-    G = loss.residual(out, Y) / N  # MSE: (W_L H_L − Y)/N
-    gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
-    for l in range(len(Ws) - 1, -1, -1):
-        gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
-        G = Ws[l].T @ G
-        if l > 0:
-            G = G * Ds[l - 1]
-    return f, [G + problem.lam_h * H1, *gWs]
+    # a trial point far out (a line search's long step) overflows to inf / nan: its caller rejects it, so the
+    # overflow is not worth a RuntimeWarning on the user's terminal
+    with np.errstate(over="ignore", invalid="ignore"):
+        Hs, Ds = [H1], []
+        for l, W in enumerate(Ws[:-1]):
+            H, D = activation(l, W @ Hs[-1])  # (d_{l+2}, N)
+            Ds.append(D)
+            Hs.append(H)
+        N = H1.shape[1]
+        loss, Y = problem.family.loss, problem.targets()
+        out = Ws[-1] @ Hs[-1]  # (K, N)
+        f = objective_from_output(out, Y, H1, Ws, problem.lam_h, problem.lam_w, loss).total  # the one eq. (1)
+        G = loss.residual(out, Y) / N  # MSE: (W_L H_L − Y)/N
+        gWs: list[np.ndarray] = [np.empty(0)] * len(Ws)
+        for l in range(len(Ws) - 1, -1, -1):
+            gWs[l] = G @ Hs[l].T + problem.lam_w[l] * Ws[l]
+            G = Ws[l].T @ G
+            if l > 0:
+                G = G * Ds[l - 1]
+        return f, [G + problem.lam_h * H1, *gWs]
 
 
 def _relu(pattern: Sequence[np.ndarray] | None) -> Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]]:
