@@ -33,7 +33,7 @@ MOVED_MODULES: dict[str, str] = {
     "training.dufm": "dufm.trainer",
     "training.dufm_kernel": "dufm.kernel",
     "training.dufm_compiled": "dufm.compiled",
-    "training.dufm_analysis": "dufm.classify",
+    "training.dufm_analysis": "dufm.summary",
     "training.dufm_piecewise": "landscape.piecewise",
     "training.dufm_search": "landscape.search",
     "training.dufm_landscape": "landscape.verdicts",

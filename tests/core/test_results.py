@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 
 from deepcollapse._core.results import Result, to_jsonable
-from deepcollapse.dufm.classify import CLASSIFICATIONS, DUFMRun, DUFMSummary
+from deepcollapse.dufm.classify import CLASSIFICATIONS, DUFMRun
+from deepcollapse.dufm.summary import DUFMSummary
 from deepcollapse.landscape.search import SearchSolution, SearchSummary
 from deepcollapse.landscape.verdicts import VERDICTS, Landscape
 from deepcollapse.nets.train import NetSummary

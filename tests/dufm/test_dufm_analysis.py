@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from deepcollapse.dufm.classify import analyze_dufm, gram_match
+from deepcollapse.dufm.classify import gram_match
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.summary import analyze_dufm
 from deepcollapse.theory.constructions import (
     dnc_solution,
     loss_dnc,

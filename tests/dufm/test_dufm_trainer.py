@@ -16,9 +16,9 @@ import torch
 import yaml
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse.dufm.classify import DUFMSummary
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.model import init_params
+from deepcollapse.dufm.summary import DUFMSummary
 from deepcollapse.dufm.trainer import resume_dufm, train_dufm
 
 torch.set_num_threads(1)

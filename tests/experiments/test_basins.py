@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse.dufm.classify import analyze_dufm
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.summary import analyze_dufm
 from deepcollapse.experiments.basins import (
     BASINS_GPU,
     BASINS_LAPTOP,

@@ -451,7 +451,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _analyze(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import check_folder_kind
-    from deepcollapse.dufm.classify import analyze_dufm
+    from deepcollapse.dufm.summary import analyze_dufm
 
     check_folder_kind(args.dir, "dufm")
     summary = analyze_dufm(args.dir, write=not args.no_write)

@@ -6,8 +6,9 @@
 - :mod:`.kernel` -- the numpy CPU kernel (``advance``, ``advance_limited``, ``numpy_gradients``);
   :mod:`.compiled` -- the same step loop compiled with numba (optional, used when installed).
 - :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: run folders, checkpoints, per-layer metrics.
-- :mod:`.classify` -- ``analyze_dufm``: each trained run classified (``dnc``, ``srg_like``, ``low_rank``, ...)
-  against the theory, with the polish step.
+- :mod:`.classify` -- ``classify_run``: one trained run classified (``dnc``, ``srg_like``, ``low_rank``, ...)
+  against the theory, with the polish step; :mod:`.summary` -- ``analyze_dufm``: a run folder's runs
+  classified, ``summary.json``.
 
 Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
 ``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
@@ -39,8 +40,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "resume_dufm": "trainer",
         "observe_run": "trainer",
         "RUN_FILES": "trainer",
-        "analyze_dufm": "classify",
-        "DUFMSummary": "classify",
+        "analyze_dufm": "summary",
+        "DUFMSummary": "summary",
         "DUFMRun": "classify",
         "CLASSIFICATIONS": "classify",
         "advance": "kernel",

@@ -55,10 +55,10 @@ from deepcollapse._core.io import (
     prepare_run_folder,
     truncate_jsonl,
 )
-from deepcollapse.dufm.classify import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, resolve_kernel
 from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, init_params, targets
+from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
 from deepcollapse.metrics.functional import (
     class_means,
     nc1_trace_ratio,

@@ -2,7 +2,7 @@
 
 Many full-batch GD runs of the batched trainer (:func:`~deepcollapse.dufm.trainer.train_dufm`, ``R`` runs per
 trainer call, i.e. per kernel call on a GPU), each classified by the trainer's own analysis
-(:func:`~deepcollapse.dufm.classify.analyze_dufm`: ``dnc``, ``dnc_converging``, ``srg_like``, ``low_rank``,
+(:func:`~deepcollapse.dufm.summary.analyze_dufm`: ``dnc``, ``dnc_converging``, ``srg_like``, ``low_rank``,
 ``zero``, ``not_converged``, ``diverged``) and its final loss divided by a reference loss of its cell:
 
 * the best-known loss of a ``reproduce best-known`` table (``best_known``: its ``tables/best_known.csv``)

@@ -84,8 +84,8 @@ def load_point(
         ).with_family(recorded.loss.name, recorded.activation.name, recorded.eps)
         return [data["H1"], *data["weights"]], problem, f"solution file {path}"
     if path.is_dir() and (path / "config.yaml").is_file():
-        from deepcollapse.dufm.classify import read_run_params
         from deepcollapse.dufm.config import DUFMConfig
+        from deepcollapse.dufm.summary import read_run_params
 
         config = DUFMConfig.from_yaml(path / "config.yaml")
         if not (path / "params.pt").is_file() and not (path / "checkpoint.pt").is_file():
