@@ -7,6 +7,7 @@ Examples::
     deepcollapse reproduce fig3-middle --out runs/fig3m --workers 2
     deepcollapse reproduce fig3-right --out runs/fig3r --executor ray --ray-address auto
     deepcollapse reproduce best-known --loss ce --out runs/best-known-ce --workers 2
+    deepcollapse reproduce basins --config configs/basins/lr_init.yaml --out runs/atlas --workers 2
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def register(subparsers: Any) -> None:
         help="folder with the full MNIST IDX files / cifar-10-batches-py that the paper-scale network "
         "experiments (net-2024-*, net-2023-*) read; never replaced by the bundled mnist_5k subset "
         "(default: data, the presets' data_dir; unused with --smoke)",
+    )
+    p.add_argument(
+        "--config",
+        help="YAML of the experiment's settings instead of the shipped ones (basins, basins-gpu: the "
+        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml); only for experiments that take a settings "
+        "file",
     )
     add_family_options(p)
     add_executor_options(p)
@@ -102,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         data_dir=args.data_dir,
         family={"loss": args.loss, "activation": args.activation, "eps": args.eps},
+        config=args.config,
     )
     print(f"report: {path}")
     return 0

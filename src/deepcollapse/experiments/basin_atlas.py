@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int
+from deepcollapse._core.config import ConfigMixin
 from deepcollapse.runs.executors import Task
 
 __all__ = ["AXES", "BASIN_CLASSES", "BasinAtlas", "Cell", "atlas_tasks", "cell_config"]
@@ -58,10 +59,12 @@ def _check_value(axis: str, where: str, v: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class BasinAtlas:
+class BasinAtlas(ConfigMixin):
     """One basin atlas: a base cell, the slices (``axes``) and maps through it, and how many runs per cell.
 
     Validated at construction (``ConfigError`` naming the field as written here, e.g. ``axes['width'][1]``).
+    ``reproduce basins --config FILE.yaml`` reads one from YAML (:meth:`from_yaml`: these field names as keys,
+    every key optional; unknown keys refused), e.g. ``configs/basins/lr_init.yaml``.
 
     Attributes
     ----------
@@ -177,6 +180,7 @@ class BasinAtlas:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["axes"] = {a: list(v) for a, v in self.axes.items()}
         d["maps"] = [list(p) for p in self.maps]
         return d
 

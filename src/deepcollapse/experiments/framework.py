@@ -52,6 +52,8 @@ class Context:
         force: bool = False,
         data_dir: str | None = None,
         family: dict[str, Any] | None = None,
+        settings: Any = None,
+        config_file: str | None = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
 
@@ -66,8 +68,14 @@ class Context:
         self.data_dir = data_dir  # full-size network runs: the folder with the MNIST / CIFAR-10 files
         # the model family of an experiment that takes one (``reproduce NAME --loss ce``; default MSE + ReLU)
         self.family: dict[str, Any] = dict(family or DEFAULT_FAMILY)
+        # the settings read from ``reproduce NAME --config FILE`` (an ``experiment.config_class``), or None:
+        # the experiment's shipped settings
+        self.settings = settings
+        self.config_file = config_file
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
         cmd += family_options(self.family)
+        if config_file is not None:
+            cmd += f" --config {shlex.quote(config_file)}"
         if data_dir is not None:
             cmd += f" --data-dir {shlex.quote(data_dir)}"
         cmd += f" --out {shlex.quote(str(out_dir))}"
@@ -81,6 +89,11 @@ class Context:
             self.report.add_note(
                 "Smoke variant: tiny sizes and step counts to check the pipeline, "
                 "not a reproduction of the paper."
+            )
+        elif config_file is not None:
+            self.report.add_note(
+                f"Settings read from {config_file}, not the shipped ones: the shipped settings' expected "
+                f"runtime ({experiment.runtime}) does not apply."
             )
         else:
             self.report.add_note(f"Expected runtime on a 2-core CPU: {experiment.runtime}.")
@@ -173,6 +186,9 @@ class Experiment:
     body: Callable[[Context], None]
     command: str | None = None  # how to reproduce, without --out (default: deepcollapse reproduce NAME)
     families: bool = False  # takes a model family: ``reproduce NAME --loss ce --activation ... --eps ...``
+    # its settings can come from YAML, ``reproduce NAME --config FILE.yaml``: a config class
+    # (:class:`~deepcollapse._core.config.ConfigMixin`) the body finds as ``ctx.settings``; None: no file
+    config_class: type[Any] | None = None
 
     def run(
         self,
@@ -186,6 +202,7 @@ class Experiment:
         force: bool = False,
         data_dir: str | Path | None = None,
         family: dict[str, Any] | None = None,
+        config: str | Path | None = None,
     ) -> Path:
         """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
 
@@ -193,9 +210,12 @@ class Experiment:
         (otherwise ``ConfigError``).  ``data_dir``: the folder with the full datasets that the paper-scale
         network experiments read (``None``: their presets' ``data``; smoke runs use bundled data).
         ``family``: ``{"loss", "activation", "eps"}`` (missing keys: MSE, ReLU, no ε) for an experiment with
-        ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``)."""
+        ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``).
+        ``config``: a YAML file of ``config_class`` fields, instead of the shipped settings (only for an
+        experiment with a ``config_class``, not with ``smoke``); read before anything is written."""
         check_choice("executor", executor, EXECUTORS)
         family = check_experiment_family(self, family)
+        settings = read_experiment_config(self, config, smoke)
         out = Path(out_dir).resolve()
         self._claim_folder(out, force)
         ctx = Context(
@@ -209,6 +229,8 @@ class Experiment:
             force,
             None if data_dir is None else str(data_dir),
             family,
+            settings,
+            None if config is None else str(Path(config).resolve()),
         )
         load, t0 = _load_average(), time.perf_counter()
         self.body(ctx)
@@ -305,6 +327,45 @@ def check_experiment_family(experiment: Experiment, family: dict[str, Any] | Non
         fam["eps"] = check_float("--eps", fam["eps"], gt=0.0)
     get_family(fam["loss"], fam["activation"], fam["eps"])  # ConfigError naming loss / activation / eps
     return fam
+
+
+def read_experiment_config(experiment: Experiment, path: str | Path | None, smoke: bool) -> Any:
+    """The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
+    ``--config`` or the file: an experiment without a settings file, ``--smoke`` beside it, the file's own
+    errors).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment to run; only one with a ``config_class`` takes a file.
+    path : str, Path or None
+        The YAML file as given (``None``: the shipped settings).
+    smoke : bool
+        ``--smoke`` was given (it runs the shipped seconds-long settings, so it excludes a file).
+
+    Returns
+    -------
+    object or None
+        An instance of ``experiment.config_class`` (``None`` without a file).
+    """
+    if path is None:
+        return None
+    if experiment.config_class is None:
+        takes = ", ".join(e.name for e in _REGISTRY.values() if e.config_class is not None) or "none"
+        raise ConfigError(
+            f"--config == {str(path)!r}, experiment {experiment.name!r} has no settings file; drop --config, "
+            f"or run one that takes one ({takes})."
+        )
+    if smoke:
+        raise ConfigError(
+            f"--config == {str(path)!r} with --smoke, must be one of the two: --smoke runs the shipped "
+            "seconds-long settings (a small settings file runs as fast)."
+        )
+    try:
+        return experiment.config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
+    except ConfigError as exc:
+        text = str(exc)
+        raise ConfigError(text if text.startswith(str(path)) else f"{path}: {text}") from None
 
 
 _SYMBOLS = {"classes": "K", "layers": "L", "lam": "λ", "lam_h": "λ_H1", "lam_w": "λ_W", "width": "width"}

@@ -1,0 +1,118 @@
+"""`reproduce basins --config FILE.yaml`: an atlas of the user's own settings (issue 19's bad input: an atlas
+grid with an empty axis or a negative width gets one line, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from deepcollapse.cli import main
+from deepcollapse.experiments.basin_atlas import BasinAtlas
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "configs" / "basins").glob("*.yaml"))
+
+#: Seconds: K = 4 (no SRG), n = 2, widths 6 and 8, 2 runs of 200 steps per cell.
+TINY = {
+    "name": "tiny",
+    "classes": 4,
+    "layers": 3,
+    "n": 2,
+    "width": 6,
+    "steps": 200,
+    "runs": 2,
+    "runs_per_task": 2,
+    "axes": {"width": [6, 8]},
+}
+
+
+def _write(tmp_path: Path, data: object, name: str = "atlas.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return path
+
+
+def test_shipped_atlas_files_load_and_their_headers_hold():
+    assert SHIPPED, "configs/basins/ ships at least one example"
+    for path in SHIPPED:
+        atlas = BasinAtlas.from_yaml(path)
+        head = path.read_text().split("\nname:")[0]
+        assert f"deepcollapse reproduce basins --config configs/basins/{path.name}" in head, path
+        m = re.search(r"(\d+) cells x (\d+) runs = (\d+) GD runs of ([\d ]+) steps", head)
+        assert m, f"{path.name}: the header states the atlas's size"
+        cells, runs, total, steps = (int(g.replace(" ", "")) for g in m.groups())
+        assert (cells, runs, total, steps) == (len(atlas.cells()), atlas.runs, atlas.total_runs, atlas.steps)
+
+
+def test_yaml_round_trip():
+    atlas = BasinAtlas(**{**TINY, "maps": [("width", "lr")], "axes": {"width": [6, 8], "lr": [0.25, 0.5]}})
+    again = BasinAtlas.from_yaml(atlas.to_yaml())
+    assert again == atlas and again.maps == [("width", "lr")]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"axes": {"width": []}}, "axes['width'] == [], must list at least one value"),
+        ({"axes": {"width": [6, -8]}}, "axes['width'][1] == -8, must be >= 1"),
+        ({"width": -4}, "width == -4, must be >= 1"),
+        ({"axes": {"depth": [3]}}, "axes == 'depth', must be one of"),
+        ({"widht": 8}, "unknown key config.widht"),
+        ({"maps": [["width", "lr"]]}, "axis 'lr' must also be in axes"),
+    ],
+)
+def test_a_bad_atlas_file_is_one_line_exit_2_and_nothing_is_written(change, words, tmp_path, capsys):
+    path = _write(tmp_path, {**TINY, **change})
+    out = tmp_path / "out"
+    assert main(["reproduce", "basins", "--config", str(path), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepcollapse: error: {path}: ") and words in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"), [("", "empty"), ("axes: [\n", "YAML syntax"), ("- 1\n- 2\n", "must be a mapping")]
+)
+def test_an_unreadable_atlas_file_names_the_file(text, words, tmp_path, capsys):
+    path = _write(tmp_path, text)
+    out = tmp_path / "out"
+    assert main(["reproduce", "basins", "--config", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepcollapse: error: {path}") and words in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_config_is_refused_where_it_has_no_meaning(tmp_path, capsys):
+    path = _write(tmp_path, TINY)
+    out = tmp_path / "out"
+    assert main(["reproduce", "fig3-left", "--config", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--config == " in err and "'fig3-left' has no settings file" in err and "basins, basins-gpu" in err
+    assert main(["reproduce", "basins", "--smoke", "--config", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "with --smoke, must be one of the two" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_an_atlas_file_runs_resumes_and_names_itself_in_the_report(tmp_path, capsys):
+    path = _write(tmp_path, TINY)
+    out = tmp_path / "out"
+    argv = ["reproduce", "basins", "--config", str(path), "--out", str(out), "--no-progress"]
+    argv += ["--workers", "1"]
+    assert main(argv) == 0
+    runs = pd.read_csv(out / "tables" / "basins_runs.csv")
+    atlas = BasinAtlas(**TINY)  # type: ignore[arg-type]
+    assert len(runs) == atlas.total_runs == 4
+    assert sorted(runs["width"].unique()) == [6, 8] and (runs["classes"] == 4).all()
+    report = (out / "report.html").read_text()
+    assert f"Read from {path.resolve()}" in report
+    assert f"deepcollapse reproduce basins --config {path.resolve()} --out {out.resolve()}" in report
+    assert "does not apply" in report  # the shipped settings' runtime is not promised for this file
+    before = {p: p.stat().st_mtime_ns for p in (out / "points").rglob("params.pt")}
+    assert len(before) == 2  # one trainer call per cell
+    assert main(argv) == 0  # the same command again reuses every finished trainer call
+    assert {p: p.stat().st_mtime_ns for p in (out / "points").rglob("params.pt")} == before
