@@ -141,6 +141,13 @@ def test_search_point_writes_the_refinement_fields(tmp_path, monkeypatch):
     assert abs(sol["loss"] - saved["best_loss"]) <= 1e-12 * saved["best_loss"]
     if saved["solution"] == "solutions/refined.npz":
         assert len(calls) == 2 and saved["verdict"].startswith(calls[1])  # the refined point's verdict
+    # the verdict redone (point.json deleted, the real first verdict): the folder holds the refinement files
+    # of this verdict only
+    (tmp_path / "point.json").unlink()
+    monkeypatch.setattr(verdicts, "landscape", real)
+    again = run_search_point(_search_config(3, 3, BEST_KNOWN_SMOKE), tmp_path)
+    assert (tmp_path / "solutions" / "refined.npz").exists() == (again["solution"] == "solutions/refined.npz")
+    assert (tmp_path / "kink_refinement.json").exists() == (again["kink_refinement"] is not None)
 
 
 def test_newton_kkt_converges_on_the_manifold():
@@ -214,3 +221,69 @@ def test_cli_refine_kinks_saves_the_refined_point_and_both_verdicts(tmp_path, ca
     assert main(argv[:3] + ["--no-progress", "--out", str(out), "--force"]) == 0
     assert not (out / "refined.npz").exists()
     assert "verdict_before_refinement" not in json.loads((out / "landscape.json").read_text())
+
+
+def _eq1_general(ts, masks, problem):
+    """Eq. (1), MSE, for any n (columns class-major, ``Y = I_K ⊗ 1_n^T``), written out like :func:`_eq1`."""
+    H = ts[0]
+    for l, W in enumerate(ts[1:-1]):
+        H = masks[l] * (W @ H)
+    eye = torch.eye(problem.classes, dtype=torch.float64)
+    Y = torch.kron(eye, torch.ones(1, problem.n, dtype=torch.float64))
+    fit = ((ts[-1] @ H - Y) ** 2).sum() / (2 * problem.N)
+    reg = problem.lam_h * (ts[0] ** 2).sum()
+    reg = reg + sum(lam * (W**2).sum() for lam, W in zip(problem.lam_w, ts[1:]))
+    return fit + 0.5 * reg
+
+
+def test_a_given_witness_is_checked_and_bounds_the_verdicts_clarke_residual(monkeypatch):
+    """``witness_residual`` is ‖∇f_D‖ of an own torch eq. (1) for an admissible ``D`` and ``inf`` for one the
+    near-kink rule does not allow; ``landscape(..., clarke_witness=D)`` tries it first (no minimisation over
+    ``D`` when it certifies), also on the reduced problem of a collapsed point with n = 2."""
+    from deepcollapse.landscape import verdicts
+    from deepcollapse.landscape.kink_manifold import witness_residual
+    from deepcollapse.landscape.probes import KINK_RTOL
+    from deepcollapse.landscape.targets import load_point
+
+    # SRG at K = 6, L = 3 (n = 1) is "not critical"; its refinement is critical at a kink, with a witness
+    start, problem, _ = load_point(None, construction="srg", classes=6, layers=3, n=1, width=8)
+    result = refine_at_kinks(start, problem, max_seconds=20)
+    point = [np.asarray(p) for p in result.params]
+    D = result.clarke_masks
+    assert D is not None and any(((m > 0) & (m < 1)).any() for m in D)  # a fractional D at a kink
+    residual, grad = witness_residual(point, problem, D, KINK_RTOL)
+    ts = [torch.tensor(p, requires_grad=True) for p in point]
+    own = torch.autograd.grad(_eq1_general(ts, [torch.tensor(m) for m in D], problem), ts)
+    own_vec = torch.cat([g.ravel() for g in own]).numpy()
+    assert grad is not None and np.allclose(grad, own_vec, rtol=0, atol=1e-14)
+    assert abs(residual - float(np.linalg.norm(own_vec))) <= 1e-14 and residual <= 1e-6
+    assert float(np.linalg.norm(own_vec)) < 1e-3 * verdicts.landscape(point, problem)["grad_norm"]
+    # not candidates: an entry outside [0, 1]; the pattern flipped where H~ is far from its kink; wrong shapes
+    pre = [(torch.tensor(point[1]) @ torch.tensor(point[0])).numpy()]
+    too_big = [m.copy() for m in D]
+    too_big[0].flat[0] = 1.5
+    flipped = [m.copy() for m in D]
+    far = int(np.argmax(np.abs(pre[0])))
+    flipped[0].flat[far] = 1.0 - flipped[0].flat[far]
+    for bad in (too_big, flipped, D[:1], [m[:, :-1] for m in D]):
+        assert witness_residual(point, problem, bad, KINK_RTOL) == (float("inf"), None)
+
+    def no_minimisation(*args, **kwargs):
+        raise AssertionError("the witness certified: no minimisation over D")
+
+    monkeypatch.setattr(verdicts, "clarke_direction", no_minimisation)
+    land = verdicts.landscape(point, problem, clarke_witness=D)
+    assert land["verdict"] == "critical at a kink" and land["clarke_residual"] == residual
+    # n = 2 with λ_H1 / 2: the collapsed point and its witness, repeated per sample, are the same point of the
+    # reduced problem (n λ_H1 = λ_H1 of the n = 1 problem)
+    problem2 = Problem(6, 3, 2, problem.lam_h / 2, problem.lam_w)
+    point2 = [np.repeat(point[0], 2, axis=1), *point[1:]]
+    land2 = verdicts.landscape(point2, problem2, clarke_witness=[np.repeat(m, 2, axis=1) for m in D])
+    assert land2["reduced"] and land2["verdict"] == "critical at a kink"
+    assert abs(land2["clarke_residual"] - residual) <= 1e-14
+    # a witness that differs within a class is not carried to the reduced problem: the minimisation runs
+    monkeypatch.undo()
+    uneven = [np.repeat(m, 2, axis=1) for m in D]
+    uneven[0][:, 1] = 1.0 - uneven[0][:, 1]
+    land3 = verdicts.landscape(point2, problem2, clarke_witness=uneven)
+    assert land3["reduced"] and land3["verdict"] == "critical at a kink"

@@ -43,7 +43,7 @@ from deepcollapse.landscape.piecewise import (
 )
 from deepcollapse.theory.objective import objective_from_output
 
-__all__ = ["Manifold", "clarke_certificate", "multiplier_certificate", "newton_kkt"]
+__all__ = ["Manifold", "clarke_certificate", "multiplier_certificate", "newton_kkt", "witness_residual"]
 
 log = logging.getLogger(__name__)
 
@@ -215,10 +215,6 @@ def clarke_certificate(
     masks : list of ndarray or None
         The witness ``D_2 .. D_L`` (the ReLU pattern, ``D_k`` at ``A``); None with ``inf``.
     """
-    import torch
-
-    from deepcollapse.landscape.piecewise import piece_objective
-
     p, Hs, pres, out = man.forward(x)
     if any(
         a.any() and float(np.abs(Ht[a]).max()) > kink_rtol * float(np.abs(Ht).max())
@@ -235,10 +231,63 @@ def clarke_certificate(
         m[a] = d[i : i + int(a.sum())]
         masks.append(m)
         i += int(a.sum())
-    ts = [torch.tensor(np.array(q), requires_grad=True) for q in p]
-    f = piece_objective(ts, [torch.tensor(m) for m in masks], torch.tensor(man.Y), man.problem)
+    return float(np.linalg.norm(_masked_gradient(p, man.problem, masks))), masks
+
+
+def _masked_gradient(params: list[np.ndarray], problem: Problem, masks: list[np.ndarray]) -> np.ndarray:
+    """``∇f_D`` (flat, the parameters' order) for the fixed derivative values ``D = masks`` of the hidden
+    layers (:func:`~deepcollapse.landscape.piecewise.piece_objective`, a torch graph of its own)."""
+    import torch
+
+    from deepcollapse.landscape.piecewise import piece_objective
+
+    ts = [torch.tensor(np.array(q, dtype=np.float64), requires_grad=True) for q in params]
+    f = piece_objective(ts, [torch.tensor(m) for m in masks], torch.tensor(problem.targets()), problem)
     grads = torch.autograd.grad(f, ts)
-    return float(torch.stack([(g**2).sum() for g in grads]).sum().sqrt()), masks
+    return np.concatenate([g.detach().numpy().ravel() for g in grads])
+
+
+def witness_residual(
+    params: list[np.ndarray], problem: Problem, masks: list[np.ndarray], kink_rtol: float
+) -> tuple[float, np.ndarray | None]:
+    """``‖∇f_D‖`` for a Clarke element ``D`` known from elsewhere (the kink refinement's ``clarke_masks``).
+
+    An upper bound of the verdicts' Clarke residual (the minimum of ``‖∇f_D‖`` over ``D ∈ [0, 1]`` at the
+    near-kinks, ``D`` the ReLU pattern elsewhere) when ``D`` is one of its candidates: every entry in
+    ``[0, 1]``, and equal to the pattern ``H~_l > 0`` wherever ``|H~_l| > kink_rtol · max|H~_l|``.  A
+    refinement's witness is built on its own active set, which can differ from the verdict's near-kinks (a
+    unit released from the kink but still within ``kink_rtol`` of it); checking it here keeps one rule.
+
+    Parameters
+    ----------
+    params : list of ndarray
+        ``[H_1, W_1 .. W_L]`` (float64).
+    problem : Problem
+        The instance of eq. (1) (the shapes of ``masks`` follow its ``n``).
+    masks : list of ndarray
+        ``D_2 .. D_L``, the shapes of ``H~_2 .. H~_L``.
+    kink_rtol : float
+        The near-kink rule.
+
+    Returns
+    -------
+    residual : float
+        ``‖∇f_D‖``, or ``inf`` where ``D`` is not a candidate (wrong shapes included).
+    gradient : ndarray or None
+        ``∇f_D`` (flat); None with ``inf``.
+    """
+    pres = preactivations(params)
+    if len(masks) != len(pres):
+        return math.inf, None
+    for D, Ht in zip(masks, pres):
+        D = np.asarray(D, dtype=np.float64)
+        if D.shape != Ht.shape or not np.all((D >= 0.0) & (D <= 1.0)):
+            return math.inf, None
+        off = np.abs(Ht) > kink_rtol * float(np.max(np.abs(Ht), initial=0.0))
+        if np.any(D[off] != (Ht[off] > 0)):
+            return math.inf, None
+    g = _masked_gradient(params, problem, [np.asarray(D, dtype=np.float64) for D in masks])
+    return float(np.linalg.norm(g)), g
 
 
 def _kkt_residual(man: Manifold, x: np.ndarray, mu: np.ndarray) -> tuple[float, float, np.ndarray]:

@@ -416,5 +416,12 @@ def refine_verdict(
     point, loss_after = refined.params, refined.loss_after
     if not refined.changed or point is None or loss_after is None or loss_after > start_loss:
         return RefinedVerdict(landscape=before, before=before, refinement=refined)
-    after = landscape(point, problem, grad_tol=grad_tol, progress=progress, **landscape_options)
+    after = landscape(
+        point,
+        problem,
+        grad_tol=grad_tol,
+        progress=progress,
+        clarke_witness=refined.clarke_masks,
+        **landscape_options,
+    )
     return RefinedVerdict(landscape=after, before=before, refinement=refined, params=list(point))

@@ -225,6 +225,7 @@ def landscape(
     lanczos_tol: float = 1e-10,
     reduce: bool = True,
     progress: bool = False,
+    clarke_witness: Sequence[np.ndarray] | None = None,
 ) -> Landscape:
     """Gradient, kinks, lowest Hessian eigenvalues (all / off the symmetries) and the verdict at ``params``
     (module docstring).
@@ -239,19 +240,48 @@ def landscape(
     ``progress``: tqdm bars on stderr over the long phases (probe steps, the Clarke residual's L-BFGS
     iterations, Hessian-vector products of the dense Hessian or of Lanczos); the numbers do not depend on it.
 
+    ``clarke_witness``: a Clarke element ``D_2 .. D_L`` known from elsewhere (the kink refinement's
+    ``clarke_masks``, the shapes of ``H~_l`` at ``params``); its ``‖∇f_D‖`` is one more upper bound of the
+    Clarke residual where it is a candidate of the near-kink rule
+    (:func:`~deepcollapse.landscape.kink_manifold.witness_residual`), tried first.
+
     Returns a :class:`Landscape` (its ``directions``: the two lowest eigenvectors off the symmetries, flat
     float64 arrays, of the analysed problem, for :func:`loss_slices`)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
+        witness = None
+        if clarke_witness is not None:
+            witness = [np.asarray(D, dtype=np.float64) for D in clarke_witness]
         if reduce and problem.n > 1 and is_collapsed(params[0], problem.classes):
             M1 = collapse(np.asarray(params[0], dtype=np.float64), problem.classes)
             out = _landscape(
-                [M1, *params[1:]], problem.reduced(), k, grad_tol, eig_tol, lanczos_tol, progress
+                [M1, *params[1:]],
+                problem.reduced(),
+                k,
+                grad_tol,
+                eig_tol,
+                lanczos_tol,
+                progress,
+                None if witness is None else _reduce_witness(witness, problem.n),
             )
             return Landscape.from_dict({**out, "reduced": True})
-        out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol, progress)
+        out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol, progress, witness)
         return Landscape.from_dict({**out, "reduced": False})
+
+
+def _reduce_witness(masks: list[np.ndarray], n: int) -> list[np.ndarray] | None:
+    """A witness of the full problem on the ``n = 1`` problem: one column per class where it is the same
+    on the ``n`` columns of every class (as on a collapsed point's own pre-activations), else None."""
+    out = []
+    for D in masks:
+        if D.ndim != 2 or D.shape[1] % n:
+            return None
+        first = D[:, ::n]
+        if not np.array_equal(np.repeat(first, n, axis=1), D):
+            return None
+        out.append(first)
+    return out
 
 
 def is_collapsed(H1: np.ndarray, classes: int) -> bool:
@@ -270,6 +300,7 @@ def _landscape(
     eig_tol: float,
     lanczos_tol: float,
     progress: bool = False,
+    witness: list[np.ndarray] | None = None,
 ) -> dict[str, Any]:
     bar = partial(_bar, progress)
     params = [np.asarray(p, dtype=np.float64) for p in params]
@@ -287,11 +318,20 @@ def _landscape(
         with bar("descent probe along −∇f", 10, "step") as b:
             probe = descent_probe(params, problem, [gvec], bar=b)
         if sum(near) and probe["delta"] >= -DESCENT_RTOL * max(1.0, abs(loss)):
-            with bar("Clarke residual (L-BFGS, at most 300)", 300, "iter") as b:
-                clarke, xi = clarke_direction(params, problem, masks=near_masks, bar=b)
-            if clarke > grad_tol:  # the multipliers' Clarke element (where the minimisation over D stalls)
-                from deepcollapse.landscape.kink_manifold import multiplier_certificate
+            from deepcollapse.landscape.kink_manifold import multiplier_certificate, witness_residual
 
+            # the given witness first (when it certifies, no minimisation); xi: the ∇f_D of the best bound
+            clarke, xi = float("inf"), gvec
+            if witness is not None:
+                found, found_xi = witness_residual(params, problem, witness, KINK_RTOL)
+                if found_xi is not None:
+                    clarke, xi = found, found_xi
+            if clarke > grad_tol:
+                with bar("Clarke residual (L-BFGS, at most 300)", 300, "iter") as b:
+                    found, found_xi = clarke_direction(params, problem, masks=near_masks, bar=b)
+                if found < clarke:
+                    clarke, xi = found, found_xi
+            if clarke > grad_tol:  # the multipliers' Clarke element (where the minimisation over D stalls)
                 clarke = min(clarke, multiplier_certificate(params, problem, near_masks, KINK_RTOL)[0])
             probed.append(xi)
             if clarke > grad_tol:

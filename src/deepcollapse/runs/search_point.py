@@ -44,6 +44,10 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     if sharpened.refinement is not None:
         refinement = sharpened.refinement.to_file_dict()
         atomic_write_json(folder / "kink_refinement.json", finite_or_none(refinement))
+    else:  # a verdict redone (point.json deleted) leaves no refinement of an earlier verdict behind
+        (folder / "kink_refinement.json").unlink(missing_ok=True)
+    if sharpened.params is None:
+        (folder / "solutions" / "refined.npz").unlink(missing_ok=True)
     if sharpened.params is not None:
         assert sharpened.refinement is not None  # a refined point comes with its refinement
         H1, *weights = sharpened.params
