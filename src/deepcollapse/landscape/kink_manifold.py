@@ -277,16 +277,16 @@ def witness_residual(
         ``∇f_D`` (flat); None with ``inf``.
     """
     pres = preactivations(params)
-    if len(masks) != len(pres):
+    Ds = [np.asarray(D, dtype=np.float64) for D in masks]
+    if len(Ds) != len(pres):
         return math.inf, None
-    for D, Ht in zip(masks, pres):
-        D = np.asarray(D, dtype=np.float64)
+    for D, Ht in zip(Ds, pres):
         if D.shape != Ht.shape or not np.all((D >= 0.0) & (D <= 1.0)):
             return math.inf, None
         off = np.abs(Ht) > kink_rtol * float(np.max(np.abs(Ht), initial=0.0))
         if np.any(D[off] != (Ht[off] > 0)):
             return math.inf, None
-    g = _masked_gradient(params, problem, [np.asarray(D, dtype=np.float64) for D in masks])
+    g = _masked_gradient(params, problem, Ds)
     return float(np.linalg.norm(g)), g
 
 

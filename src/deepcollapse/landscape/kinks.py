@@ -338,7 +338,7 @@ def refine_at_kinks(
         clarke_masks=(
             None
             if witness is None or clarke_after != best_clarke
-            else [np.repeat(D, problem.n, axis=1) for D in witness]
+            else [expand(D, problem.n) for D in witness]
             if reduced
             else witness
         ),

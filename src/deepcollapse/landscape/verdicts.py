@@ -278,7 +278,7 @@ def _reduce_witness(masks: list[np.ndarray], n: int) -> list[np.ndarray] | None:
         if D.ndim != 2 or D.shape[1] % n:
             return None
         first = D[:, ::n]
-        if not np.array_equal(np.repeat(first, n, axis=1), D):
+        if not np.array_equal(expand(first, n), D):
             return None
         out.append(first)
     return out

@@ -48,7 +48,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
         (folder / "kink_refinement.json").unlink(missing_ok=True)
     if sharpened.params is None:
         (folder / "solutions" / "refined.npz").unlink(missing_ok=True)
-    if sharpened.params is not None:
+    else:
         assert sharpened.refinement is not None  # a refined point comes with its refinement
         H1, *weights = sharpened.params
         best_loss = sharpened.refinement.loss_after
