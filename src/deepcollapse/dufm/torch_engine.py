@@ -161,8 +161,9 @@ class TorchEngine:
 
     Parameters
     ----------
-    params : list of ndarray
-        ``[H1 (R, d_1, N), W_1, ..., W_L]`` (copied to the device).
+    params : list of ndarray or Tensor
+        ``[H1 (R, d_1, N), W_1, ..., W_L]``: arrays are copied to the device, tensors already there
+        (contiguous, of the config's dtype) are stepped in place.
     config : DUFMConfig
         The problem, device, dtype, gradient and step loop.
     group_size : int, optional
@@ -180,7 +181,7 @@ class TorchEngine:
 
     def __init__(
         self,
-        params: list[np.ndarray],
+        params: Sequence[np.ndarray | torch.Tensor],
         config: DUFMConfig,
         *,
         group_size: int | None = None,
@@ -188,7 +189,14 @@ class TorchEngine:
     ) -> None:
         self.config = config
         self.device = torch.device(config.device)
-        self.params = [torch.from_numpy(np.array(p)).to(self.device).contiguous() for p in params]
+        self.params = [
+            (
+                p.to(self.device)
+                if isinstance(p, torch.Tensor)
+                else torch.from_numpy(np.array(p)).to(self.device)
+            ).contiguous()
+            for p in params
+        ]
         R = self.params[0].shape[0]
         self.Y = targets(config.classes, config.n, config.torch_dtype, self.device)
         self.family = config.family
