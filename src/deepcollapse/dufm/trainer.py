@@ -57,7 +57,7 @@ from deepcollapse._core.io import (
     truncate_jsonl,
 )
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.kernel import advance_limited, resolve_kernel
+from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
 from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.torch_engine import TorchEngine
@@ -211,7 +211,8 @@ class NumpyEngine:
         self.alive[list(runs)] = False
 
     def best_loss(self) -> float:
-        return _best_loss(self.params, self.alive, self.config)
+        with one_blas_thread():
+            return _best_loss(self.params, self.alive, self.config)
 
     def numpy_params(self) -> list[np.ndarray]:
         return self.params
@@ -248,6 +249,13 @@ def _append_records(
     out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
 ) -> float:
     """Observe every run at ``step``; append to metrics.jsonl; return the best (lowest) finite loss."""
+    with one_blas_thread():
+        return _observe_all(out, step, params, diverged, config)
+
+
+def _observe_all(
+    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
+) -> float:
     seeds = config.run_seeds
     best = math.inf
     records = []
@@ -380,7 +388,8 @@ def _run_loop(
         },
         out / "params.pt",
     )
-    return analyze_dufm(out, write=True)
+    with one_blas_thread():
+        return analyze_dufm(out, write=True)
 
 
 def train_dufm(
@@ -490,6 +499,7 @@ def resume_dufm(
     params = [t.numpy().copy() for t in ck["params"]]
     diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
     if step == config.steps and step > 0 and (out / "params.pt").is_file():
-        return analyze_dufm(out, write=True)
+        with one_blas_thread():
+            return analyze_dufm(out, write=True)
     log.info("resuming %s from step %d of %d", out, step, config.steps)
     return _run_loop(out, config, params, step, diverged, progress=progress, fresh=False, max_steps=max_steps)
