@@ -261,17 +261,7 @@ class TorchEngine:
             return g.graphs[steps]
         step = self._compiled or gd_step
         try:
-            # warm up on copies (compiles, initialises cuBLAS and the allocator; the state is untouched)
-            P, alive, first = g.tensors()
-            scratch = ([p.clone() for p in P], alive.clone(), first.clone())
-            pos = self._pos.clone()  # the warm-up advances the position: put it back afterwards
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
-                for _ in range(2):
-                    step(*scratch, *self._step_args())
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            self._pos.copy_(pos)
+            self._warm_up(g, step)
             if self._pool is None:
                 self._pool = torch.cuda.graph_pool_handle()
             graph = torch.cuda.CUDAGraph()
@@ -286,6 +276,20 @@ class TorchEngine:
             return None
         g.graphs[steps] = graph
         return graph
+
+    def _warm_up(self, g: _Group, step: Callable[..., None]) -> None:
+        """Two steps on copies of group ``g`` on a side stream before a capture (compiles, initialises cuBLAS
+        and the allocator; the engine's state is untouched, and the copies are freed before the capture)."""
+        P, alive, first = g.tensors()
+        scratch = ([p.clone() for p in P], alive.clone(), first.clone())
+        pos = self._pos.clone()  # the warm-up advances the position: put it back afterwards
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                step(*scratch, *self._step_args())
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        self._pos.copy_(pos)
 
     def _advance_eager(self, start: int, lrs: np.ndarray) -> dict[int, int]:
         """The reference loop: the learning rate folded into the gradient, a host sync per step."""
