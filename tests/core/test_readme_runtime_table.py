@@ -3,9 +3,6 @@ committed gpu-check JSON (or says that nothing is measured yet); the tool's numb
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from deepcollapse.dufm.config import DUFMConfig
@@ -13,19 +10,9 @@ from deepcollapse.dufm.kernel import flops_per_step
 from deepcollapse.experiments.basin_runtime import atlas_shapes, duration_text
 from deepcollapse.experiments.basins import BASINS_GPU, BASINS_LAPTOP
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("runtime_table", ROOT / "tools" / "runtime_table.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_readme_table_is_what_the_tool_makes_of_the_committed_json():
-    tool = _tool()
+def test_readme_table_is_what_the_tool_makes_of_the_committed_json(script_module):
+    tool = script_module("tools/runtime_table.py")
     readme = tool.README.read_text()
     summary = tool.load(tool.RESULTS)
     assert tool.replace_table(readme, tool.render(summary)) == readme, (
@@ -38,10 +25,10 @@ def test_readme_table_is_what_the_tool_makes_of_the_committed_json():
         assert "`reproduce basins-gpu`" in table and summary["device"] in table
 
 
-def test_the_tool_turns_measured_rates_into_runtimes():
+def test_the_tool_turns_measured_rates_into_runtimes(script_module):
     """Every DUFM row at C FLOP/s achieved and free analysis: basins-gpu's wall time is its FLOPs over C, the
     stepping of one GPU (computed here from the atlas's cells, independently of the tool's model)."""
-    tool = _tool()
+    tool = script_module("tools/runtime_table.py")
     C = 2e13
     rows = []
     for K, L, width in ((10, 4, 30), (15, 7, 64)):

@@ -5,7 +5,6 @@ leaves its rows, so a step that cannot finish in its limit is found before a GPU
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,14 +15,6 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_check.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="with a GPU the check really runs (minutes)")
@@ -39,8 +30,8 @@ def test_gpu_check_without_gpu_exits_0_with_a_json_reason():
     assert not (ROOT / "benchmarks" / "results" / "gpu_check.json.tmp").exists()
 
 
-def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are_named():
-    g = _gpu_check()
+def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are_named(script_module):
+    g = script_module("benchmarks/gpu_check.py")
     ceilings = {"fp32": 50.0, "tf32": 400.0, "bf16": 800.0}
     steps = {
         "dufm_throughput": {
@@ -79,8 +70,8 @@ def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are
 
 
 @pytest.mark.check  # about 1.5-3 minutes: each benchmark uses its budget on the CPU
-def test_dry_run_on_the_cpu_every_step_within_its_limit_and_leaves_its_rows(tmp_path):
-    g = _gpu_check()
+def test_dry_run_on_the_cpu_every_step_within_its_limit_and_leaves_its_rows(tmp_path, script_module):
+    g = script_module("benchmarks/gpu_check.py")
     out = tmp_path / "dry.json"
     proc = subprocess.run(
         [sys.executable, "benchmarks/gpu_check.py", "--device", "cpu", "--out", str(out)],
