@@ -223,6 +223,7 @@ class TorchEngine:
             return {}
         if self.step_loop == "eager":
             return self._advance_eager(start, lrs)
+        before = self.first_bad.clone()
         for k in range(0, len(lrs), _LR_CAPACITY):
             piece = np.asarray(lrs[k : k + _LR_CAPACITY])
             self._lr_buf[: len(piece)].copy_(torch.as_tensor(piece, dtype=self._lr_buf.dtype))
@@ -230,8 +231,8 @@ class TorchEngine:
                 self._pos.zero_()
                 self._t0.fill_(start + k)
                 self._run(g, len(piece))
-        first = self.first_bad.cpu().numpy()  # the one host synchronisation of the call
-        return {int(r): int(first[r]) for r in np.flatnonzero(first >= start)}
+        was, now = torch.stack([before, self.first_bad]).cpu().numpy()  # the call's one host synchronisation
+        return {int(r): int(now[r]) for r in np.flatnonzero((was < 0) & (now >= 0))}
 
     def _run(self, g: _Group, n: int) -> None:
         """``n`` graph-safe steps of group ``g`` (positions 0 .. n-1 of the learning-rate buffer)."""
