@@ -50,10 +50,12 @@ bench: setup
 	$(BIN)/python benchmarks/metrics_streaming.py
 	$(BIN)/python benchmarks/cli_startup.py
 
-# GPU parity tests + throughput benchmarks on cuda (< 5 min), one JSON summary; without a GPU it says so and
-# exits 0.  Runs from the source tree with $(PYTHON) (e.g. a GPU box's own CUDA PyTorch): installs nothing.
+# GPU parity tests + throughput benchmarks on cuda (< 5 min), one JSON summary, also written to
+# GPU_CHECK_OUT (tools/runtime_table.py reads it); without a GPU it says so, writes nothing and exits 0.  Runs
+# from the source tree with $(PYTHON) (e.g. a GPU box's own CUDA PyTorch): installs nothing.
+GPU_CHECK_OUT ?= benchmarks/results/gpu_check.json
 gpu-check:
-	PYTHONPATH=src $(PYTHON) benchmarks/gpu_check.py
+	PYTHONPATH=src $(PYTHON) benchmarks/gpu_check.py --out $(GPU_CHECK_OUT)
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info src/*.egg-info

@@ -1,6 +1,8 @@
 """Throughput of the L-DUFM trainer's kernel: fraction of large-GEMM speed, paper sizes, model families.
 
-Prints one JSON object (medians of interleaved repeats; every ratio is measured within this run):
+Prints each row as one JSON line when it is measured and the whole result as the last line (``"final":
+true``; the protocol of ``benchmarks/stream.py``, so a run stopped at a time limit still leaves its rows);
+medians of interleaved repeats, every ratio measured within this run.  The result's fields:
 
 * ``cpu``: the CPU model and its widest SIMD level (``/proc/cpuinfo`` flags: amx / avx512 / avx2 / avx);
 * ``blas``: the BLAS libraries and kernels that ran (threadpoolctl: numpy's OpenBLAS and, for the compiled
@@ -16,7 +18,19 @@ Prints one JSON object (medians of interleaved repeats; every ratio is measured 
   L = 4 … 7, width 16 … 128), each with its fraction of large-GEMM speed and, per kernel (``compiled``,
   ``numpy``, and the ``--compare-kernel`` file, e.g. main's kernel before a change), the rate and the ratio;
 * ``families``: every loss × activation at the flagship, with the ratio to MSE + ReLU;
-* ``cuda`` (``--device cuda``): the torch engine on the GPU for R = 1 … 4096 (or a message when none).
+* ``device_rows`` (``--device cuda``, or ``--cuda-only``; also under ``cuda`` on a GPU): the torch engine
+  (:mod:`deepcollapse.dufm.torch_engine`) on the device for R = 1 … 65 536 runs at the flagship and at
+  K = 15, L = 7 (width 64), for each step loop (``graph``: CUDA graphs, the default on cuda; ``chunk``: the
+  same steps without graphs; ``eager``: a host synchronisation per step, the engine before; ``compile``:
+  torch.compile), in increasing cost R × FLOPs, each with runs·steps/s, TFLOP/s and its fraction of the
+  device's fp32 GEMM ceiling measured at the start (TF32 off, as the engine runs), the groups the runs were
+  split into and the memory per run (measured peak and the engine's estimate); ``analysis`` rows: the CPU
+  time of the trainer's per-run analysis for each cost shape of the basin atlases (for their runtime).
+
+``--cuda-only`` measures the device rows alone (``make gpu-check``); with ``--device cpu`` the same rows run
+on the CPU (no graph rows), as ``gpu_check.py --fake-device cpu`` runs them.  ``--max-seconds S``: rows
+that would not finish within S seconds of the start (predicted from the last row of their kind) are
+reported as ``skipped`` rows instead of run.
 
 ``--coretype NAME`` runs every row again in a subprocess under ``OPENBLAS_CORETYPE=NAME`` (numba compiling
 for the same instruction set, ``NUMBA_CPU_NAME``), reported under ``coretype``: e.g. ``--coretype Haswell``
@@ -27,6 +41,7 @@ wall-clock).
 Run it as a user's machine runs it (``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` unset for this command)::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/dufm_throughput.py [--quick]
+    python benchmarks/dufm_throughput.py --device cuda --cuda-only --max-seconds 80    # a GPU's rows only
     git show main:src/deepcollapse/dufm/kernel.py > /tmp/main_kernel.py
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/dufm_throughput.py --compare-kernel \\
         /tmp/main_kernel.py                        # before/after per size, in the same run
@@ -39,7 +54,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import statistics
@@ -50,13 +64,16 @@ from typing import Any
 
 import numpy as np
 import torch
-from machine import cpu_info  # benchmarks/machine.py (a sibling script module)
+from ceilings import gemm_tflops  # benchmarks/ceilings.py, machine.py, stream.py: sibling script modules
+from machine import cpu_info
+from stream import Budget, emit, final, read_rows
 
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, flops_per_step, resolve_kernel
 from deepcollapse.dufm.microkernels import GEMM_PATHS, gemm_path
 from deepcollapse.dufm.model import init_params
-from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
+from deepcollapse.dufm.torch_engine import GRAPH_STEPS, TorchEngine, step_bytes_per_run
+from deepcollapse.dufm.trainer import NumpyEngine
 from deepcollapse.family import ACTIVATIONS, LOSSES, get_family
 
 FLAGSHIP = dict(classes=10, n=50, layers=4, width=30, lam_h=0.004, lam_w=0.004, lr=0.5, dtype="float32")
@@ -206,7 +223,8 @@ def rows_under_coretype(name: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, __file__, *argv], env=env, capture_output=True, text=True)
     if done.returncode != 0:
         return {"OPENBLAS_CORETYPE": name, "error": done.stderr.strip().splitlines()[-1:]}
-    return {"OPENBLAS_CORETYPE": name, "NUMBA_CPU_NAME": env.get("NUMBA_CPU_NAME"), **json.loads(done.stdout)}
+    _, result = read_rows(done.stdout)
+    return {"OPENBLAS_CORETYPE": name, "NUMBA_CPU_NAME": env.get("NUMBA_CPU_NAME"), **(result or {})}
 
 
 def blas_info() -> list[dict[str, Any]]:
@@ -233,52 +251,177 @@ def interleaved(fns: dict[str, Callable[[], float]], repeats: int) -> dict[str, 
     return {k: statistics.median(v) for k, v in got.items()}
 
 
-def cuda_rows(repeats: int, quick: bool) -> dict[str, Any]:
-    if not torch.cuda.is_available():
-        return {"skipped": "no CUDA device is available (torch.cuda.is_available() is False)"}
-    rows = []
-    for R in (1, 16, 256, 4096) if quick else (1, 4, 16, 64, 256, 1024, 4096):
-        cfg = DUFMConfig(**FLAGSHIP, runs=R, device="cuda", backend="torch")
-        params = [t.numpy().copy() for t in init_params(cfg).tensors()]
-        steps = 100 if quick else 300
+# ------------------------------------------------------------------------------------------------------------
+# the torch engine on a device (--device cuda; --cuda-only: these rows alone)
+# ------------------------------------------------------------------------------------------------------------
+#: (label, K, L, width) of the device rows: the flagship and the largest paper size (n = 50 both)
+DEVICE_SHAPES = [("flagship", 10, 4, 30), ("K15 L7", 15, 7, 64)]
+DEVICE_RUNS = (1, 16, 256, 1024, 4096, 16384, 65536)
+#: the step loops measured (TorchEngine): eager only at R <= 4096 (launch-bound rows are slow), compile (tens
+#: of seconds of compilation per R) at large R only
+DEVICE_LOOPS = {
+    "graph": DEVICE_RUNS,
+    "chunk": DEVICE_RUNS,
+    "eager": (1, 16, 256, 4096),
+    "compile": (4096, 65536),
+}
+_ROW_SECONDS = 0.5  # measured stepping per row (plus set-up), as far as the budget allows
+_SAFETY = 1.5  # a row starts only if 1.5 x its predicted time is left (per-run cost may grow with R on a CPU)
 
-        def once(cfg: DUFMConfig = cfg, params: list[np.ndarray] = params, steps: int = steps) -> float:
-            eng = TorchEngine(params, cfg)
-            eng.advance(0, np.full(5, cfg.lr))
-            torch.cuda.synchronize()
-            t = time.perf_counter()
-            eng.advance(5, np.full(steps, cfg.lr))
-            torch.cuda.synchronize()
-            return cfg.runs * steps / (time.perf_counter() - t)
 
-        rows.append(
-            {"runs": R, "runs_steps_per_s": round(statistics.median(once() for _ in range(repeats)), 1)}
+def _device_params(config: DUFMConfig, device: torch.device) -> list[torch.Tensor]:
+    """Parameters drawn on the device with the trainer's initial stds (one generator for all runs: the rate
+    does not depend on the draw, and 65 536 per-run CPU generators would take seconds)."""
+    g = torch.Generator(device=device).manual_seed(0)
+    return [
+        torch.randn((config.runs, *shape), generator=g, device=device, dtype=config.torch_dtype) * std
+        for shape, std in zip(config.shapes, config.init_scale)
+    ]
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def step_row(label: str, cfg: DUFMConfig, loop: str, steps: int, fp32_tflops: float | None) -> dict[str, Any]:
+    """runs·steps/s of ``steps`` GD steps of the torch engine with step loop ``loop`` after a warm-up (on cuda
+    ``GRAPH_STEPS + 1`` steps, which capture both CUDA graphs; the compile loop compiles in it); ``setup_s``
+    is the engine's creation and warm-up, ``peak_bytes_per_run`` the device memory at the peak over the
+    runs (cuda), ``estimated_bytes_per_run`` what the engine sized its groups by."""
+    device = torch.device(cfg.device)
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+    t = time.perf_counter()
+    engine = TorchEngine(_device_params(cfg, device), cfg, step_loop=loop)  # type: ignore[arg-type]
+    warm = GRAPH_STEPS + 1 if device.type == "cuda" and loop in ("graph", "compile") else 2
+    engine.advance(0, np.full(warm, cfg.lr))  # (advance synchronises with the device)
+    setup = time.perf_counter() - t
+    t = time.perf_counter()
+    engine.advance(warm, np.full(steps, cfg.lr))
+    seconds = time.perf_counter() - t
+    f = flops_per_step(cfg.shapes)
+    rate = cfg.runs * steps / seconds
+    row: dict[str, Any] = {
+        "kind": "step",
+        "label": label,
+        "classes": cfg.classes,
+        "n": cfg.n,
+        "layers": cfg.layers,
+        "width": cfg.width[0],
+        "runs": cfg.runs,
+        "step_loop": loop,
+        "step_loop_ran": engine.step_loop,
+        "groups": len(engine.groups),
+        "steps": steps,
+        "seconds": seconds,
+        "setup_s": setup,
+        "runs_steps_per_s": rate,
+        "flops_per_step": f,
+        "tflops": rate * f / 1e12,
+        "fraction_of_fp32_gemm": rate * f / 1e12 / fp32_tflops if fp32_tflops else None,
+        "diverged_runs": int((engine.first_bad >= 0).sum()),
+        # the parameters stay on the device; a step's intermediates exist for one group at a time
+        "estimated_bytes_per_run": (4 if cfg.dtype == "float32" else 8) * sum(a * b for a, b in cfg.shapes)
+        + step_bytes_per_run(cfg) * (engine.groups[0][1] - engine.groups[0][0]) / cfg.runs,
+    }
+    if device.type == "cuda":
+        row["peak_bytes_per_run"] = torch.cuda.max_memory_allocated(device) / cfg.runs
+    engine.close()
+    del engine
+    return row
+
+
+def analysis_rows(budget: Budget) -> list[dict[str, Any]]:
+    """The CPU cost of the trainer's per-run analysis (one ``metrics.jsonl`` record, one classification) for
+    each cost shape of the basin atlases (``tools/runtime_table.py`` turns them into runtimes)."""
+    from deepcollapse.experiments.basin_runtime import atlas_shapes, measure_analysis
+    from deepcollapse.experiments.basins import BASINS_GPU, BASINS_LAPTOP
+
+    shapes = {}
+    for atlas in (BASINS_GPU, BASINS_LAPTOP):
+        for shape, group in atlas_shapes(atlas).items():
+            shapes.setdefault(shape, group[0].config)
+    rows, last = [], 0.0
+    for (K, L, n, d), config in sorted(shapes.items(), key=lambda kv: kv[0][3] * kv[0][2]):
+        base = {"kind": "analysis", "label": f"analysis K{K} L{L} n{n} d{d}", "classes": K, "layers": L,
+                "n": n, "width": d}  # fmt: skip
+        if not budget.allows(2 * last):
+            rows.append({**base, "skipped": f"budget: {budget.left():.1f} s left"})
+            emit(rows[-1])
+            continue
+        t = time.perf_counter()
+        cfg = DUFMConfig.from_dict({**config, "device": "cpu", "runs": 1})
+        observe_s, classify_s = measure_analysis(cfg)
+        last = time.perf_counter() - t
+        rows.append({**base, "observe_s": observe_s, "classify_s": classify_s})
+        emit(rows[-1])
+    return rows
+
+
+def device_rows(device: torch.device, budget: Budget, quick: bool) -> dict[str, Any]:
+    """The torch engine on ``device`` for R = 1 … 65 536 runs at the flagship and at K = 15, L = 7 (width 64),
+    every step loop of :data:`DEVICE_LOOPS`, in increasing cost (R × FLOPs per step), each row printed when
+    measured; a row that would not finish in what is left of ``budget`` (predicted from the last row of its
+    loop, scaled linearly in R × FLOPs, which over-predicts on a GPU where larger R run faster, times
+    :data:`_SAFETY`) is reported as skipped.
+    """
+    fp32 = gemm_tflops(device, "fp32")
+    emit({"kind": "ceiling", "format": "fp32", "tflops": fp32, "device": str(device)})
+    analysis = analysis_rows(budget)
+    plan = []
+    for label, K, L, width in DEVICE_SHAPES:
+        cfg = DUFMConfig(
+            **{**FLAGSHIP, "classes": K, "layers": L, "width": width}, device=str(device), backend="torch"
         )
-    return {"device": torch.cuda.get_device_name(0), "engine": "torch analytic (bmm)", "rows": rows}
+        f = flops_per_step(cfg.shapes)
+        for loop, runs in DEVICE_LOOPS.items():
+            if loop == "graph" and device.type != "cuda":
+                continue  # (CUDA graphs need a CUDA device; the chunk rows are the same steps)
+            for R in runs[:4] if quick else runs:
+                plan.append((R * f, list(DEVICE_LOOPS).index(loop), label, cfg, loop, R))
+    plan.sort(key=lambda p: (p[0], p[1]))
+    rows: list[dict[str, Any]] = []
+    # loop -> (work R·FLOPs, seconds per step, set-up seconds) of its last row; before any: a guess
+    last: dict[str, tuple[float, float, float]] = {}
+    for work, _, label, cfg, loop, R in plan:
+        name = f"{label} R={R} {loop}"
+        w0, step0, setup0 = last.get(loop, (work, 1e-3, 2.0))
+        per_step = step0 * work / w0
+        # set-up: the parameters and warm-up steps scale with the work; a compilation does not (each R
+        # compiles anew: a first guess of 60 s)
+        setup_s = max(setup0, 60.0) if loop == "compile" else setup0 * work / w0
+        steps = int(min(200, max(5, _ROW_SECONDS / per_step)))
+        predicted = _SAFETY * (setup_s + steps * per_step)
+        if not budget.allows(predicted):
+            why = f"budget: predicted {predicted:.1f} s, {budget.left():.1f} s left"
+            rows.append({"kind": "step", "label": name, "runs": R, "step_loop": loop, "skipped": why})
+            emit(rows[-1])
+            continue
+        c = DUFMConfig.from_dict({**cfg.to_dict(), "runs": R})
+        try:
+            row = step_row(name, c, loop, steps, fp32)
+        except torch.cuda.OutOfMemoryError as exc:
+            rows.append({"kind": "step", "label": name, "runs": R, "step_loop": loop,
+                         "error": "out of memory: " + str(exc).splitlines()[0]})  # fmt: skip
+            emit(rows[-1])
+            continue
+        last[loop] = (work, row["seconds"] / row["steps"], row["setup_s"])
+        rows.append(row)
+        emit(row)
+    return {
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "engine": "torch analytic (bmm), dufm/torch_engine.py",
+        "fp32_gemm_tflops": fp32,
+        "rows": rows,
+        "analysis": analysis,
+    }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer sizes, steps and repeats (~1-2 min)")
-    ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto", help="trainer rows")
-    ap.add_argument("--compare-kernel", help="an older dufm_kernel.py, measured beside the current one")
-    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: add torch GPU rows")
-    ap.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="cpu: time in-process rows by this process's CPU time (a machine shared with other jobs)",
-    )
-    ap.add_argument(
-        "--coretype",
-        metavar="NAME",
-        help="also run every row again in a subprocess under OPENBLAS_CORETYPE=NAME (e.g. Haswell: the AVX2 "
-        "kernels of AMD Zen and AVX2-only Intel CPUs), with numba compiling for the matching CPU",
-    )
-    args = ap.parse_args()
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+def cpu_result(args: argparse.Namespace, budget: Budget) -> dict[str, Any]:
+    """The CPU rows (trainer, sizes, families; module docstring), each printed when measured; a row started
+    after the budget ran out is reported as skipped, and the summary keys it feeds are ``None``."""
     repeats = args.repeats or (3 if args.quick else 5)
     work = 3000 if args.quick else 12000  # runs·steps per measurement
     torch.set_num_threads(1)
@@ -307,14 +450,19 @@ def main() -> None:
         for R in (1, 8, 32) if args.quick else (1, 8, 32, 128):
             if workers > 1 and R == 1:
                 continue
+            if _skipped(budget, {"section": "trainer", "runs": R, "workers": workers}):
+                continue
             cfg = DUFMConfig(**FLAGSHIP, runs=R, workers=workers)
             rate = statistics.median(trainer_rate(cfg, max(50, work // R)) for _ in range(repeats))
             gflops = round(rate * flops / 1e9, 2)
             rows.append({"runs": R, "workers": workers, "runs_steps_per_s": round(rate, 1),
                          "ratio_to_baseline": round(rate / base, 2), "gflops": gflops})  # fmt: skip
+            emit({"section": "trainer", **rows[-1]})
 
     sizes = []
     for K, L, width in QUICK_SIZES if args.quick else SIZES:
+        if _skipped(budget, {"section": "sizes", "classes": K, "layers": L, "width": width}):
+            continue
         cfg = DUFMConfig(**{**FLAGSHIP, "classes": K, "layers": L, "width": width}, runs=8)
         f = flops_per_step(cfg.shapes)
         steps = max(20, int(work * 9.0e6 / f) // cfg.runs)  # about the same work per measurement
@@ -340,6 +488,7 @@ def main() -> None:
         if "numpy" in rates and kernel != "numpy":
             row["speedup_vs_numpy_path"] = round(rates[kernel] / rates["numpy"], 2)
         sizes.append(row)
+        emit({"section": "sizes", **row})
 
     gemm = statistics.median(gemms)
     for r in rows:
@@ -356,13 +505,15 @@ def main() -> None:
         for a in ACTIVATIONS
     }
     fam_steps = max(20, work // 8)
-    fam_rates = interleaved(
-        {
-            name: (lambda c=c: kernel_rate(kernels[kernel], c, fam_steps, family=c.family))
-            for name, c in fam_cfgs.items()
-        },
-        repeats,
-    )
+    fam_rates = {}
+    if not _skipped(budget, {"section": "families"}):
+        fam_rates = interleaved(
+            {
+                name: (lambda c=c: kernel_rate(kernels[kernel], c, fam_steps, family=c.family))
+                for name, c in fam_cfgs.items()
+            },
+            repeats,
+        )
     families = [
         {
             "family": name,
@@ -374,9 +525,11 @@ def main() -> None:
         }  # fmt: skip
         for name, v in fam_rates.items()
     ]
-    flag = next(r for r in sizes if (r["classes"], r["layers"], r["width"]) == (10, 4, 30))
-    k3 = next(r for r in sizes if (r["classes"], r["layers"], r["width"]) == (3, 4, 30))
-    out = {
+    for f in families:
+        emit({"section": "families", **f})
+    flag = next((r for r in sizes if (r["classes"], r["layers"], r["width"]) == (10, 4, 30)), {})
+    k3 = next((r for r in sizes if (r["classes"], r["layers"], r["width"]) == (3, 4, 30)), {})
+    return {
         "benchmark": "dufm_throughput",
         "kernel": kernel,
         "cpu": cpu_info(),
@@ -395,17 +548,16 @@ def main() -> None:
             "gflops": round(base * flops / 1e9, 2),
         },
         "targets": {
-            "flagship_fraction_of_large_gemm": flag["fraction_of_large_gemm"],
+            "flagship_fraction_of_large_gemm": flag.get("fraction_of_large_gemm"),
             "flagship_target": 0.7,
-            "K3_fraction_of_large_gemm": k3["fraction_of_large_gemm"],
+            "K3_fraction_of_large_gemm": k3.get("fraction_of_large_gemm"),
             "K3_target": 0.6,
-            "families_min_ratio_to_mse_relu": min(f["ratio_to_mse_relu"] for f in families),
+            "families_min_ratio_to_mse_relu": min((f["ratio_to_mse_relu"] for f in families), default=None),
             "families_target": 0.8,
         },
         "trainer": rows,
         "sizes": sizes,
         "families": families,
-        "cuda": cuda_rows(repeats, args.quick) if args.device == "cuda" else None,
         "repeats": repeats,
         "quick": args.quick,
         "machine": {
@@ -416,9 +568,71 @@ def main() -> None:
             "numpy": np.__version__,
         },
     }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer sizes, steps and repeats (~1-2 min)")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto", help="trainer rows")
+    ap.add_argument("--compare-kernel", help="an older dufm_kernel.py, measured beside the current one")
+    ap.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: add the torch engine's GPU rows (R = 1 .. 65 536, every step loop)",
+    )
+    ap.add_argument(
+        "--cuda-only",
+        action="store_true",
+        help="only the torch engine's device rows, without the CPU rows (with --device cpu: the same rows on "
+        "the CPU, as gpu_check.py --fake-device cpu runs them)",
+    )
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="self-budget: rows that would not finish within this many seconds of the start are reported as "
+        "skipped instead of run",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: time in-process rows by this process's CPU time (a machine shared with other jobs)",
+    )
+    ap.add_argument(
+        "--coretype",
+        metavar="NAME",
+        help="also run every row again in a subprocess under OPENBLAS_CORETYPE=NAME (e.g. Haswell: the AVX2 "
+        "kernels of AMD Zen and AVX2-only Intel CPUs), with numba compiling for the matching CPU",
+    )
+    args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    budget = Budget(args.max_seconds)
+    torch.set_num_threads(1)
+    out: dict[str, Any] = {"benchmark": "dufm_throughput"}
+    if not args.cuda_only:
+        out.update(cpu_result(args, budget))
+    device = torch.device(args.device)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        out["device_rows"] = {"skipped": "no CUDA device is available (torch.cuda.is_available() is False)"}
+    elif args.device == "cuda" or args.cuda_only:
+        out["device_rows"] = device_rows(device, budget, args.quick)
+    out["cuda"] = out.get("device_rows") if args.device == "cuda" else None
+    out["cuda_only"], out["max_seconds"], out["wall_s"] = args.cuda_only, args.max_seconds, budget.elapsed()
     if args.coretype:
         out["coretype"] = rows_under_coretype(args.coretype)
-    print(json.dumps(out, indent=2))
+    final(out)
+
+
+def _skipped(budget: Budget, row: dict[str, Any]) -> bool:
+    """Report ``row`` as skipped (and return True) once the budget is spent."""
+    if budget.left() > 0:
+        return False
+    emit({**row, "skipped": f"budget of {budget.seconds} s spent"})
+    return True
 
 
 if __name__ == "__main__":

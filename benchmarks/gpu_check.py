@@ -1,69 +1,212 @@
-"""`make gpu-check`: the GPU parity tests and both throughput benchmarks on cuda, one JSON summary on stdout.
+"""`make gpu-check`: the GPU parity tests and the throughput benchmarks on one GPU, measured as they go, in
+under 5 minutes; one JSON summary.
 
 Runs from the source tree with whatever Python calls it (``PYTHONPATH=src``), installing nothing: a GPU box
 needs its own CUDA PyTorch, numpy, scipy, pandas, matplotlib, PyYAML, tqdm, threadpoolctl, scikit-learn and
-pytest.
+pytest.  The steps, each a subprocess with its own time limit (:data:`LIMITS`, 290 s together) and, for the
+benchmarks, a self-budget a little below it (``--max-seconds``, :data:`BUDGETS`):
 
-1. ``tests/gpu`` with ``DEEPCOLLAPSE_TEST_DEVICE=cuda``: the torch DUFM engine on cuda against the numpy
-   engine on the CPU (the same loss trajectory to float32 tolerance over 2000 steps) and one network training
-   step on cuda against the CPU;
-2. ``benchmarks/net_throughput.py --device cuda --quick``: images/s of ResNet20 + head at batch 128, with and
-   without amp / channels-last;
-3. ``benchmarks/dufm_throughput.py --device cuda`` (rows for R = 1 .. 4096 with the torch engine) when that
-   script supports ``--device``; otherwise reported as unavailable.
+1. ``ceilings`` -- ``benchmarks/ceilings.py``: the device's own GEMM ceilings, measured now (TFLOP/s of a
+   large fp32 product with TF32 off, TF32, bf16 and fp16);
+2. ``parity`` -- ``tests/gpu`` with ``DEEPCOLLAPSE_TEST_DEVICE``: the torch DUFM engine on the device
+   (CUDA-graph step loop, R up to 8192) against the CPU engines, one network training step against the CPU;
+3. ``dufm_throughput`` -- ``benchmarks/dufm_throughput.py --cuda-only``: runs·steps/s of the DUFM engine for
+   R = 1 … 65 536 at the flagship and at K = 15, L = 7, per step loop, and the per-run analysis cost;
+4. ``net_throughput`` -- ``benchmarks/net_throughput.py --quick``: images/s of the network step (rows with
+   ``images_per_s``, ``flops_per_image``, ``label``, and ``seeds`` for batched seeds).
 
-Each step has its own time limit (together under 5 minutes).  Without a CUDA device it prints a JSON line
-saying so and exits 0.  Exit status 1 if a parity test failed or a benchmark crashed.
+Every benchmark prints its rows as JSON lines while it measures (``benchmarks/stream.py``); they are echoed
+to stderr as ``[step] ...`` and kept, so a step stopped at its limit still leaves its numbers.  The summary
+(the last line on stdout; ``--out FILE`` also writes it, after every step) gives each step's status, wall
+time and rows, the ceilings, and every workload as a fraction of them: DUFM rows ``runs_steps_per_s ·
+flops_per_step``, network rows ``images_per_s · flops_per_image``, each against fp32 (the DUFM engine's
+float32 ``bmm`` runs without TF32), TF32 (float32 network rows: cuDNN convolutions use TF32 by default) or
+bf16 (amp rows) as its primary ceiling, and against all of them.  A field a row lacks is listed under
+``missing``, never a crash.
+
+Exit status 1 if a parity test failed, a step crashed or ran past its limit, or a benchmark row failed;
+rows skipped because they would not fit in the budget are not failures.  Without a CUDA device it prints
+a JSON line saying so and exits 0.  ``--device cpu`` is the dry run: every step on the CPU with the same
+structure and limits (a CPU test runs it, so that a step that cannot finish in its limit is found before a
+GPU is spent on it)::
+
+    make gpu-check PYTHON=python3          # on the GPU box: also writes benchmarks/results/gpu_check.json
+    python benchmarks/gpu_check.py --device cpu --out /tmp/dry.json
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMITS = {"parity": 120, "net_throughput": 60, "dufm_throughput": 100}
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from stream import read_rows  # noqa: E402  (benchmarks/stream.py)
+
+#: wall-clock limit of each step in seconds (the whole check: under 5 minutes)
+LIMITS = {"ceilings": 30, "parity": 100, "dufm_throughput": 100, "net_throughput": 60}
+#: each benchmark's own budget (--max-seconds): its limit less start-up (imports, CUDA context) and one row
+BUDGETS = {"ceilings": 20, "dufm_throughput": 80, "net_throughput": 45}
+_AMP_WORDS = ("amp", "bf16", "fp16", "half")
 
 
-def _env() -> dict[str, str]:
+def _env(device: str) -> dict[str, str]:
     env = dict(os.environ)
     src = str(ROOT / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["DEEPCOLLAPSE_TEST_DEVICE"] = "cuda"
+    env["DEEPCOLLAPSE_TEST_DEVICE"] = device
     return env
 
 
-def _run(cmd: list[str], limit: int) -> dict[str, Any]:
-    t = time.perf_counter()
+def run_step(name: str, cmd: list[str], limit: float, device: str) -> dict[str, Any]:
+    """Run one step's command with a time limit, echoing its output to stderr line by line; return its
+    status, wall time, the JSON rows it printed (and its final result), and the tails of its output."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=_env(device),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: a timeout stops its children too
+    )
+    out: list[str] = []
+    err: list[str] = []
+
+    def pump(stream: Any, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line)
+            sys.stderr.write(f"[{name}] {line}")
+            sys.stderr.flush()
+
+    readers = [
+        threading.Thread(target=pump, args=(s, k), daemon=True)
+        for s, k in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for r in readers:
+        r.start()
+    timed_out = False
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=limit)
+        proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
-        return {"ok": False, "error": f"timed out after {limit} s", "wall_s": limit}
-    out = {
-        "ok": proc.returncode == 0,
+        timed_out = True
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(timeout=5)
+                break
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                continue
+    for r in readers:
+        r.join(timeout=5)
+    rows, result = read_rows("".join(out))
+    res: dict[str, Any] = {
+        "command": " ".join(cmd[1:]),
+        "limit_s": limit,
+        "wall_s": round(time.perf_counter() - t0, 2),
         "returncode": proc.returncode,
-        "wall_s": round(time.perf_counter() - t, 1),
+        "timed_out": timed_out,
+        "ok": proc.returncode == 0 and not timed_out,
+        "rows": rows,
+        "final": result,
+        "skipped_rows": sum(1 for r in rows if r.get("skipped")),
+        "failed_rows": [r.get("label", r) for r in rows if r.get("error")],
     }
-    out["stdout"], out["stderr_tail"] = proc.stdout, proc.stderr[-2000:]
-    return out
-
-
-def _json_or_tail(res: dict[str, Any]) -> dict[str, Any]:
-    text = res.pop("stdout", "")
-    try:
-        res["result"] = json.loads(text)
-        res.pop("stderr_tail", None)
-    except json.JSONDecodeError:
-        res["stdout_tail"] = text[-2000:]
+    if timed_out:
+        res["error"] = f"ran past its limit of {limit:g} s (stopped; the rows it printed are kept)"
+    elif proc.returncode != 0:
+        res["error"] = f"exit status {proc.returncode}"
+    if not res["ok"] or not rows:
+        res["stdout_tail"], res["stderr_tail"] = "".join(out)[-2000:], "".join(err)[-2000:]
     return res
 
 
+def pytest_counts(text: str) -> dict[str, int]:
+    """``{"passed": 5, "skipped": 1, ...}`` from pytest's summary line."""
+    return {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|skipped|errors?|deselected)", text)}
+
+
+def workloads(steps: dict[str, Any], ceilings: dict[str, float], missing: list[str]) -> list[dict[str, Any]]:
+    """Every measured benchmark row as TFLOP/s and as fractions of the ceilings (module docstring); a row
+    without the fields it needs is named in ``missing``."""
+    out = []
+    for name, step in steps.items():
+        if name not in ("dufm_throughput", "net_throughput"):
+            continue
+        for row in step.get("rows", []):
+            if row.get("skipped") or row.get("error") or row.get("kind") in ("ceiling", "analysis"):
+                continue
+            label = str(row.get("label") or row)
+            if name == "dufm_throughput":
+                rate, per, unit = row.get("runs_steps_per_s"), row.get("flops_per_step"), "runs·steps/s"
+                need = ("runs_steps_per_s", "flops_per_step")
+                primary = "fp32"
+            else:
+                rate, per, unit = row.get("images_per_s"), row.get("flops_per_image"), "images/s"
+                need = ("images_per_s", "flops_per_image")
+                amp = any(w in label.lower() for w in _AMP_WORDS) or row.get("amp") is True
+                primary = "bf16" if amp else ("tf32" if "tf32" in ceilings else "fp32")
+            lacking = [k for k in need if not isinstance(row.get(k), int | float)]
+            if lacking:
+                missing.append(f"{name} row {label!r}: no {', '.join(lacking)}")
+                continue
+            assert rate is not None and per is not None
+            tflops = float(rate) * float(per) / 1e12
+            w: dict[str, Any] = {"step": name, "label": label, "rate": rate, "unit": unit, "tflops": tflops}
+            if "seeds" in row:
+                w["seeds"] = row["seeds"]
+            w["ceiling"] = primary
+            w["fraction_of_ceiling"] = tflops / ceilings[primary] if ceilings.get(primary) else None
+            w["fraction_of"] = {k: tflops / v for k, v in ceilings.items() if v}
+            out.append(w)
+    return out
+
+
+def _write(path: str | None, summary: dict[str, Any]) -> None:
+    if path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(json.dumps(summary, indent=1) + "\n")
+        os.replace(tmp, p)
+
+
+def _table(summary: dict[str, Any]) -> str:
+    lines = [f"gpu-check on {summary['device']}: ceilings (TFLOP/s) " + ", ".join(
+        f"{k} {v:.4g}" for k, v in summary["ceilings_tflops"].items())]  # fmt: skip
+    for name, step in summary["steps"].items():
+        state = "ok" if step.get("ok") else ("not run" if step.get("ok") is None else "FAILED")
+        lines.append(f"  {name:<16} {state:<8} {step.get('wall_s', 0):6.1f} s of {step.get('limit_s', 0):g} s"
+                     + (f"  ({step['error']})" if step.get("error") else ""))  # fmt: skip
+    for w in summary["workloads"]:
+        frac = w["fraction_of_ceiling"]
+        lines.append(f"  {w['label']:<34} {w['rate']:12.5g} {w['unit']:<13} {w['tflops']:8.4g} TFLOP/s"
+                     + (f"  {frac:.3g} of {w['ceiling']}" if frac is not None else ""))  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--device",
+        choices=("cuda", "cpu"),
+        default="cuda",
+        help="cpu: the dry run, every step on the CPU with the same structure and limits (no GPU needed)",
+    )
+    ap.add_argument(
+        "--out", help="also write the summary JSON here (after every step), e.g. benchmarks/results/"
+    )
+    args = ap.parse_args()
     try:
         import torch
     except ImportError:
@@ -71,50 +214,75 @@ def main() -> int:
             json.dumps({"gpu_check": "skipped", "reason": "torch is not importable with " + sys.executable})
         )
         return 0
-    if not torch.cuda.is_available():
-        print(
-            json.dumps(
-                {
-                    "gpu_check": "skipped",
-                    "reason": "no CUDA device found (torch.cuda.is_available() is False)",
-                }
-            )
-        )
+    if args.device == "cuda" and not torch.cuda.is_available():
+        reason = "no CUDA device found (torch.cuda.is_available() is False)"
+        print(json.dumps({"gpu_check": "skipped", "reason": reason}))
         return 0
+    py, dev = sys.executable, args.device
     summary: dict[str, Any] = {
-        "gpu_check": "ran",
-        "device": torch.cuda.get_device_name(0),
+        "gpu_check": "ran" if dev == "cuda" else "dry run on the CPU",
+        "device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu",
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "python": sys.executable,
+        "python": py,
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "limits_s": LIMITS,
+        "budgets_s": BUDGETS,
+        "steps": {},
+        "ceilings_tflops": {},
+        "workloads": [],
+        "missing": [],
     }
-    parity = _run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "tests/gpu"],
-        LIMITS["parity"],
-    )
-    parity["stdout_tail"] = parity.pop("stdout", "")[-2000:]
-    summary["parity_tests"] = parity
-    summary["net_throughput"] = _json_or_tail(
-        _run(
-            [sys.executable, "benchmarks/net_throughput.py", "--device", "cuda", "--quick"],
-            LIMITS["net_throughput"],
-        )
-    )
-    dufm = ROOT / "benchmarks" / "dufm_throughput.py"
-    if dufm.is_file() and "--device" in dufm.read_text():
-        summary["dufm_throughput"] = _json_or_tail(
-            _run([sys.executable, str(dufm), "--device", "cuda"], LIMITS["dufm_throughput"])
-        )
-    else:
-        summary["dufm_throughput"] = {
-            "ok": None,
-            "error": "benchmarks/dufm_throughput.py has no --device option",
-        }
-    print(json.dumps(summary, indent=1))
-    failed = [
-        k for k in ("parity_tests", "net_throughput", "dufm_throughput") if summary[k].get("ok") is False
+    t0 = time.perf_counter()
+    net = ROOT / "benchmarks" / "net_throughput.py"
+    commands = {
+        "ceilings": [py, "benchmarks/ceilings.py", "--device", dev],
+        "parity": [
+            py,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "-m",
+            "not slow and not check",
+            "tests/gpu",
+        ],  # fmt: skip
+        "dufm_throughput": [py, "benchmarks/dufm_throughput.py", "--device", dev, "--cuda-only"],
+        "net_throughput": [py, "benchmarks/net_throughput.py", "--device", dev, "--quick"],
+    }
+    for name, cmd in commands.items():
+        if name in BUDGETS:
+            cmd = [*cmd, "--max-seconds", str(BUDGETS[name])]
+        if name == "net_throughput" and "--max-seconds" not in net.read_text():
+            why = "benchmarks/net_throughput.py has no --max-seconds (the protocol of benchmarks/stream.py)"
+            summary["steps"][name] = {"ok": None, "error": why + ": not run"}
+            summary["missing"].append("net_throughput: not run (no --max-seconds)")
+            continue
+        step = run_step(name, cmd, LIMITS[name], dev)
+        if name == "parity":
+            step["counts"] = pytest_counts(step.get("stdout_tail", "") or "")
+        summary["steps"][name] = step
+        if name == "ceilings":
+            summary["ceilings_tflops"] = dict((step.get("final") or {}).get("ceilings_tflops") or {}) or {
+                r["format"]: r["tflops"] for r in step["rows"] if "tflops" in r
+            }
+        summary["wall_s"] = round(time.perf_counter() - t0, 1)
+        _write(args.out, summary)
+    if "fp32" not in summary["ceilings_tflops"]:
+        summary["missing"].append("ceilings: no fp32 GEMM ceiling measured")
+    summary["workloads"] = workloads(summary["steps"], summary["ceilings_tflops"], summary["missing"])
+    summary["failed"] = [
+        n for n, s in summary["steps"].items() if s.get("ok") is False or s.get("failed_rows")
     ]
-    return 1 if failed else 0
+    summary["wall_s"] = round(time.perf_counter() - t0, 1)
+    _write(args.out, summary)
+    print(_table(summary), file=sys.stderr)
+    print(json.dumps(summary))
+    return 1 if summary["failed"] else 0
 
 
 if __name__ == "__main__":

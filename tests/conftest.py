@@ -96,3 +96,23 @@ def smoke_report(tmp_path_factory):
         return reports[key]
 
     return run
+
+
+@pytest.fixture
+def script_module():
+    """``script_module("benchmarks/gpu_check.py") -> module``: a script of the repository (benchmarks/,
+    tools/: not packages) imported from its file, for tests of its functions."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def load(relative: str) -> Any:
+        path = root / relative
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

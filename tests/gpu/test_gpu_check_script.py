@@ -1,4 +1,7 @@
-"""`make gpu-check` without a GPU: it says so in one JSON line and exits 0, installing nothing."""
+"""`make gpu-check` (benchmarks/gpu_check.py): without a GPU it says so and exits 0, installing nothing; its
+summary's arithmetic (workloads as fractions of the measured ceilings, missing fields named, never a crash);
+and the dry run on the CPU (``--device cpu``, the claims tier): every step finishes within its own limit and
+leaves its rows, so a step that cannot finish in its limit is found before a GPU is spent on it."""
 
 from __future__ import annotations
 
@@ -24,3 +27,90 @@ def test_gpu_check_without_gpu_exits_0_with_a_json_reason():
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["gpu_check"] == "skipped" and "no CUDA device" in out["reason"]
+    assert not (ROOT / "benchmarks" / "results" / "gpu_check.json.tmp").exists()
+
+
+def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are_named(script_module):
+    g = script_module("benchmarks/gpu_check.py")
+    ceilings = {"fp32": 50.0, "tf32": 400.0, "bf16": 800.0}
+    steps = {
+        "dufm_throughput": {
+            "rows": [
+                {"kind": "ceiling", "format": "fp32", "tflops": 51.0},
+                {"kind": "analysis", "observe_s": 0.01, "classify_s": 0.1},
+                {
+                    "kind": "step",
+                    "label": "flagship R=4096 graph",
+                    "runs_steps_per_s": 2e6,
+                    "flops_per_step": 9e6,
+                },
+                {"kind": "step", "label": "flagship R=65536 compile", "skipped": "budget: 3 s left"},
+            ]
+        },
+        "net_throughput": {
+            "rows": [
+                {"label": "plain", "images_per_s": 10620.0, "flops_per_image": 2.5e9},
+                {"label": "amp", "images_per_s": 8600.0, "flops_per_image": 2.5e9},
+                {"label": "batched x5", "images_per_s": 50000.0, "flops_per_image": 2.5e9, "seeds": 5},
+                {"label": "no flops", "images_per_s": 1.0},
+            ]
+        },
+    }
+    missing: list[str] = []
+    w = {x["label"]: x for x in g.workloads(steps, ceilings, missing)}
+    assert set(w) == {"flagship R=4096 graph", "plain", "amp", "batched x5"}
+    assert w["flagship R=4096 graph"]["tflops"] == pytest.approx(18.0)  # 2e6 · 9e6 / 1e12
+    assert w["flagship R=4096 graph"]["ceiling"] == "fp32"
+    assert w["flagship R=4096 graph"]["fraction_of_ceiling"] == pytest.approx(18.0 / 50.0)
+    assert w["plain"]["ceiling"] == "tf32" and w["plain"]["fraction_of_ceiling"] == pytest.approx(26.55 / 400)
+    assert w["amp"]["ceiling"] == "bf16" and w["amp"]["fraction_of"]["fp32"] == pytest.approx(21.5 / 50)
+    assert w["batched x5"]["seeds"] == 5
+    assert missing == ["net_throughput row 'no flops': no flops_per_image"]
+    assert g.pytest_counts("4 passed, 1 skipped in 12.3s") == {"passed": 4, "skipped": 1}
+
+
+@pytest.mark.check  # about 1.5-3 minutes: each benchmark uses its budget on the CPU
+def test_dry_run_on_the_cpu_every_step_within_its_limit_and_leaves_its_rows(tmp_path, script_module):
+    g = script_module("benchmarks/gpu_check.py")
+    out = tmp_path / "dry.json"
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/gpu_check.py", "--device", "cpu", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=sum(g.LIMITS.values()) + 60,
+    )
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0, (summary.get("failed"), proc.stderr[-3000:])
+    assert json.loads(out.read_text()) == summary
+    assert summary["gpu_check"] == "dry run on the CPU" and summary["failed"] == []
+    assert summary["wall_s"] <= sum(g.LIMITS.values())
+    net_ready = "--max-seconds" in (ROOT / "benchmarks" / "net_throughput.py").read_text()
+    for name, step in summary["steps"].items():
+        if name == "net_throughput" and not net_ready:
+            assert step["ok"] is None and any("net_throughput" in m for m in summary["missing"])
+            continue
+        assert step["ok"] and not step["timed_out"] and step["wall_s"] <= step["limit_s"], (name, step)
+        if name != "parity":
+            measured = [r for r in step["rows"] if not r.get("skipped") and not r.get("error")]
+            assert measured, f"{name} left no measured row"
+            why = [
+                r["skipped"] for r in step["rows"] if r.get("skipped")
+            ]  # the budget, or no such CPU format
+            assert all("budget" in w or "on the CPU" in w for w in why), why
+    assert summary["steps"]["parity"]["counts"]["passed"] >= 3
+    assert "failed" not in summary["steps"]["parity"]["counts"]
+    assert summary["ceilings_tflops"]["fp32"] > 0
+    rows = [
+        r for r in summary["steps"]["dufm_throughput"]["rows"] if r.get("kind") == "step" and "seconds" in r
+    ]
+    assert {r["step_loop_ran"] for r in rows} <= {"chunk", "eager", "compile"}  # no CUDA graphs on a CPU
+    cost = [r["runs"] * r["flops_per_step"] for r in rows]
+    assert cost == sorted(cost)  # rows in increasing cost
+    assert any(r["kind"] == "analysis" and (r["classes"], r["width"]) == (10, 32) for r in
+               summary["steps"]["dufm_throughput"]["rows"])  # fmt: skip
+    dufm = [w for w in summary["workloads"] if w["step"] == "dufm_throughput"]
+    assert len(dufm) == len(rows)
+    for w, r in zip(dufm, rows):
+        tflops = r["runs_steps_per_s"] * r["flops_per_step"] / 1e12
+        assert w["fraction_of_ceiling"] == pytest.approx(tflops / summary["ceilings_tflops"]["fp32"])

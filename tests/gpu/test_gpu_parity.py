@@ -10,6 +10,10 @@ an amount that depends on the problem: on this small problem (K = 3, n = 2, L = 
 largest relative loss difference between the torch engine on the CPU and the numpy engine over 2000 steps was
 1.2e-5 when the test was written (7e-4 on a K = 4, L = 3 problem with a saddle passage), hence ``rtol =
 1e-4``.  TF32 is switched off on cuda for the check.
+
+On cuda the trainer's torch engine runs its default step loop, the chunk of graph-safe steps replayed as CUDA
+graphs (``step_loop = "graph"``); it is checked against the same steps without graphs (bit for bit: the same
+kernels) and, for R = 8192 runs in groups, against the torch engine on the CPU.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import pytest
 import torch
 
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.model import init_params, objective, targets
+from deepcollapse.dufm.torch_engine import TorchEngine
 from deepcollapse.dufm.trainer import train_dufm
 from deepcollapse.nets.train import load_net_data
 
@@ -68,6 +74,51 @@ def test_torch_engine_on_device_matches_numpy_engine_over_2000_steps(tmp_path):
     np.testing.assert_array_equal(a[:, :2], b[:, :2])
     assert a[-1, 2] < 0.5 * a[0, 2]  # the trajectory really moves (not a fixed point compared with itself)
     np.testing.assert_allclose(b[:, 2], a[:, 2], rtol=1e-4, atol=1e-7)
+
+
+# 8192 tiny runs at lr 0.1; every 7th run starts 30x larger and blows up at step 2 (a clear divergence, the
+# same on every device), the others settle
+MANY = dict(classes=2, n=2, layers=2, width=3, lam=0.01, lr=0.1, runs=8192, backend="torch")
+STEPS_MANY = 60
+
+
+def _many(device: str) -> tuple[DUFMConfig, list[np.ndarray], np.ndarray]:
+    c = DUFMConfig.from_dict({**MANY, "device": device})
+    P = [t.numpy().copy() for t in init_params(c).tensors()]
+    for p in P:
+        p[::7] *= 30.0
+    return c, P, np.full(STEPS_MANY, c.lr)
+
+
+@pytest.mark.skipif(not DEVICE.startswith("cuda"), reason="CUDA graphs need a CUDA device")
+def test_graph_loop_equals_chunk_loop_bit_for_bit_in_groups():
+    c, P, lrs = _many(DEVICE)
+    graph = TorchEngine(P, c, group_size=3000)  # default loop on cuda: graph; 3 groups, the last one smaller
+    chunk = TorchEngine(P, c, group_size=3000, step_loop="chunk")
+    cut = [0, 5, 37, STEPS_MANY]  # calls of 5, 32 (two replays of the 16-step graph) and 23 steps
+    dg = {k: v for a, b in zip(cut, cut[1:]) for k, v in graph.advance(a, lrs[a:b]).items()}
+    dc = chunk.advance(0, lrs)
+    assert graph.step_loop == "graph" and len(graph.groups) == 3  # captured, not fallen back to chunk
+    assert dg == dc and len(dc) >= c.runs // 7 - 5
+    for x, y in zip(graph.numpy_params(), chunk.numpy_params()):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_over_4096_runs_on_device_match_the_cpu_engine():
+    """Losses to 1e-3 (float32 rounding of two devices, amplified over 60 steps in the few runs whose ReLU
+    pattern flips: a 1e-6 relative change of the start moved no loss by more than 2e-4 when this was
+    written), the same diverged runs at the same steps."""
+    c, P, lrs = _many(DEVICE)
+    dev = TorchEngine(P, c, group_size=3000)
+    ref = TorchEngine(P, DUFMConfig.from_dict({**MANY, "device": "cpu"}))
+    d_dev, d_ref = dev.advance(0, lrs), ref.advance(0, lrs)
+    assert d_dev == d_ref and len(d_ref) >= c.runs // 7 - 5
+    alive = torch.tensor([r not in d_ref for r in range(c.runs)])
+    losses = []
+    for e in (dev, ref):
+        P_e = [torch.from_numpy(p) for p in e.numpy_params()]
+        losses.append(objective(P_e[0], P_e[1:], targets(2, 2, torch.float32), 0.01, [0.01, 0.01])[0][alive])
+    torch.testing.assert_close(losses[0], losses[1], rtol=1e-3, atol=1e-6)
 
 
 def test_one_network_training_step_on_device_matches_cpu(tiny_net, one_training_step):

@@ -20,6 +20,7 @@ from deepcollapse._core.checks import (
     check_per_layer,
 )
 from deepcollapse._core.config import ConfigMixin
+from deepcollapse._core.devices import check_cuda_device
 from deepcollapse.family import Family, get_family
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
@@ -37,6 +38,7 @@ __all__ = [
     "GRADS",
     "INITS",
     "LR_SCHEDULES",
+    "STEP_LOOPS",
 ]
 
 INITS = ("normal", "uniform")
@@ -45,6 +47,7 @@ DTYPES = ("float32", "float64")
 DEVICES = ("cpu", "cuda", "auto")
 GRADS = ("analytic", "autograd")
 BACKENDS = ("auto", "numpy", "torch")
+STEP_LOOPS = ("auto", "chunk", "graph", "compile", "eager")
 # Default std of the H1 entries (the W_l default is 1/√d_l, LeCun).  Measured at the flagship setting (K = 10,
 # n = 50, L = 4, width 30, λ = 0.004, lr 0.5, float32, seeds 0-7, 50k steps): H1 std 0.1 gets stuck in
 # rank-1/2 stationary points (loss 0.44-0.47), 0.5 leaves 7/8 runs below L_DNC, the best 3.2 % above L_SRG,
@@ -162,6 +165,16 @@ class DUFMConfig(ConfigMixin):
             "choices": BACKENDS,
         },
     )
+    step_loop: str = field(
+        default="auto",
+        metadata={
+            "help": "the torch engine's step loop: chunk (graph-safe steps, one host sync per chunk), graph "
+            "(the chunk replayed as CUDA graphs; cuda only), compile (the step compiled by torch.compile, on "
+            "cuda also captured in CUDA graphs), eager (one host sync per step: the reference); auto: graph "
+            "on cuda, chunk on cpu. The trajectory does not depend on it beyond float rounding",
+            "choices": STEP_LOOPS,
+        },
+    )
     workers: int = field(
         default=1,
         metadata={"help": "CPU processes the runs are split across (numpy backend), 1 = in-process"},
@@ -224,19 +237,32 @@ class DUFMConfig(ConfigMixin):
         self.init_scale = [float(s) for s in scales]
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("device", self.device, DEVICES)
-        if self.device in ("auto", "cuda"):
+        if self.device == "auto":
             import torch  # here, not at module top: the CLI builds configs without loading torch
 
-            if self.device == "auto":
-                self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        if self.device == "cuda" and not torch.cuda.is_available():
-            raise ConfigError("device == 'cuda', must be 'cpu' (no CUDA device is available).")
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        check_cuda_device("device", self.device)
         check_choice("grad", self.grad, GRADS)
         check_choice("backend", self.backend, BACKENDS)
         if self.backend == "numpy" and self.device != "cpu":
             raise ConfigError(f"backend == 'numpy', must be 'torch' or 'auto' on device {self.device!r}.")
         if self.backend == "numpy" and self.grad == "autograd":
             raise ConfigError("backend == 'numpy', must be 'torch' or 'auto' with grad = 'autograd'.")
+        check_choice("step_loop", self.step_loop, STEP_LOOPS)
+        if self.step_loop != "auto" and self.resolved_backend == "numpy":
+            raise ConfigError(
+                f"step_loop == {self.step_loop!r}, must be 'auto' with the numpy engine (backend "
+                f"{self.backend!r} on {self.device}); set backend to 'torch' for the torch engine's loops."
+            )
+        if self.step_loop == "graph" and self.device != "cuda":
+            raise ConfigError(
+                f"step_loop == 'graph', must be 'auto', 'chunk', 'compile' or 'eager' on device "
+                f"{self.device!r} (CUDA graphs need a CUDA device)."
+            )
+        if self.step_loop == "compile" and self.grad == "autograd":
+            raise ConfigError(
+                "step_loop == 'compile', must be 'auto', 'chunk', 'graph' or 'eager' with grad = 'autograd'."
+            )
         self.workers = check_int("workers", self.workers, min=1)
         self.sub_batch = check_int("sub_batch", self.sub_batch, min=1)
         self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
@@ -291,6 +317,13 @@ class DUFMConfig(ConfigMixin):
         if self.backend != "auto":
             return self.backend
         return "numpy" if self.device == "cpu" and self.grad == "analytic" else "torch"
+
+    @property
+    def resolved_step_loop(self) -> str:
+        """The torch engine's step loop: ``step_loop``, with ``auto`` as graph on cuda, chunk on cpu."""
+        if self.step_loop != "auto":
+            return self.step_loop
+        return "graph" if self.device == "cuda" else "chunk"
 
     def learning_rate(self, step: int) -> float:
         """Learning rate of GD step ``step`` (0-based): constant, ``lr · lr_decay^⌊step/lr_decay_every⌋``, or

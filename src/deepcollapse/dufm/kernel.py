@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "flops_per_step",
     "flush_denormal_is_on",
     "numpy_gradients",
+    "one_blas_thread",
     "resolve_kernel",
 ]
 
@@ -283,15 +285,29 @@ def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[i
     previous = flush_denormal_is_on()
     flushed = torch.set_flush_denormal(True)
     try:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - scikit-learn depends on it
-            return advance(*args, **kwargs)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             return advance(*args, **kwargs)
     finally:
         if flushed:
             torch.set_flush_denormal(previous)
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS (numpy's and scipy's OpenBLAS, MKL) on one thread inside the block (threadpoolctl).
+
+    For the kernel's small GEMMs and for the trainer's per-run analysis (``observe_run``, the
+    classification): their matrices are at most width x N, and with a process per core already busy (task
+    processes, other jobs) threaded BLAS ran 20x slower (``observe_run`` at K = 10, n = 50, width 128: 0.63 s
+    with two BLAS threads on a loaded 2-core machine, 0.031 s with one).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn depends on it
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def flush_denormal_is_on() -> bool:

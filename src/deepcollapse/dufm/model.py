@@ -159,12 +159,14 @@ def analytic_gradients(
     Y: torch.Tensor,
     lam_h: float,
     lam_w: Sequence[float],
-    scale: float = 1.0,
+    scale: float | torch.Tensor = 1.0,
     family: Family | None = None,
 ) -> list[torch.Tensor]:
     """``[∂H1, ∂W_1, ..., ∂W_L]`` of eq. (1) by the hand-written backward in the module docstring (batched
     ``bmm``/``baddbmm``), for any family: ``G_L = residual(out, Y)/N``, ``D_l = σ'(H~_l)``.  ``scale``
-    multiplies the whole gradient (the trainer passes ``lr``)."""
+    multiplies the whole gradient (the trainer passes ``lr``): a number, or a one-element tensor on the
+    device (read there, without a host synchronisation: the graph-safe step of
+    :mod:`deepcollapse.dufm.torch_engine`; the regularisation terms are then added outside the GEMM)."""
     fam = _fam(family)
     N = H1.shape[-1]
     pre, post, out = forward(H1, weights, fam)
@@ -173,10 +175,15 @@ def analytic_gradients(
     grads: list[torch.Tensor] = [torch.empty(0)] * (L + 1)
     for l in range(L, 0, -1):  # weight W_l (index l-1) maps H_l (post[l-1]) to the next layer
         W = weights[l - 1]
-        grads[l] = torch.baddbmm(W, G, post[l - 1].transpose(1, 2), beta=scale * lam_w[l - 1])
+        if isinstance(scale, torch.Tensor):
+            grads[l] = torch.baddbmm(W * (scale * lam_w[l - 1]), G, post[l - 1].transpose(1, 2))
+        else:
+            grads[l] = torch.baddbmm(W, G, post[l - 1].transpose(1, 2), beta=scale * lam_w[l - 1])
         dH = torch.bmm(W.transpose(1, 2), G)  # (R, d_l, N)
         if l > 1:
             G = dH * fam.activation.torch_derivative(pre[l - 2])  # D_l ⊙ (W_l^T G_{l+1})
+        elif isinstance(scale, torch.Tensor):
+            grads[0] = dH.addcmul_(H1, scale * lam_h)
         else:
             grads[0] = dH.add_(H1, alpha=scale * lam_h)
     return grads

@@ -23,8 +23,9 @@ Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.dufm.kernel`,
 gradients on OpenBLAS (the compiled step loop of :mod:`dufm_compiled` when numba is installed, else numpy
 with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
 splits the runs over that many single-threaded processes (one per core is the fastest layout on CPU).
-``backend='torch'``: batched ``bmm``/``baddbmm`` analytic gradients or autograd (``grad='autograd'``), on
-``cpu`` or ``cuda``.
+``backend='torch'``: :mod:`deepcollapse.dufm.torch_engine`, batched ``bmm``/``baddbmm`` analytic gradients
+or autograd (``grad='autograd'``), on ``cpu`` or ``cuda``, stepped by ``step_loop`` (graph-safe chunks with
+one host synchronisation each, on cuda replayed as CUDA graphs); its chunks last about 1.5 s.
 
 Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
 diverged at ``t`` and frozen there; the other runs go on.
@@ -56,9 +57,10 @@ from deepcollapse._core.io import (
     truncate_jsonl,
 )
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.kernel import advance_limited, resolve_kernel
-from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, init_params, targets
+from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
+from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
+from deepcollapse.dufm.torch_engine import TorchEngine
 from deepcollapse.metrics.functional import (
     class_means,
     nc1_trace_ratio,
@@ -84,6 +86,7 @@ RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "params.pt", "summ
 CHECKPOINT_FORMAT = "deepcollapse.dufm.checkpoint/1"
 _CHUNK = 1000  # at most this many steps between progress-bar updates / interrupt checks ...
 _CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5 s): Ctrl-C is honoured fast
+_CHUNK_SECONDS = 1.5  # the torch engine's chunks: about this long (measured as it goes), 10 .. _CHUNK steps
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -203,6 +206,14 @@ class NumpyEngine:
                 self.alive[g[j]] = False
         return diverged
 
+    def freeze(self, runs: Sequence[int]) -> None:
+        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint)."""
+        self.alive[list(runs)] = False
+
+    def best_loss(self) -> float:
+        with one_blas_thread():
+            return _best_loss(self.params, self.alive, self.config)
+
     def numpy_params(self) -> list[np.ndarray]:
         return self.params
 
@@ -210,49 +221,6 @@ class NumpyEngine:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
-
-
-class TorchEngine:
-    """Parameters as torch tensors on ``config.device``; analytic (bmm/baddbmm) or autograd gradients."""
-
-    def __init__(self, params: list[np.ndarray], config: DUFMConfig):
-        self.config = config
-        self.device = torch.device(config.device)
-        self.params = [torch.from_numpy(np.array(p)).to(self.device) for p in params]
-        self.Y = targets(config.classes, config.n, config.torch_dtype, self.device)
-        self.family = config.family
-        self.alive = torch.ones(params[0].shape[0], dtype=torch.bool, device=self.device)
-
-    def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
-        c = self.config
-        diverged: dict[int, int] = {}
-        for i, lr in enumerate(lrs):
-            lr = float(lr)
-            H1, Ws = self.params[0], self.params[1:]
-            if c.grad == "autograd":
-                g = autograd_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, family=self.family)
-                steps = [t.mul_(lr) for t in g]
-            else:
-                steps = analytic_gradients(H1, Ws, self.Y, c.lam_h, c.lam_w, scale=lr, family=self.family)
-            ok = torch.stack([torch.isfinite(t.flatten(1).sum(1)) for t in steps]).all(0)  # (R,)
-            new_bad = self.alive & ~ok
-            if bool(new_bad.any()):
-                for r in torch.nonzero(new_bad).flatten().tolist():
-                    diverged[int(r)] = start + i
-                self.alive &= ok
-            with torch.no_grad():
-                for p, d in zip(self.params, steps):
-                    a = self.alive.view(-1, *([1] * (p.dim() - 1)))
-                    p.copy_(torch.where(a, p - d, p))
-            if not bool(self.alive.any()):
-                break
-        return diverged
-
-    def numpy_params(self) -> list[np.ndarray]:
-        return [p.detach().cpu().numpy().copy() for p in self.params]
-
-    def close(self) -> None:
-        pass
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -281,6 +249,13 @@ def _append_records(
     out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
 ) -> float:
     """Observe every run at ``step``; append to metrics.jsonl; return the best (lowest) finite loss."""
+    with one_blas_thread():
+        return _observe_all(out, step, params, diverged, config)
+
+
+def _observe_all(
+    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
+) -> float:
     seeds = config.run_seeds
     best = math.inf
     records = []
@@ -315,12 +290,9 @@ def _append_records(
     return best
 
 
-def _best_loss(params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig) -> float:
-    vals = [
-        loss_parts(params[0][r], [W[r] for W in params[1:]], config)[0]
-        for r in range(config.runs)
-        if r not in diverged
-    ]
+def _best_loss(params: Sequence[np.ndarray], alive: np.ndarray, config: DUFMConfig) -> float:
+    """The lowest finite float64 loss among the ``alive`` runs (NaN if none): the progress bar's best=."""
+    vals = [loss_parts(params[0][r], [W[r] for W in params[1:]], config)[0] for r in np.flatnonzero(alive)]
     vals = [v for v in vals if math.isfinite(v)]
     return min(vals) if vals else math.nan
 
@@ -342,19 +314,17 @@ def _run_loop(
     engine = (
         NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
     )
-    if config.resolved_backend == "numpy":
-        engine.alive[list(diverged)] = False
-    else:
-        for r in diverged:
-            engine.alive[r] = False
+    engine.freeze(list(diverged))
     flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
     bar = tqdm(
         total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
     )
     t0, step0 = time.perf_counter(), step
-    per_process = math.ceil(config.runs / (config.workers if config.resolved_backend == "numpy" else 1))
-    chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // per_process))
+    if isinstance(engine, NumpyEngine):
+        chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // math.ceil(config.runs / config.workers)))
+    else:
+        chunk = 10  # then about _CHUNK_SECONDS long, from the rate measured on the previous chunk
     best_seen = math.inf  # the progress bar's best=: the lowest loss seen so far (a running minimum)
     try:
         with stop_on_signals(flag):
@@ -369,19 +339,22 @@ def _run_loop(
                     (step // config.checkpoint_every + 1) * config.checkpoint_every,
                 )
                 lrs = np.array([config.learning_rate(t) for t in range(step, nxt)])
+                t_chunk = time.perf_counter()
                 for r, s in engine.advance(step, lrs).items():
                     diverged[r] = s
                     log.warning("run %d (seed %d) diverged at step %d", r, config.run_seeds[r], s)
+                if isinstance(engine, TorchEngine):  # (advance synchronised with the device)
+                    rate = (nxt - step) / max(time.perf_counter() - t_chunk, 1e-9)
+                    chunk = int(min(_CHUNK, max(10, rate * _CHUNK_SECONDS)))
                 bar.update(nxt - step)
                 step = nxt
-                P = engine.numpy_params()
-                if step % config.log_every == 0 or step == config.steps:
-                    best = _append_records(out, step, P, diverged, config)
-                else:
-                    best = _best_loss(P, diverged, config)
+                record = step % config.log_every == 0 or step == config.steps
+                save = step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None
+                P = engine.numpy_params() if record or save else []  # (a device-to-host copy)
+                best = _append_records(out, step, P, diverged, config) if record else engine.best_loss()
                 best_seen = best if not math.isfinite(best_seen) else min(best_seen, best)
                 bar.set_postfix(best=f"{best_seen:.6g}", diverged=len(diverged))
-                if step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None:
+                if save:
                     _write_checkpoint(out, step, P, diverged, config)
                 if flag.signum is not None:
                     log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
@@ -415,7 +388,8 @@ def _run_loop(
         },
         out / "params.pt",
     )
-    return analyze_dufm(out, write=True)
+    with one_blas_thread():
+        return analyze_dufm(out, write=True)
 
 
 def train_dufm(
@@ -525,6 +499,7 @@ def resume_dufm(
     params = [t.numpy().copy() for t in ck["params"]]
     diverged = {int(k): int(v) for k, v in ck["diverged"].items()}
     if step == config.steps and step > 0 and (out / "params.pt").is_file():
-        return analyze_dufm(out, write=True)
+        with one_blas_thread():
+            return analyze_dufm(out, write=True)
     log.info("resuming %s from step %d of %d", out, step, config.steps)
     return _run_loop(out, config, params, step, diverged, progress=progress, fresh=False, max_steps=max_steps)

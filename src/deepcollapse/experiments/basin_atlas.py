@@ -14,6 +14,8 @@ from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
+from deepcollapse._core.devices import check_cuda_device
+from deepcollapse._core.io import read_json
 from deepcollapse.runs.executors import Task
 
 __all__ = ["AXES", "BASIN_CLASSES", "BasinAtlas", "Cell", "atlas_tasks", "cell_config"]
@@ -91,6 +93,11 @@ class BasinAtlas(ConfigMixin):
         Where the trainer runs (``auto``: CUDA when present).
     best_known : str or None
         A ``best_known.csv`` of ``reproduce best-known`` for the reference losses (module docstring).
+    rates : str or None
+        A ``make gpu-check`` JSON (``benchmarks/gpu_check.py --out``, e.g. under ``benchmarks/results/``)
+        whose measured rates give the runtime estimate printed before the atlas runs; ``None``: a short
+        calibration on this machine's device
+        (:func:`~deepcollapse.experiments.basin_runtime.estimate_runtime`).
     """
 
     name: str = "custom"
@@ -112,6 +119,7 @@ class BasinAtlas(ConfigMixin):
     eps: float | None = None
     device: str = "cpu"
     best_known: str | None = None
+    rates: str | None = None
 
     def __post_init__(self) -> None:
         for a in AXES:
@@ -152,6 +160,9 @@ class BasinAtlas(ConfigMixin):
         from deepcollapse.dufm.config import DEVICES
 
         check_choice("device", self.device, DEVICES)
+        check_cuda_device("device", self.device)
+        if self.rates is not None:
+            read_json(self.rates, hint="give the JSON that `benchmarks/gpu_check.py --out FILE` wrote")
         for c in self.cells():  # every cell must be a valid trainer config (CPU here: no CUDA query)
             cell_config(self, c, seed=0, runs=1, device="cpu")
 

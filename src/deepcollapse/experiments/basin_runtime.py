@@ -1,11 +1,27 @@
-"""Runtime estimate of a basin atlas from measured throughput (:func:`estimate_runtime`), used by the
-``basins`` experiments before they start and by ``benchmarks/basins_estimate.py``.
+"""Runtime of a basin atlas from measured throughput: what each cost shape costs (:func:`measure_shape` and
+:func:`measure_analysis`, a short calibration on this machine, or :func:`costs_from_gpu_check`, the rates of
+a ``make gpu-check`` JSON) and the wall time they add up to (:func:`atlas_runtime`).  The ``basins``
+experiments print the estimate before they start and compare it with the wall time at the end;
+``benchmarks/basins_estimate.py`` prints it alone; ``tools/runtime_table.py`` writes the README's table of
+paper-scale runtimes from a gpu-check JSON.
+
+The model.  A task (one trainer call of ``R`` runs) costs ``steps · step_s`` of stepping (on the atlas's
+device) and ``R · ((records + 1) · observe_s + classify_s)`` of per-run analysis on the CPU (the records of
+``metrics.jsonl`` and the classification of ``summary.json``).  ``workers`` task processes share the
+work; on the CPU the wall time is the total over ``min(workers, tasks)``; on one GPU the workers share the
+device, whose stepping does not overlap, so the wall time is the larger of the total stepping time and the
+total over the workers.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,80 +29,201 @@ import pandas as pd
 from deepcollapse.experiments.basin_atlas import BasinAtlas, atlas_tasks
 from deepcollapse.runs.executors import Task
 
-__all__ = ["duration_text", "estimate_runtime"]
+__all__ = [
+    "ShapeCost",
+    "atlas_runtime",
+    "atlas_shapes",
+    "costs_from_gpu_check",
+    "duration_text",
+    "estimate_runtime",
+    "measure_analysis",
+    "measure_shape",
+    "task_workers",
+]
+
+Shape = tuple[int, int, int, int]  # (K, L, n, width)
 
 
-def estimate_runtime(atlas: BasinAtlas, workers: int, *, probe_seconds: float = 1.0) -> pd.DataFrame:
-    """Estimate the atlas's wall time on this machine from measured throughput, per cost shape.
+@dataclass(frozen=True)
+class ShapeCost:
+    """What one cost shape costs: ``step_s`` seconds per GD step of ``runs`` runs batched in one trainer call
+    (on the atlas's device), ``observe_s`` and ``classify_s`` seconds of CPU analysis per run and record /
+    per run, and where the numbers come from (``source``)."""
 
-    For each distinct (K, L, n, width): the trainer's engine (:class:`~deepcollapse.dufm.trainer.NumpyEngine`
-    or ``TorchEngine``, as the trainer picks for the atlas's device) advances ``runs_per_task`` runs in one
-    batch in one call of about ``probe_seconds`` (after a warm-up), giving seconds per step; the
-    per-run analysis (``observe_run`` at each record, ``classify_run`` at the end) is timed on one probe
-    run.  A task costs ``steps · t_step + R · (records + 1) · t_observe + R · t_classify``; the total is
-    the sum over tasks divided by ``min(workers, tasks)`` (tasks balanced over the workers; on one GPU the
-    workers share it, so the estimate holds while the GPU is not saturated).
+    runs: int
+    step_s: float
+    observe_s: float
+    classify_s: float
+    source: str
+
+
+def _shape(task: Task) -> Shape:
+    c = task.config
+    return (c["classes"], c["layers"], c["n"], c["width"][0])
+
+
+def atlas_shapes(atlas: BasinAtlas, tasks: Sequence[Task] | None = None) -> dict[Shape, list[Task]]:
+    """The atlas's tasks (or ``tasks``) grouped by cost shape ``(K, L, n, width)``, in order of appearance."""
+    shapes: dict[Shape, list[Task]] = {}
+    for t in atlas_tasks(atlas, Path(".")) if tasks is None else tasks:
+        shapes.setdefault(_shape(t), []).append(t)
+    return shapes
+
+
+def task_workers(workers: int | None, tasks: int) -> int:
+    """The task processes the local executor starts: ``workers``, or one per pending task up to the CPU
+    count (:func:`~deepcollapse.runs.executors.run_tasks`)."""
+    return workers or max(1, min(tasks, os.cpu_count() or 1))
+
+
+def measure_shape(config: Any, probe_seconds: float = 1.0, total_steps: int | None = None) -> float:
+    """Seconds per GD step of ``config.runs`` runs with the engine the trainer picks for ``config`` (a
+    :class:`~deepcollapse.dufm.config.DUFMConfig`), in one call of about ``probe_seconds`` (at most 1 % of
+    the ``total_steps`` the shape will take) after a warm-up (numba compilation, the CUDA context and
+    graphs), as the trainer's chunks of many steps run."""
+    from deepcollapse.dufm.model import init_params
+    from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
+
+    params = [t.numpy().copy() for t in init_params(config).tensors()]
+    engine = (
+        NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
+    )
+    try:
+        engine.advance(0, np.full(20, config.lr))  # warm-up; advance synchronises with a device
+        t0 = time.perf_counter()  # a short call gives the rate, then one call of about probe_seconds
+        engine.advance(20, np.full(5, config.lr))
+        step_s = max((time.perf_counter() - t0) / 5, 1e-9)
+        if total_steps is not None:
+            probe_seconds = min(probe_seconds, 0.01 * total_steps * step_s)
+        steps = max(5, int(probe_seconds / step_s))
+        t0 = time.perf_counter()
+        engine.advance(25, np.full(steps, config.lr))
+        return (time.perf_counter() - t0) / steps
+    finally:
+        engine.close()
+        if config.device == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()  # give the calibration's memory back to the task processes
+
+
+def measure_analysis(config: Any) -> tuple[float, float]:
+    """``(observe_s, classify_s)``: seconds of the trainer's per-run analysis on one run of ``config``'s
+    shape, on the CPU -- one record of ``metrics.jsonl`` (``observe_run``) and the classification of
+    ``summary.json`` (``classify_run``) -- timed on a run after 100 GD steps from its initialisation."""
+    from deepcollapse.dufm.classify import classify_run, theory_of
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.dufm.kernel import advance_limited, one_blas_thread
+    from deepcollapse.dufm.model import init_params
+    from deepcollapse.dufm.trainer import observe_run
+    from deepcollapse.theory.constructions import srg_gram
+
+    c = DUFMConfig.from_dict(
+        {**config.to_dict(), "runs": 1, "device": "cpu", "backend": "auto", "step_loop": "auto"}
+    )
+    P = [t.numpy().copy() for t in init_params(c).tensors()]
+    P, _ = advance_limited(P, np.full(100, c.lr), 0, c.classes, c.n, c.lam_h, c.lam_w, 1, family=c.family)
+    H1, Ws = P[0][0].astype(np.float64), [W[0].astype(np.float64) for W in P[1:]]
+    with one_blas_thread():  # as the trainer runs its analysis
+        t0 = time.perf_counter()
+        observe_run(H1, Ws, c)
+        observe_s = time.perf_counter() - t0
+        theory = theory_of(c)
+        G = srg_gram(c.classes) if c.classes >= 6 and theory.get("loss_srg") is not None else None
+        t0 = time.perf_counter()
+        classify_run(H1, Ws, c, None, theory, G, [(0, None), (100, None)])
+        return observe_s, time.perf_counter() - t0
+
+
+def costs_from_gpu_check(
+    atlas: BasinAtlas, summary: Mapping[str, Any], step_loop: str | None = None
+) -> dict[Shape, ShapeCost]:
+    """Each cost shape's :class:`ShapeCost` from a ``make gpu-check`` JSON (``benchmarks/gpu_check.py
+    --out``): the stepping rate of its ``dufm_throughput`` rows and its per-run analysis rows.
+
+    Stepping: the rows of ``step_loop`` (default: ``graph`` where the JSON has such rows, else ``chunk``, the
+    defaults on cuda and on the CPU) that ran at the largest measured ``R`` not above the atlas's
+    ``runs_per_task`` (all of them when none is smaller), as achieved FLOP/s interpolated in log FLOPs per
+    step between the measured sizes (:func:`~deepcollapse.dufm.kernel.estimate_runs_steps_per_s`).  Analysis:
+    the ``analysis`` row of the same shape, else of the nearest width with the same K, L and n.
+
+    Raises ``ValueError`` naming what the JSON lacks.
+    """
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.dufm.kernel import estimate_runs_steps_per_s
+
+    rows = [
+        r for r in summary.get("steps", {}).get("dufm_throughput", {}).get("rows", []) if not r.get("skipped")
+    ]
+    steps = [r for r in rows if r.get("kind") == "step"]
+    if step_loop is None:
+        step_loop = "graph" if any(r.get("step_loop_ran") == "graph" for r in steps) else "chunk"
+    steps = [r for r in steps if r.get("step_loop_ran") == step_loop]
+    if not steps:
+        raise ValueError(f"the gpu-check JSON has no dufm_throughput step rows of step_loop {step_loop!r}")
+    measured_R = sorted({int(r["runs"]) for r in steps})
+    R = max([r for r in measured_R if r <= atlas.runs_per_task] or [min(measured_R)])
+    at_R = [r for r in steps if int(r["runs"]) == R]
+    analysis = [r for r in rows if r.get("kind") == "analysis"]
+    out = {}
+    for (K, L, n, d), group in atlas_shapes(atlas).items():
+        cfg = DUFMConfig.from_dict({**group[0].config, "device": "cpu", "runs": atlas.runs_per_task})
+        rate = estimate_runs_steps_per_s(cfg.shapes, at_R)
+        same = [r for r in analysis if (r["classes"], r["layers"], r["n"]) == (K, L, n)]
+        if not same:
+            raise ValueError(f"the gpu-check JSON has no analysis row for K = {K}, L = {L}, n = {n}")
+        a = min(same, key=lambda r: abs(math.log(r["width"] / d)))
+        out[(K, L, n, d)] = ShapeCost(
+            atlas.runs_per_task,
+            atlas.runs_per_task / rate,
+            float(a["observe_s"]),
+            float(a["classify_s"]),
+            f"gpu-check rows at R = {R} ({step_loop})",
+        )
+    return out
+
+
+def atlas_runtime(
+    atlas: BasinAtlas,
+    costs: Mapping[Shape, ShapeCost],
+    workers: int | None,
+    device: str,
+    tasks: Sequence[Task] | None = None,
+) -> pd.DataFrame:
+    """The wall time of the atlas's tasks (the module docstring's model) from each shape's cost.
 
     Parameters
     ----------
     atlas : BasinAtlas
         The atlas.
-    workers : int
-        Parallel task processes.
-    probe_seconds : float
-        Time spent stepping each shape.
+    costs : mapping
+        :class:`ShapeCost` of every shape of :func:`atlas_shapes`.
+    workers : int or None
+        Task processes (``None``: as the local executor picks, :func:`task_workers`).
+    device : {'cpu', 'cuda'}
+        Where the tasks step.
+    tasks : sequence of Task, optional
+        Only these tasks of the atlas (e.g. the ones not done yet); default all.
 
     Returns
     -------
     DataFrame
-        One row per shape: ``classes, layers, n, width, tasks, runs_per_task, probe_steps, step_s,
-        run_steps_per_s, observe_s, classify_s, task_s, total_s``; ``attrs["total_s"]`` and
-        ``attrs["wall_s"]`` (the estimate) and ``attrs["device"]``.
+        One row per shape: ``classes, layers, n, width, tasks, runs_per_task, step_s, run_steps_per_s,
+        observe_s, classify_s, device_s, host_s, task_s, total_s, source``; ``attrs``: ``total_s``,
+        ``device_s`` (stepping), ``host_s`` (analysis), ``wall_s`` (the estimate), ``device``, ``workers``,
+        ``tasks``.
     """
-    from deepcollapse.dufm.classify import classify_run, theory_of
-    from deepcollapse.dufm.config import DUFMConfig
-    from deepcollapse.dufm.model import init_params
-    from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine, observe_run
-    from deepcollapse.theory.constructions import srg_gram
-
-    tasks = atlas_tasks(atlas, Path("."))
-    shapes: dict[tuple[int, int, int, int], list[Task]] = {}
-    for t in tasks:
-        c = t.config
-        shapes.setdefault((c["classes"], c["layers"], c["n"], c["width"][0]), []).append(t)
     rows = []
-    for (K, L, n, d), group in shapes.items():
-        cfg = DUFMConfig.from_dict({**group[0].config, "runs": atlas.runs_per_task, "seed": 0})
-        params = [t.numpy().copy() for t in init_params(cfg).tensors()]
-        engine = NumpyEngine(params, cfg) if cfg.resolved_backend == "numpy" else TorchEngine(params, cfg)
-        try:
-            engine.advance(0, np.full(2, cfg.lr))  # warm-up (numba compilation, CUDA context)
-            engine.numpy_params()
-            t0 = time.perf_counter()  # a short call gives the rate, then one call of about probe_seconds
-            engine.advance(2, np.full(5, cfg.lr))
-            engine.numpy_params()
-            steps = max(5, int(probe_seconds / max((time.perf_counter() - t0) / 5, 1e-9)))
-            t0 = time.perf_counter()
-            engine.advance(7, np.full(steps, cfg.lr))  # one call, as the trainer's chunks of many steps
-            P = engine.numpy_params()  # (synchronises a GPU)
-            step_s = (time.perf_counter() - t0) / steps
-        finally:
-            engine.close()
-        H1, Ws = P[0][0].astype(np.float64), [W[0].astype(np.float64) for W in P[1:]]
-        one = DUFMConfig.from_dict({**cfg.to_dict(), "runs": 1, "device": "cpu"})
-        t0 = time.perf_counter()
-        observe_run(H1, Ws, one)
-        observe_s = time.perf_counter() - t0
-        theory = theory_of(one)
-        G = srg_gram(K) if K >= 6 and theory.get("loss_srg") is not None else None
-        t0 = time.perf_counter()
-        classify_run(H1, Ws, one, None, theory, G, [(0, None), (steps, None)])
-        classify_s = time.perf_counter() - t0
-        task_s = [
-            atlas.steps * step_s
-            + t.config["runs"] * ((atlas.steps // t.config["log_every"] + 1) * observe_s + classify_s)
+    n_tasks = 0
+    for shape, group in atlas_shapes(atlas, tasks).items():
+        c = costs[shape]
+        n_tasks += len(group)
+        device_s = [atlas.steps * c.step_s for _ in group]
+        host_s = [
+            t.config["runs"] * ((atlas.steps // t.config["log_every"] + 1) * c.observe_s + c.classify_s)
             for t in group
         ]
+        K, L, n, d = shape
         rows.append(
             {
                 "classes": K,
@@ -94,28 +231,85 @@ def estimate_runtime(atlas: BasinAtlas, workers: int, *, probe_seconds: float = 
                 "n": n,
                 "width": d,
                 "tasks": len(group),
-                "runs_per_task": atlas.runs_per_task,
-                "probe_steps": steps,
-                "step_s": step_s,
-                "run_steps_per_s": atlas.runs_per_task / step_s,
-                "observe_s": observe_s,
-                "classify_s": classify_s,
-                "task_s": float(np.mean(task_s)),
-                "total_s": float(np.sum(task_s)),
+                "runs_per_task": c.runs,
+                "step_s": c.step_s,
+                "run_steps_per_s": c.runs / c.step_s,
+                "observe_s": c.observe_s,
+                "classify_s": c.classify_s,
+                "device_s": float(np.sum(device_s)),
+                "host_s": float(np.sum(host_s)),
+                "task_s": float(np.mean(np.add(device_s, host_s))),
+                "total_s": float(np.sum(device_s) + np.sum(host_s)),
+                "source": c.source,
             }
         )
-    df = pd.DataFrame(rows)
-    total = float(df["total_s"].sum())
+    df = pd.DataFrame(rows, columns=_COLUMNS)
+    total, dev = float(df["total_s"].sum()), float(df["device_s"].sum())
+    w = task_workers(workers, n_tasks)
+    spread = total / max(1, min(w, n_tasks))
     df.attrs.update(
         total_s=total,
-        wall_s=total / max(1, min(workers, len(tasks))),
-        device=str(DUFMConfig.from_dict(tasks[0].config).device),
-        workers=workers,
-        tasks=len(tasks),
+        device_s=dev,
+        host_s=float(df["host_s"].sum()),
+        wall_s=max(dev, spread) if device == "cuda" else spread,
+        device=device,
+        workers=w,
+        tasks=n_tasks,
     )
     return df
 
 
+_COLUMNS = ["classes", "layers", "n", "width", "tasks", "runs_per_task", "step_s", "run_steps_per_s",
+            "observe_s", "classify_s", "device_s", "host_s", "task_s", "total_s", "source"]  # fmt: skip
+
+
+def estimate_runtime(
+    atlas: BasinAtlas,
+    workers: int | None,
+    *,
+    probe_seconds: float = 1.0,
+    tasks: Sequence[Task] | None = None,
+) -> pd.DataFrame:
+    """Estimate the atlas's wall time on this machine: :func:`atlas_runtime` of costs measured here.
+
+    For each distinct (K, L, n, width): the trainer's engine (numpy or torch, as the trainer picks for the
+    atlas's device) steps ``runs_per_task`` runs for about ``probe_seconds`` (:func:`measure_shape`), and the
+    per-run analysis is timed on one run (:func:`measure_analysis`).  A small atlas is probed for at most 1 %
+    of its own stepping time.
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas.
+    workers : int or None
+        Task processes (``None``: as the local executor picks).
+    probe_seconds : float
+        Time spent stepping each shape.
+    tasks : sequence of Task, optional
+        Only these tasks of the atlas (see :func:`atlas_runtime`); only their shapes are measured.
+
+    Returns
+    -------
+    DataFrame
+        :func:`atlas_runtime`'s table (its ``source``: ``"calibration on <device>"``).
+    """
+    from deepcollapse.dufm.config import DUFMConfig
+
+    costs = {}
+    device = "cpu"
+    for shape, group in atlas_shapes(atlas, tasks).items():
+        cfg = DUFMConfig.from_dict({**group[0].config, "runs": atlas.runs_per_task, "seed": 0})
+        device = cfg.device
+        step_s = measure_shape(cfg, probe_seconds, len(group) * atlas.steps)
+        observe_s, classify_s = measure_analysis(cfg)
+        costs[shape] = ShapeCost(
+            atlas.runs_per_task, step_s, observe_s, classify_s, f"calibration on {device}"
+        )
+    return atlas_runtime(atlas, costs, workers, device, tasks)
+
+
 def duration_text(s: float) -> str:
-    """``s`` seconds as "42 s", "3.5 min" or "2.1 h"."""
+    """``s`` seconds as "0.42 s", "42 s", "3.5 min" or "2.1 h"."""
+    if s < 10:
+        return f"{s:.2g} s"
     return f"{s:.0f} s" if s < 120 else (f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h")

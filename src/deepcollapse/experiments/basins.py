@@ -56,8 +56,14 @@ from deepcollapse.experiments.basin_atlas import (
     atlas_tasks,
     cell_config,
 )
-from deepcollapse.experiments.basin_runtime import duration_text, estimate_runtime
+from deepcollapse.experiments.basin_runtime import (
+    atlas_runtime,
+    costs_from_gpu_check,
+    duration_text,
+    estimate_runtime,
+)
 from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.runs.executors import Task
 
 __all__ = [
     "AXES",
@@ -71,12 +77,14 @@ __all__ = [
     "basin_rows",
     "cell_config",
     "class_probabilities",
+    "compare_runtime",
     "describe_atlas",
     "estimate_runtime",
     "fig3_right_comparison",
     "read_best_known",
     "reference_loss",
     "run_atlas",
+    "runtime_estimate",
 ]
 
 log = logging.getLogger(__name__)
@@ -349,31 +357,25 @@ def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.
     ctx.configs["basins"] = atlas.to_dict()
     cells = {c.id: c for c in atlas.cells()}
     ctx.report.section(f"Basin atlas ({atlas.name}): {len(cells)} cells x {atlas.runs} runs")
-    if estimate:
-        est = estimate_runtime(atlas, ctx.workers or 1)
-        ctx.table(
-            est,
-            "basins_runtime_estimate",
-            f"Runtime estimate from measured throughput on this machine ({est.attrs['device']}, "
-            f"{est.attrs['workers']} workers, {est.attrs['tasks']} tasks): "
-            f"{duration_text(est.attrs['wall_s'])} of wall time.",
-        )
-        log.info("basins %s: estimated %s", atlas.name, duration_text(est.attrs["wall_s"]))
     tasks = atlas_tasks(atlas, ctx.out_dir)
+    pending = [t for t in tasks if not t.done]
+    est = runtime_estimate(ctx, atlas, pending) if estimate and pending else None
     t0 = time.perf_counter()
     ctx.tasks(tasks)
     elapsed = time.perf_counter() - t0
+    ctx.report.add_note(
+        f"{atlas.total_runs} runs of {atlas.steps} GD steps ({len(tasks)} trainer calls of up to "
+        f"{atlas.runs_per_task} runs, {len(pending)} of them run now) took {duration_text(elapsed)} of wall "
+        "time here (runs already in the folder reused)."
+    )
+    if est is not None:
+        compare_runtime(ctx, est, elapsed)
     known = read_best_known(atlas.best_known) if atlas.best_known else None
     refs = {cid: reference_loss(atlas, c, known) for cid, c in cells.items()}
     rows = [r for t in tasks for r in basin_rows(t.out_dir, cells[t.meta["cell"]], refs[t.meta["cell"]])]
     runs = pd.DataFrame(rows)
     # one row per (point, seed), as every DUFM experiment writes
     runs.assign(point=runs["cell"]).to_csv(ctx.out_dir / "results.csv", index=False)
-    ctx.report.add_note(
-        f"{len(runs)} runs of {atlas.steps} GD steps ({len(tasks)} trainer calls of up to "
-        f"{atlas.runs_per_task} runs) took {duration_text(elapsed)} of wall time here (runs already in the "
-        "folder reused)."
-    )
     per_cell = class_probabilities(
         runs, ["cell", "classes", "layers", "n", "width", "lam", "lr", "init_factor"]
     )
@@ -432,6 +434,79 @@ def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.
             f"P(DNC or heading to DNC) over {bp.axis_text(a)} × {bp.axis_text(b)}, Wilson 95 % intervals.",
         )
     return runs
+
+
+def runtime_estimate(ctx: Context, atlas: BasinAtlas, pending: Sequence[Task]) -> pd.DataFrame:
+    """The wall time of the ``pending`` tasks, estimated before they run, printed (:meth:`Context.say`) and
+    put into the report (table ``basins_runtime_estimate``): from the rates of ``atlas.rates`` (a gpu-check
+    JSON) where given, else from a short calibration on this machine
+    (:func:`~deepcollapse.experiments.basin_runtime.estimate_runtime`).
+
+    Parameters
+    ----------
+    ctx : Context
+        Where it is said and written (its workers are the task processes).
+    atlas : BasinAtlas
+        The atlas.
+    pending : sequence of Task
+        Its tasks that are not done yet.
+
+    Returns
+    -------
+    DataFrame
+        :func:`~deepcollapse.experiments.basin_runtime.atlas_runtime`'s table.
+    """
+    from deepcollapse._core.io import read_json
+    from deepcollapse.dufm.config import DUFMConfig
+
+    if atlas.rates is not None:
+        device = DUFMConfig.from_dict(pending[0].config).device
+        costs = costs_from_gpu_check(atlas, read_json(atlas.rates))
+        est = atlas_runtime(atlas, costs, ctx.workers, device, pending)
+        source = f"the rates measured in {atlas.rates}"
+    else:
+        est = estimate_runtime(atlas, ctx.workers, tasks=pending)
+        source = f"a calibration on this machine ({est.attrs['device']})"
+    a = est.attrs
+    text = (
+        f"estimated runtime {duration_text(a['wall_s'])} for {_count(a['tasks'], 'trainer call')} in "
+        f"{_count(a['workers'], 'task process', 'es')} on {a['device']}, from {source}: stepping "
+        f"{duration_text(a['device_s'])}, per-run analysis {duration_text(a['host_s'])} of CPU time"
+    )
+    ctx.say(text)
+    ctx.table(est, "basins_runtime_estimate", text[0].upper() + text[1:] + ". One row per cost shape.")
+    return est
+
+
+def _count(n: int, word: str, plural: str = "s") -> str:
+    return f"{n} {word}{'' if n == 1 else plural}"
+
+
+def compare_runtime(ctx: Context, est: pd.DataFrame, elapsed: float) -> None:
+    """Say and report the measured wall time against the estimate (table ``basins_runtime_check``: the
+    estimate, the measurement and their ratio)."""
+    ratio = elapsed / max(est.attrs["wall_s"], 1e-9)
+    text = (
+        f"took {duration_text(elapsed)} against the estimated {duration_text(est.attrs['wall_s'])} "
+        f"(measured / estimated = {ratio:.3g})"
+    )
+    ctx.say(text)
+    check = pd.DataFrame(
+        [
+            {
+                "estimated_s": est.attrs["wall_s"],
+                "measured_s": elapsed,
+                "measured_over_estimated": ratio,
+                "tasks": est.attrs["tasks"],
+                "workers": est.attrs["workers"],
+                "device": est.attrs["device"],
+                "source": str(est["source"].iloc[0]) if len(est) else "",
+            }
+        ]
+    )
+    ctx.table(
+        check, "basins_runtime_check", "Runtime: the estimate made before the run and the wall time it took."
+    )
 
 
 def fig3_right_comparison(ctx: Context, atlas: BasinAtlas, runs: pd.DataFrame) -> pd.DataFrame:

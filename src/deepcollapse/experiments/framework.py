@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,6 +123,15 @@ class Context:
             ray_address=self.ray_address,
             progress=self.progress,
         )
+
+    def say(self, text: str) -> None:
+        """Tell the user ``text`` now: one line on stderr (as the progress bars, so only with ``progress``),
+        prefixed with the experiment's name, and logged (e.g. a runtime estimate before a long run)."""
+        log.info("%s: %s", self.experiment.name, text)
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            tqdm.write(f"{self.experiment.name}: {text}", file=sys.stderr)
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:
         from deepcollapse.analysis.figures import save_figure

@@ -1,0 +1,60 @@
+"""Whether the compute device a user named exists on this machine: one check and one message for every
+command that takes ``--device`` (``dufm train``, the DUFM and basin-atlas settings files; the network loop
+can call the same).
+
+torch is imported inside the functions (only when a CUDA device is asked for), so validating a config that
+says ``cpu`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+
+from deepcollapse._core.checks import ConfigError
+
+__all__ = ["check_cuda_device", "cuda_found"]
+
+
+def cuda_found() -> str:
+    """What this process finds when it looks for CUDA, in words: the torch build and the number of devices
+    (and ``CUDA_VISIBLE_DEVICES`` where it is set), e.g. ``"torch 2.13.0+cpu, a CPU-only build"``."""
+    import torch
+
+    if torch.version.cuda is None:
+        return f"torch {torch.__version__}, a CPU-only build"
+    count = torch.cuda.device_count()
+    text = f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees {count} CUDA device" + (
+        "" if count == 1 else "s"
+    )
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        text += f" with CUDA_VISIBLE_DEVICES={visible!r}"
+    return text
+
+
+def check_cuda_device(name: str, value: str) -> None:
+    """``ConfigError`` naming the option and what was found if ``value`` (``"cuda"`` or ``"cuda:I"``) is
+    not a CUDA device of this machine; any other value passes.
+
+    Parameters
+    ----------
+    name : str
+        The field as the user wrote it (``device``; the CLI prints it as ``--device``).
+    value : str
+        The device asked for.
+
+    Examples
+    --------
+    >>> check_cuda_device("device", "cpu")  # nothing to check
+    """
+    if not value.startswith("cuda"):
+        return
+    import torch
+
+    index = value.partition(":")[2]
+    if torch.cuda.is_available() and (not index or int(index) < torch.cuda.device_count()):
+        return
+    raise ConfigError(
+        f"{name} == {value!r}, must be a device of this machine (found {cuda_found()}); "
+        "use cpu (or auto: cuda where present)."
+    )
