@@ -117,7 +117,7 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     )
     with torch.no_grad():
         h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
-        _, reg_w = regularisation(config, model, h1_dummy)
+        _, reg_w = regularisation(config, model, h1_dummy, objective=True)
     c = float(len(data.train)) if config.lam_h_scale == "dataset" else 1.0
     reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
     reg = reg_h1 + float(reg_w)
