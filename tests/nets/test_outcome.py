@@ -194,15 +194,46 @@ def test_low_rank(K, r):
 
 def test_zero():
     out = classify_head(constant_means(10), train_acc=0.1)
-    assert out.label == "zero" and max(out.spreads.values()) < 1e-12, out.why
+    assert out.label == "zero" and max(out.sigma2_ratios.values()) < 1e-12, out.why
     assert set(out.ranks.values()) == {1}
     assert classify_head(_noisy(constant_means(10), 1e-4), train_acc=0.1).label == "zero"
     big = classify_head(_noisy(constant_means(10), 0.3), train_acc=0.1)
-    assert big.label == "not_converged" and min(big.spreads.values()) > 0.01, big.why
+    assert big.label == "not_converged" and min(big.sigma2_ratios.values()) > 0.01, big.why
     # an all-zero layer is the zero solution too
     means = dnc_means(10)
     means["H3"] = np.zeros_like(means["H3"])
     assert classify_head(means, train_acc=0.1).label == "zero"
+    # so is one common direction with a per-class scale (u v^T, u, v >= 0): the Fig. 4 cell's zero runs
+    rng = np.random.default_rng(3)
+    means = dnc_means(10)
+    means["H4"] = np.outer(1.0 + 0.05 * rng.random(10), np.abs(rng.standard_normal(16)))  # (K, d)
+    out = classify_head(means, train_acc=0.1)
+    assert out.label == "zero" and "H4" in out.why and out.sigma2_ratios["H4"] < 1e-12
+
+
+def test_zero_by_the_output():
+    """The DUFM's zero point: every layer shrinks to 0 but keeps a relative structure (here: DNC's, scaled by
+    1e-9); the output's class means, O = 1e-9 · I, carry nothing of the targets."""
+    means = {k: 1e-9 * v for k, v in dnc_means(10).items()}
+    assert classify_head(means, train_acc=0.1).label == "not_converged"  # the class means alone: no
+    out = classify_head(means, outputs=1e-9 * np.eye(10), train_acc=0.1)
+    assert out.label == "zero" and out.output_spread == pytest.approx(1e-9), out.why
+    # a constant output (the best constant, 1/K): spread 0; a fitting output 0.9 · I: spread 0.9, by hand
+    assert classify_head(dnc_means(10), outputs=np.full((10, 10), 0.1), train_acc=0.1).label == "zero"
+    fit = classify_head(dnc_means(10), outputs=0.9 * np.eye(10), train_acc=1.0)
+    assert fit.label == "dnc" and fit.output_spread == pytest.approx(0.9)
+    with pytest.raises(ConfigError, match=r"outputs.shape == \(10, 3\)"):
+        classify_head(dnc_means(10), outputs=np.ones((10, 3)))
+
+
+def test_a_rank_one_pre_relu_layer_of_both_signs_is_not_zero():
+    """K = 2: M~_2 = u (1, −1) has rank 1, M_2 = ReLU(M~_2) has rank 2 (an orthogonal frame) and separates
+    the classes: a low-rank head (M~_2 ≠ M_2, so not DNC), not the zero solution."""
+    u = np.array([1.0, 2.0, 0.5])
+    pre = np.vstack([np.concatenate([u, -u]), np.concatenate([-u, u])])  # (K = 2, d = 6)
+    means = {"H1": np.eye(2), "H~2": pre, "H2": np.maximum(pre, 0.0)}
+    out = classify_head(means, train_acc=1.0)
+    assert out.ranks["H~2"] == 1 and out.ranks["H2"] == 2 and out.label == "low_rank", out.why
 
 
 def test_diverged():
@@ -269,8 +300,8 @@ def test_bad_means_named():
         classify_head({"H1": np.eye(3), "H2": np.eye(3)})
     with pytest.raises(ConfigError, match=r"means\['H2'\].shape"):
         classify_head({"H1": np.eye(3), "H~2": np.eye(3), "H2": np.eye(4)})
-    with pytest.raises(ConfigError, match="zero_spread == 2"):
-        HeadCriteria(zero_spread=2.0)
+    with pytest.raises(ConfigError, match="zero_rtol == 2"):
+        HeadCriteria(zero_rtol=2.0)
 
 
 # -- the stored outcome decided again at the end of a run ---------------------------------------------------
@@ -301,8 +332,8 @@ def test_finalise_outcome_and_round_trip():
 
 
 def _recomputed_means(cfg, run):
-    """The class means of every head feature of the run's final network, recomputed from its checkpoint by a
-    plain forward pass over the training set (eval mode), in float64."""
+    """The class means of every head feature and of the output of the run's final network, recomputed from its
+    checkpoint by a plain forward pass over the training set (eval mode), in float64."""
     import torch
 
     from deepcollapse.nets.build import build_network, load_net_data
@@ -314,12 +345,13 @@ def _recomputed_means(cfg, run):
     model.eval()
     with torch.no_grad():
         x, y = data.train.batch(slice(None))
-        _, feats = model(x)
+        out, feats = model(x)
     y = y.numpy()
-    return {
-        name: np.stack([feats[key].double().numpy()[y == c].mean(axis=0) for c in range(cfg.num_classes)])
-        for key, _, _, name in feature_layers(cfg.layers)
-    }
+
+    def means(t):
+        return np.stack([t.double().numpy()[y == c].mean(axis=0) for c in range(cfg.num_classes)])
+
+    return {name: means(feats[key]) for key, _, _, name in feature_layers(cfg.layers)}, means(out)
 
 
 def _train(tmp_path, **overrides):
@@ -355,9 +387,9 @@ def test_real_run_at_strong_weight_decay_is_the_zero_solution(tmp_path):
     cfg, summary, on_disk = _train(tmp_path, reg="standard", lam=0.1, lr=0.05, epochs=20)
     assert summary.outcome.label == "zero" and on_disk["outcome"]["label"] == "zero"
     assert summary.train_acc == pytest.approx(0.1)  # chance
-    means = _recomputed_means(cfg, tmp_path)
-    spread = min(np.linalg.norm(M - M.mean(axis=0)) / max(np.linalg.norm(M), 1e-300) for M in means.values())
-    assert spread <= 0.01
+    _, O = _recomputed_means(cfg, tmp_path)  # (K, K): the output's class means
+    assert np.linalg.norm(O - O.mean(axis=0)) / np.sqrt(9) <= 0.01
+    assert summary.outcome.output_spread == pytest.approx(np.linalg.norm(O - O.mean(axis=0)) / 3, abs=1e-6)
 
 
 def test_real_run_that_fits_is_labelled_from_its_class_means(tmp_path):
@@ -367,8 +399,9 @@ def test_real_run_that_fits_is_labelled_from_its_class_means(tmp_path):
     out = summary.outcome
     assert on_disk["outcome"] == out.to_dict() and out.label in OUTCOMES
     assert out.label not in ("zero", "diverged")
-    means = _recomputed_means(cfg, tmp_path)
+    means, O = _recomputed_means(cfg, tmp_path)
     K = cfg.num_classes
+    assert out.output_spread == pytest.approx(np.linalg.norm(O - O.mean(axis=0)) / np.sqrt(K - 1), rel=1e-4)
     for name, A in means.items():  # the ranks at 1e-3 · σ_1, recomputed
         s = np.linalg.svd(A, compute_uv=False)
         assert out.ranks[name] == int(np.sum(s > 1e-3 * s[0])), name

@@ -5,10 +5,10 @@ accuracy, the loss split into fit and regularisation, and per head layer (``H1``
 collapse metrics of :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training
 set in eval mode** (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition
 number of the class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and
-the max-normalised Gram matrix ``M_l^T M_l``; and the run's outcome so far, :func:`~deepcollapse.nets.outcome.
-classify_head` of those class means and the training accuracy (``summary.json`` decides it again at the end
-with the per-epoch losses).  The pass gathers features on the device and copies each to the host once per
-evaluation.
+the max-normalised Gram matrix ``M_l^T M_l``; and the run's outcome so far,
+:func:`~deepcollapse.nets.outcome.classify_head` of those class means, the output's and the training accuracy
+(``summary.json`` decides it again at the end with the per-epoch losses).  The pass gathers features on the
+device and copies each to the host once per evaluation.
 """
 
 from __future__ import annotations
@@ -127,8 +127,10 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
     reg = reg_h1 + float(reg_w)
     model.train(was_training)
+    W_L = model.head_weights()[-1].detach().double().cpu().numpy()  # (K, d_L)
     outcome = classify_head(
         {name: stats[key].class_means for key, _, _, name in layers},
+        outputs=stats[layers[-1][0]].class_means @ W_L.T,  # (K, K): the output's class means W_L M_L
         train_acc=tr["acc"],
         criteria=HeadCriteria(rank_rtol=config.rank_rtol),
     )

@@ -9,8 +9,16 @@ cells).  Numpy and float64 throughout; no torch.
 
 Measures (``M`` is a layer's class-mean matrix ``(d, K)``, columns = classes, as in the papers):
 
-- **spread** ``‖M − m̄ 1_K^T‖_F / ‖M‖_F`` with ``m̄ = M 1_K / K`` (0 for ``M = 0``): how far the class means
-  are from one common vector.  0 for a constant (or zero) layer; ``√((K−1)/K)`` for an orthogonal frame.
+- **σ_2/σ_1** of each layer (``sigma2_ratios``; 0 for a zero or rank-1 layer): how far the class means are
+  from one common direction.  A non-negative (post-ReLU) ``M`` of rank 1 is ``u v^T`` with ``u, v >= 0``:
+  every class mean is a non-negative multiple of one vector, so is every output class mean ``W_L M_L e_c``,
+  and the MSE fit is at least that of the best constant output, ``(K−1)/(2K)`` -- the network form of the
+  all-zero solution, whose head no longer depends on the class beyond a scale.
+- **output spread** ``‖O − ō 1_K^T‖_F / ‖I_K − J_K/K‖_F = ‖O − ō 1_K^T‖_F / √(K−1)`` of the output's class
+  means ``O = W_L M_L`` (``(K, K)``, when given; ``ō = O 1_K / K``): the share of the targets' class-dependent
+  part ``I_K − J_K/K`` that the output's class means carry, in the targets' own units (1 for ``O = I``, ``α``
+  for ``O = α I``, 0 for a constant or zero output).  It is absolute, so it also sees the DUFM's zero point,
+  where every layer shrinks to 0 while its relative structure (``σ_2/σ_1``) can stay ~1e-3.
 - **ranks** at two stated tolerances: singular values ``σ_i > rank_tolerance(σ_1, shape, dtype, rtol)``
   (:func:`deepcollapse._core.checks.rank_tolerance`: ``rtol · σ_1``, or ``max(shape) · eps(dtype) · σ_1`` for
   ``rtol = None`` with the features' dtype, float32), ``ranks`` at :attr:`HeadCriteria.rank_rtol` (decides)
@@ -34,11 +42,14 @@ why, and the other labels are used (no error).
 Labels (:data:`OUTCOMES`), the first rule that applies wins:
 
 1. ``diverged`` -- the run stopped on a non-finite loss, or a class mean is not finite.
-2. ``zero`` -- some layer's class means are one constant vector: spread ``<=``
-:attr:`HeadCriteria.zero_spread`
-   (the all-zero solution of the DUFM and its network form, a head whose output does not depend on the class:
-   chance accuracy, rank 1 or 0 everywhere).  Before ``not_converged``: it is an end state whose accuracy is
-   chance by definition.
+2. ``zero`` -- the head's output no longer depends on the class: the output spread is at most
+   :attr:`HeadCriteria.zero_output` (the DUFM's all-zero solution, and a constant output), or some post-ReLU
+   head layer ``H_2 .. H_L`` (``H1`` for ``L = 1``) has collapsed to one direction, ``σ_2/σ_1 <=``
+   :attr:`HeadCriteria.zero_rtol` (a constant up to a per-class scale; rank 1 in the later layers).  Either
+   way the fit is no better than the best constant output's, ``(K−1)/(2K)`` (for a rank-1 ``O``: Eckart–Young,
+   ``‖O − I_K‖_F² >= K − 1``), and the accuracy is chance.  Pre-ReLU layers do not count: a rank-1 ``M~_l = u
+   v^T`` with ``v`` of both signs becomes rank 2 after the ReLU.  Before ``not_converged``: an end state
+   whose accuracy is chance by construction.
 3. ``not_converged`` -- training accuracy below :attr:`HeadCriteria.min_train_acc`, or the training loss still
    fell by more than :attr:`HeadCriteria.plateau_tol` (relative) over the last
    :attr:`HeadCriteria.plateau_window` of the epochs.  Before the structural labels: the structure of a
@@ -86,10 +97,14 @@ class HeadCriteria(ConfigMixin):
 
     Attributes
     ----------
-    zero_spread : float, default 0.01
-        ``zero`` when some layer's spread (relative distance of the class means from their mean) is at most
-        this: 1 % of the layer's size.  A zero run of the issue's presets has rank 1 at ``1e-3 · σ_1`` (spread
-        ``~ √(K−1) · 1e-3 ≈ 3e-3``); an orthogonal frame has spread 0.95 (``K = 10``).
+    zero_rtol : float, default 1e-3
+        ``zero`` when some post-ReLU head layer has ``σ_2 <= zero_rtol · σ_1``: rank 1 at the papers' rank
+        threshold.  The zero runs of the issue's Fig. 4 cell (ResNet8, mnist_5k, wd 0.04, lr 0.01) reach
+        ``σ_2/σ_1 < 1e-4`` in ``H_4, H_5`` by epoch 35 while their class means still differ in scale by ~2 %
+        (so "equal class means" would miss them); fitting heads keep ``σ_2/σ_1 >= 0.1`` (``K = 10``).
+    zero_output : float, default 0.01
+        ``zero`` when the output's class means carry at most 1 % of the targets' class-dependent part (output
+        spread); a fitting MSE head carries ``~0.9`` (its weight decay shrinks ``O`` below ``I``).
     min_train_acc : float, default 0.99
         ``not_converged`` below this training accuracy: the papers' networks interpolate their training sets
         (accuracy 1.0); 0.99 leaves room for a few mislabelled-looking MNIST digits.
@@ -115,7 +130,8 @@ class HeadCriteria(ConfigMixin):
         The dtype the features were computed in (the machine-epsilon rule's ``eps``).
     """
 
-    zero_spread: float = 1e-2
+    zero_rtol: float = 1e-3
+    zero_output: float = 1e-2
     min_train_acc: float = 0.99
     plateau_tol: float = 0.05
     plateau_window: float = 0.1
@@ -126,7 +142,7 @@ class HeadCriteria(ConfigMixin):
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
-        for name in ("zero_spread", "plateau_window", "srg_gram_tol"):
+        for name in ("zero_rtol", "zero_output", "plateau_window", "srg_gram_tol"):
             object.__setattr__(self, name, check_float(name, getattr(self, name), gt=0.0, lt=1.0))
         object.__setattr__(
             self, "min_train_acc", check_float("min_train_acc", self.min_train_acc, ge=0.0, le=1.0)
@@ -162,8 +178,10 @@ class HeadOutcome(Result):
         Rank of each layer's class means (paper names ``H1``, ``H~2``, ``H2``, ...) at ``criteria.rank_rtol``.
     ranks_coarse : dict of str to int
         The same at ``criteria.rank_rtol_coarse``.
-    spreads : dict of str to float
-        ``‖M − m̄ 1^T‖_F / ‖M‖_F`` of each layer.
+    sigma2_ratios : dict of str to float
+        ``σ_2 / σ_1`` of each layer's class means (0 for a zero or rank-1 layer).
+    output_spread : float or None
+        ``‖O − ō 1^T‖_F / √(K−1)`` of the output's class means (``None`` when they were not given).
     bottleneck : str
         The layer of the smallest rank (ties: the largest gap).
     bottleneck_rank : int
@@ -197,7 +215,8 @@ class HeadOutcome(Result):
     layers: int | None = None
     ranks: dict[str, int] | None = None
     ranks_coarse: dict[str, int] | None = None
-    spreads: dict[str, float] | None = None
+    sigma2_ratios: dict[str, float] | None = None
+    output_spread: float | None = None
     bottleneck: str | None = None
     bottleneck_rank: int | None = None
     sv_gap: float | None = None
@@ -236,11 +255,8 @@ def _check_means(means: Mapping[str, ArrayLike]) -> tuple[dict[str, np.ndarray],
     return {name: A.T for name, A in out.items()}, K, L  # (d, K): columns = classes
 
 
-def _spread(M: np.ndarray) -> float:
-    norm = float(np.linalg.norm(M))
-    if norm == 0.0:
-        return 0.0
-    return float(np.linalg.norm(M - M.mean(axis=1, keepdims=True))) / norm
+def _sigma2_ratio(s: np.ndarray) -> float:
+    return 0.0 if s.size < 2 or s[0] == 0.0 else float(s[1] / s[0])
 
 
 def _rank(s: np.ndarray, shape: tuple[int, int], rtol: float | None, dtype: str) -> int:
@@ -289,11 +305,19 @@ def loss_decrease(train_loss_per_epoch: Sequence[float | None], window: float = 
 def _decide(m: Mapping[str, Any], criteria: HeadCriteria) -> tuple[str, str]:
     """The label and why from the measures ``m`` (the fields of :class:`HeadOutcome`), rules in order."""
     K = m["classes"]
-    layer, spread = min(m["spreads"].items(), key=lambda kv: kv[1])
-    if spread <= criteria.zero_spread:
+    spread = m.get("output_spread")
+    if spread is not None and spread <= criteria.zero_output:
         return "zero", (
-            f"the class means of {layer} are one constant vector up to a relative spread of {_num(spread)} "
-            f"<= {criteria.zero_spread:g}"
+            f"the output's class means carry {_num(spread)} <= {criteria.zero_output:g} of the targets' "
+            "class-dependent part (a constant or zero output)"
+        )
+    post = [f"H{l}" for l in range(2, m["layers"] + 1)] or ["H1"]
+    layer = min(post, key=lambda n: m["sigma2_ratios"][n])
+    ratio = m["sigma2_ratios"][layer]
+    if ratio <= criteria.zero_rtol:
+        return "zero", (
+            f"the class means of {layer} collapsed to one direction: σ_2/σ_1 = {_num(ratio)} <= "
+            f"{criteria.zero_rtol:g} (the output is one vector up to a per-class scale)"
         )
     acc, dec = m.get("train_acc"), m.get("loss_decrease")
     if acc is not None and acc < criteria.min_train_acc:
@@ -339,6 +363,7 @@ def _diverged(K: int, L: int, why: str, criteria: HeadCriteria) -> HeadOutcome:
 def classify_head(
     means: Mapping[str, ArrayLike],
     *,
+    outputs: ArrayLike | None = None,
     train_acc: float | None = None,
     train_loss_per_epoch: Sequence[float | None] | None = None,
     diverged: bool = False,
@@ -352,6 +377,8 @@ def classify_head(
         The class means of every head feature, one row per class ``(K, d)``, keyed by the paper names in the
         order of :func:`~deepcollapse.nets.head.feature_layers`: ``H1, H~2, H2, ..., H~L, HL`` (``H1`` alone
         for ``L = 1``).
+    outputs : array_like, (K, K), optional
+        The class means of the network's output, one row per class (``M_L^T W_L^T``): the output spread.
     train_acc : float, optional
         Training accuracy (the ``not_converged`` test is skipped without it).
     train_loss_per_epoch : sequence of float, optional
@@ -380,18 +407,25 @@ def classify_head(
     M, K, L = _check_means(means)
     if diverged:
         return _diverged(K, L, "the training loss became non-finite", criteria)
+    O = None if outputs is None else np.asarray(outputs, dtype=np.float64).T  # (K outputs, K classes)
+    if O is not None and O.shape != (K, K):
+        raise ConfigError(f"outputs.shape == {O.T.shape}, must be (K, K) = ({K}, {K}): one row per class.")
     bad = [name for name, A in M.items() if not np.isfinite(A).all()]
+    bad += ["the output"] if O is not None and not np.isfinite(O).all() else []
     if bad:
         return _diverged(K, L, f"the class means of {', '.join(bad)} are not finite", criteria)
+    spread = (
+        None if O is None else float(np.linalg.norm(O - O.mean(axis=1, keepdims=True)) / math.sqrt(K - 1))
+    )
     ranks: dict[str, int] = {}
     coarse: dict[str, int] = {}
-    spreads: dict[str, float] = {}
+    ratios: dict[str, float] = {}
     gaps: dict[str, float | None] = {}
     for name, A in M.items():
         s = np.linalg.svd(A, compute_uv=False)  # descending, min(d, K) values
         ranks[name] = k = _rank(s, A.shape, criteria.rank_rtol, criteria.dtype)
         coarse[name] = _rank(s, A.shape, criteria.rank_rtol_coarse, criteria.dtype)
-        spreads[name] = _spread(A)
+        ratios[name] = _sigma2_ratio(s)
         gaps[name] = None if k == 0 or k >= s.size else (float(s[k - 1] / s[k]) if s[k] > 0 else math.inf)
 
     def sharpness(name: str) -> float:
@@ -424,7 +458,8 @@ def classify_head(
         "layers": L,
         "ranks": ranks,
         "ranks_coarse": coarse,
-        "spreads": spreads,
+        "sigma2_ratios": ratios,
+        "output_spread": spread,
         "bottleneck": bottleneck,
         "bottleneck_rank": ranks[bottleneck],
         "sv_gap": gaps[bottleneck],
