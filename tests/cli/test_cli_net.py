@@ -49,6 +49,9 @@ def test_train_then_resume(tmp_path, capsys):
     assert main([*TINY, "--epochs", "1", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "H~2: rank" in text and "train acc" in text
+    # the run's outcome (deepcollapse.nets.outcome) is printed and stored
+    summary = json.loads((out / "summary.json").read_text())
+    assert f"outcome: {summary['outcome']['label']} ({summary['outcome']['why']})" in text
     assert main(["net", "resume", str(out), "--epochs", "2", "--no-progress"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["epochs_done"] == 2 and set(summary["ranks"]) == {"H1", "H~2", "H2"}

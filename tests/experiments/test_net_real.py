@@ -52,6 +52,7 @@ def test_theory_levels_are_the_dufm_optimum_at_the_runs_n_and_lambda():
     assert lv["loss_dnc"] == pytest.approx(ref, rel=1e-9)
     assert lv["loss_srg"] is not None and lv["loss_dnc"] < 0.5
     assert theory_levels({**cfg, "reg": "standard"}, N) is None
+    assert theory_levels({**cfg, "mse_reduction": "mean"}, N) is None  # torch's MSELoss: not eq. (1)'s fit
 
 
 @pytest.mark.check

@@ -105,6 +105,9 @@ def _print_summary(summary: Mapping[str, Any], out: str) -> None:
             f"  {name:>4}: rank {rec['rank']}  effective rank {rec['effective_rank']}  DNC1 {rec['dnc1']}  "
             f"DNC2 cond {rec['dnc2_cond']}"
         )
+    outcome = summary.get("outcome")
+    if outcome:
+        print(f"outcome: {outcome['label']} ({outcome['why']})")
     if summary.get("diverged"):
         print("warning: the loss diverged (non-finite); training stopped.")
 

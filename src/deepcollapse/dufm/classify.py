@@ -70,6 +70,7 @@ from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import numpy_gradients
 from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
+from deepcollapse.theory.constructions.gram import cosine_gram, gram_match
 from deepcollapse.theory.objective import evaluate, forward
 
 __all__ = [
@@ -176,45 +177,7 @@ class DUFMRun(Result):
 
 
 def _cosine_gram(M: np.ndarray) -> np.ndarray:
-    G = M.T @ M
-    d = np.sqrt(np.clip(np.diag(G), 1e-300, None))
-    return G / np.outer(d, d)
-
-
-def gram_match(G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int = 0) -> dict[str, Any]:
-    """How close ``G`` is to ``P G_ref P^T`` over permutations ``P`` (both cosine-normalised ``(K, K)``).
-
-    Returns ``{"lower": ..., "distance": ..., "perm": [...]}``: ``lower`` is a permutation-invariant lower
-    bound of ``min_P max|G − P G_ref P^T|`` (sorted entries; sorted eigenvalues / K), ``distance`` the
-    max-entry error of the best permutation found by quadratic assignment (maximising ``⟨G, P G_ref P^T⟩``,
-    i.e. minimising the Frobenius error), ``perm[i]`` the reference class matched to class ``i``.
-    """
-    from scipy.optimize import quadratic_assignment
-
-    G = np.asarray(G, dtype=np.float64)
-    G_ref = np.asarray(G_ref, dtype=np.float64)
-    K = G.shape[0]
-    lower = max(
-        float(np.max(np.abs(np.sort(G, axis=None) - np.sort(G_ref, axis=None)))),
-        float(np.max(np.abs(np.linalg.eigvalsh(G) - np.linalg.eigvalsh(G_ref)))) / K,
-    )
-    best_perm, best = np.arange(K), math.inf
-    rng = np.random.default_rng(seed)
-    for i in range(starts):
-        opts: dict[str, Any] = {"maximize": True, "P0": "barycenter" if i == 0 else "randomized", "rng": rng}
-        perm = np.asarray(quadratic_assignment(G, G_ref, method="faq", options=opts).col_ind)
-        guess = np.column_stack([np.arange(K), perm])  # refine the FAQ answer by 2-opt swaps
-        perm = np.asarray(
-            quadratic_assignment(
-                G, G_ref, method="2opt", options={"maximize": True, "partial_guess": guess, "rng": rng}
-            ).col_ind
-        )
-        d = float(np.max(np.abs(G - G_ref[np.ix_(perm, perm)])))
-        if d < best:
-            best, best_perm = d, perm
-        if best <= 1e-9:
-            break
-    return {"lower": lower, "distance": best, "perm": [int(p) for p in best_perm]}
+    return cosine_gram(M.T @ M)
 
 
 def _pre_means(

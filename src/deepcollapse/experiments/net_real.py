@@ -275,9 +275,14 @@ def theory_levels(config: dict[str, Any], n_train: int) -> Mapping[str, Any] | N
     ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
     unbalanced training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced
     by ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
-    (formulas.md).
+    (formulas.md).  ``mse_reduction: mean`` (torch's ``MSELoss``, ``2/K`` times eq. (1)'s fit) has no levels
+    here: ``None``.
     """
-    if config.get("reg") != "dufm" or config.get("loss") != "mse":
+    if (
+        config.get("reg") != "dufm"
+        or config.get("loss") != "mse"
+        or config.get("mse_reduction", "sum") != "sum"
+    ):
         return None
     from deepcollapse.theory import compare
 

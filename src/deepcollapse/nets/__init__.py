@@ -7,6 +7,7 @@
 - :mod:`.build` (device, data, ``build_network``, optimizer), :mod:`.step` (objective, the one optimisation
   step ``train_step``), :mod:`.evaluate` (the metrics record), :mod:`.summary` (``NetSummary``),
   :mod:`.checkpoint` (run files, checkpoint, stop errors).
+- :mod:`.outcome` -- where a run landed (``classify_head``: zero, DNC, SRG-like, low-rank, ...), numpy only.
 - :mod:`.train` -- the epoch loop: ``train_net`` / ``resume_net`` (re-exports the pieces above).
 
 Extension point: a backbone is one module plus one entry in ``build_network`` (:mod:`.build`) and in
@@ -29,5 +30,9 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "train_step": "step",
         "build_network": "build",
         "DeviceMemoryError": "checkpoint",
+        "classify_head": "outcome",
+        "HeadCriteria": "outcome",
+        "HeadOutcome": "outcome",
+        "OUTCOMES": "outcome",
     },
 )

@@ -4,12 +4,17 @@ Owns the set-up of a run of :func:`deepcollapse.nets.train.train_net` before its
 :func:`select_device` (``auto``: CUDA, else MPS, else CPU), :func:`load_net_data` (the dataset of the config,
 batch size checked), :func:`channels_last_on` (the memory-format rule: channels-last on the CPU by default,
 never for the MLP backbone; see :mod:`deepcollapse.nets.config`), :func:`build_network` (backbone + bias-free
-head initialised from ``seed`` in a forked RNG, DUFM head loaded and frozen as configured; the one place a new
-backbone is added), :func:`make_optimizer` (SGD with momentum or Adam) and :func:`make_grad_scaler` (the
-``amp`` loss scaler, enabled on CUDA only).
+head initialised from ``seed`` in a forked RNG and scaled by ``head_init_scale``, DUFM head loaded and frozen
+as configured; the one place a new backbone is added), :func:`decayed_parameters` (which parameters the weight
+decay acts on, with which λ: the one definition the loss's decay term and the decoupled optimisers share),
+:func:`make_optimizer` (SGD with momentum or Adam; :class:`SGDW` / AdamW with ``wd_mode: decoupled``) and
+:func:`make_grad_scaler` (the ``amp`` loss scaler, enabled on CUDA only).  The conventions are described in
+:mod:`deepcollapse.nets.config`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 
@@ -21,7 +26,9 @@ from deepcollapse.nets.mlp_backbone import MLPBackbone
 from deepcollapse.nets.resnet import ResNet20
 
 __all__ = [
+    "SGDW",
     "build_network",
+    "decayed_parameters",
     "channels_last_on",
     "load_net_data",
     "make_grad_scaler",
@@ -135,11 +142,84 @@ def build_network(
             if channels_last_on(config, device):
                 backbone = backbone.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         head = MLPHead(backbone.out_features, config.width, config.layers, K)
+    if config.head_init_scale != 1.0:
+        with torch.no_grad():
+            for W in head.parameters():
+                W.mul_(config.head_init_scale)
     if dufm_weights is not None:
         head.set_weights(dufm_weights)
     if config.freeze_head:
         head.requires_grad_(False)
     return HeadNetwork(backbone, head)
+
+
+def decayed_parameters(config: NetConfig, model: HeadNetwork) -> tuple[float, list[torch.Tensor]]:
+    """``(λ, parameters)``: the weight decay of ``config`` and the parameters it acts on, in model order.
+
+    ``reg: dufm``: ``lam`` on the head's ``W_1 .. W_L``; ``reg: standard``: ``lam`` on every parameter
+    (``wd_scope: all``) or on those with at least 2 dimensions (``weights``: no BatchNorm scales / shifts,
+    no biases); ``reg: none``: ``(0.0, [])``.  Coupled decay adds ``(λ/2) Σ ‖θ‖²`` over them to the loss
+    (:func:`~deepcollapse.nets.step.regularisation`), decoupled decay shrinks them in the optimiser step
+    (:func:`make_optimizer`).
+
+    Parameters
+    ----------
+    config
+        The run's configuration (``reg``, ``lam``, ``wd_scope``).
+    model
+        The network.
+
+    Returns
+    -------
+    tuple of (float, list of torch.Tensor)
+        The decay and the decayed parameters (frozen ones included: the objective counts them).
+    """
+    if config.reg == "dufm":
+        return config.lam, model.head_weights()
+    if config.reg == "standard":
+        params: list[torch.Tensor] = list(model.parameters())
+        if config.wd_scope == "weights":
+            params = [p for p in params if p.ndim >= 2]
+        return config.lam, params
+    return 0.0, []
+
+
+class SGDW(torch.optim.SGD):
+    """SGD (with momentum) and decoupled weight decay (Loshchilov & Hutter, "Decoupled weight decay
+    regularization", ICLR 2019): each step first shrinks the parameters of a group, ``θ ← θ (1 − lr ·
+    decoupled_weight_decay)`` (the group's ``lr``, so the decay follows the schedule, as in torch's
+    ``AdamW``), then takes torch's SGD step with the gradient of the loss alone (no decay in the momentum).
+
+    Parameters
+    ----------
+    params
+        Parameters or parameter groups; a group's ``"decoupled_weight_decay"`` (default ``weight_decay``).
+    lr, momentum
+        As for ``torch.optim.SGD``.
+    weight_decay
+        The default decoupled decay λ of a group.
+    """
+
+    def __init__(self, params: Any, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
+        super().__init__(params, lr=lr, momentum=momentum)
+        for group in self.param_groups:
+            group.setdefault("decoupled_weight_decay", float(weight_decay))
+
+    def step(self, closure: Any = None) -> Any:  # type: ignore[override]
+        """One step: the decoupled decay of every parameter with a gradient, then the SGD update."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        with torch.no_grad():
+            for group in self.param_groups:
+                decay = group["lr"] * group["decoupled_weight_decay"]
+                if decay:
+                    for p in group["params"]:
+                        if p.grad is not None:
+                            p.mul_(1.0 - decay)
+        super().step()
+        return loss
 
 
 def make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimizer:
@@ -148,16 +228,32 @@ def make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimiz
     Parameters
     ----------
     config
-        The run's configuration (``optimizer``, ``lr``, ``momentum``).
+        The run's configuration (``optimizer``, ``lr``, ``momentum``; ``wd_mode``, with ``reg`` / ``lam`` /
+        ``wd_scope`` through :func:`decayed_parameters`).
     model
         The network; frozen parameters (``freeze_head``) are left out.
 
     Returns
     -------
     torch.optim.Optimizer
-        ``SGD`` with momentum or ``Adam`` at the base learning rate ``lr`` (the loop sets each epoch's).
+        ``SGD`` with momentum or ``Adam`` at the base learning rate ``lr`` (the loop sets each epoch's); with
+        ``wd_mode: decoupled`` two groups, the decayed parameters (decay ``lam``) and the others, in
+        :class:`SGDW` or ``Adam(decoupled_weight_decay=True)`` (= ``AdamW``).
     """
     params = [p for p in model.parameters() if p.requires_grad]
+    lam, decayed = decayed_parameters(config, model)
+    if config.wd_mode == "decoupled" and lam > 0.0 and decayed:
+        ids = {id(p) for p in decayed}
+        groups = [
+            {"params": [p for p in params if id(p) in ids], "weight_decay": lam},
+            {"params": [p for p in params if id(p) not in ids], "weight_decay": 0.0},
+        ]
+        groups = [g for g in groups if g["params"]]
+        if config.optimizer == "sgd":
+            for g in groups:
+                g["decoupled_weight_decay"] = g.pop("weight_decay")
+            return SGDW(groups, lr=config.lr, momentum=config.momentum)
+        return torch.optim.Adam(groups, lr=config.lr, decoupled_weight_decay=True)
     if config.optimizer == "sgd":
         return torch.optim.SGD(params, lr=config.lr, momentum=config.momentum)
     return torch.optim.Adam(params, lr=config.lr)

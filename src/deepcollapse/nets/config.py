@@ -24,6 +24,29 @@ head:
 Loss ``"mse"``: ``(1/(2|B|)) Σ_{i∈B} ‖f(x_i) − e_{y_i}‖²`` (one-hot targets; the DUFM's ``1/(2N)`` convention,
 summed over the K outputs); ``"ce"``: mean cross-entropy.
 
+Training conventions (issue 29: the settings a paper's code may use without saying; the defaults are this
+toolkit's, and each alternative is one option):
+
+- ``mse_reduction``: ``"sum"`` (default) is the ``mse`` loss above, ``0.5 · Σ_k (f_k − e_{y,k})²`` averaged
+  over the batch; ``"mean"`` is ``torch.nn.MSELoss()``: ``(1/(|B| K)) Σ_{i,k} (f_k(x_i) − e_{y_i,k})²``, i.e.
+  ``2/K`` times ``"sum"`` (the fit's gradient is ``2/K`` as large, so every λ acts ``K/2`` times as strongly
+  relative to it; the DUFM's ``L_DNC`` / ``L_SRG`` and the zero point's 1/2 are in the ``"sum"`` convention).
+- ``wd_scope``: which parameters the weight decay acts on with ``reg: standard``: ``"all"`` (default, every
+  parameter) or ``"weights"`` (parameters with at least 2 dimensions: convolution kernels and linear weights;
+  BatchNorm scales and shifts and biases are not decayed -- the common practice of e.g. nanoGPT and timm).
+  ``reg: dufm`` decays the head's weight matrices only, which are all "weights".
+- ``wd_mode``: ``"coupled"`` (default): the decay is the term ``(lam/2)‖θ‖²`` of the loss, so its gradient
+  ``lam · θ`` passes through SGD's momentum (or Adam's moments) like the fit's -- torch's
+  ``SGD(weight_decay=)`` is the same thing; ``"decoupled"``: the optimiser step shrinks the decayed
+  parameters itself, ``θ ← θ − lr_t · lam · θ`` before the update from the fit's gradient (Loshchilov &
+  Hutter's SGDW / AdamW; torch's ``AdamW``).  With momentum ``μ`` the coupled decay's steady-state step is
+  ``lr · lam / (1 − μ)``, ten times the decoupled one at ``μ = 0.9``.  The loss has no decay term then
+  (``train_loss_per_epoch``), while the reported objective (``metrics.jsonl``'s ``reg``, ``loss``) still adds
+  ``(lam/2)‖θ‖²``: the function whose stationary points both modes seek.  ``λ_H1`` (on features, not
+  parameters) always stays in the loss.
+- ``head_init_scale``: the head's weights ``W_1 .. W_L`` are PyTorch's default initialisation
+  (Kaiming-uniform, ``U(−1/√d_in, 1/√d_in)``) times this factor (default 1: unchanged).
+
 Speed options (``amp`` off by default; ``channels_last`` ``"auto"``):
 
 - ``amp``: the forward pass and the loss run under ``torch.autocast`` -- float16 on CUDA with a
@@ -57,7 +80,17 @@ from deepcollapse.nets.data.names import (
     parse_classes,
 )
 
-__all__ = ["NetConfig", "REGULARISATIONS", "LOSSES", "OPTIMIZERS", "SCHEDULES", "BACKBONES"]
+__all__ = [
+    "BACKBONES",
+    "LOSSES",
+    "MSE_REDUCTIONS",
+    "NetConfig",
+    "OPTIMIZERS",
+    "REGULARISATIONS",
+    "SCHEDULES",
+    "WD_MODES",
+    "WD_SCOPES",
+]
 
 REGULARISATIONS = ("dufm", "standard", "none")
 LOSSES = ("mse", "ce")
@@ -66,6 +99,9 @@ SCHEDULES = ("constant", "multistep", "cosine")
 BACKBONES = ("resnet20", "resnet8", "mlp")
 LAM_H_SCALES = ("batch_mean", "dataset")
 DEVICES = ("auto", "cpu", "cuda", "mps")
+MSE_REDUCTIONS = ("sum", "mean")
+WD_SCOPES = ("all", "weights")
+WD_MODES = ("coupled", "decoupled")
 
 
 @dataclass
@@ -144,6 +180,14 @@ class NetConfig(ConfigMixin):
         default="mse",
         metadata={"help": "fit term: mse (squared error) or ce (softmax cross-entropy)", "choices": LOSSES},
     )
+    mse_reduction: str = field(
+        default="sum",
+        metadata={
+            "help": "mse normalisation: sum (0.5 · Σ_k (f_k − e_y,k)², the DUFM's) or mean "
+            "(torch.nn.MSELoss: the mean over the K outputs, 2/K times sum); both averaged over the batch",
+            "choices": MSE_REDUCTIONS,
+        },
+    )
     reg: str = field(
         default="dufm",
         metadata={
@@ -164,6 +208,22 @@ class NetConfig(ConfigMixin):
         metadata={
             "help": "λ_H1 times the batch mean of ‖h1‖²/2 (batch_mean) or N times that (dataset: eq. (1))",
             "choices": LAM_H_SCALES,
+        },
+    )
+    wd_scope: str = field(
+        default="all",
+        metadata={
+            "help": "reg standard: decay every parameter (all) or only those with >= 2 dimensions (weights: "
+            "no decay on BatchNorm scales/shifts and biases)",
+            "choices": WD_SCOPES,
+        },
+    )
+    wd_mode: str = field(
+        default="coupled",
+        metadata={
+            "help": "weight decay as (lam/2)‖θ‖² in the loss (coupled: through momentum) or applied by the "
+            "optimiser step, θ ← θ − lr·lam·θ (decoupled: SGDW / AdamW)",
+            "choices": WD_MODES,
         },
     )
     optimizer: str = field(default="sgd", metadata={"help": "optimiser", "choices": OPTIMIZERS})
@@ -208,6 +268,13 @@ class NetConfig(ConfigMixin):
     )
     head_init_run: int = field(
         default=0, metadata={"help": "which run r of the DUFM's batched params --head-init takes"}
+    )
+    head_init_scale: float = field(
+        default=1.0,
+        metadata={
+            "help": "multiplier of the head weights' initialisation, PyTorch's for nn.Linear "
+            "(Kaiming-uniform, U(±1/√d_in))"
+        },
     )
     amp: bool = field(
         default=False,
@@ -281,6 +348,9 @@ class NetConfig(ConfigMixin):
         if self.layers >= 2 and self.width < K:
             raise ConfigError(f"width == {self.width}, must be >= the number of classes K = {K} (d_l >= K).")
         check_choice("loss", self.loss, LOSSES)
+        check_choice("mse_reduction", self.mse_reduction, MSE_REDUCTIONS)
+        check_choice("wd_scope", self.wd_scope, WD_SCOPES)
+        check_choice("wd_mode", self.wd_mode, WD_MODES)
         check_choice("reg", self.reg, REGULARISATIONS)
         self.lam = check_float("lam", self.lam, ge=0.0)
         self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
@@ -310,6 +380,12 @@ class NetConfig(ConfigMixin):
         if self.head_init is not None:
             self.head_init = str(self.head_init)
         self.head_init_run = check_int("head_init_run", self.head_init_run, min=0)
+        self.head_init_scale = check_float("head_init_scale", self.head_init_scale, gt=0.0)
+        if self.head_init is not None and self.head_init_scale != 1.0:
+            raise ConfigError(
+                f"head_init_scale == {self.head_init_scale}, must be 1 with head_init (the head is the DUFM "
+                "run's weights)."
+            )
         if self.rank_rtol is not None:
             self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
 

@@ -5,8 +5,10 @@ accuracy, the loss split into fit and regularisation, and per head layer (``H1``
 collapse metrics of :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training
 set in eval mode** (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition
 number of the class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and
-the max-normalised Gram matrix ``M_l^T M_l``.  The pass gathers features on the device and copies each to the
-host once per evaluation.
+the max-normalised Gram matrix ``M_l^T M_l``; and the run's outcome so far,
+:func:`~deepcollapse.nets.outcome.classify_head` of those class means, the output's and the training accuracy
+(``summary.json`` decides it again at the end with the per-epoch losses).  The pass gathers features on the
+device and copies each to the host once per evaluation.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from deepcollapse.nets.build import channels_last_on
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits, ImageData
 from deepcollapse.nets.head import HeadNetwork, feature_layers
+from deepcollapse.nets.outcome import HeadCriteria, classify_head
 from deepcollapse.nets.step import fit_loss, regularisation
 
 __all__ = ["evaluate"]
@@ -99,7 +102,9 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     eval mode: ``fit`` its mean, ``reg_h1`` with the mean of ``‖h1‖²`` over the training set), ``test_fit``
     and ``layers``: one dict per head feature (``layer, name, kind, key, dnc1, nc1_pinv, dnc2_cond, rank,
     effective_rank, singular_values, gram, negative_fraction, warnings``), metrics from
-    :class:`deepcollapse.metrics.streaming.CollapseStatistics` (float64 accumulation).
+    :class:`deepcollapse.metrics.streaming.CollapseStatistics` (float64 accumulation); ``outcome``: the
+    :class:`~deepcollapse.nets.outcome.HeadOutcome` dict of these class means and the training accuracy (rank
+    tolerance ``config.rank_rtol``).
     """
     from deepcollapse.metrics.streaming import CollapseStatistics
 
@@ -117,11 +122,18 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
     )
     with torch.no_grad():
         h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
-        _, reg_w = regularisation(config, model, h1_dummy)
+        _, reg_w = regularisation(config, model, h1_dummy, objective=True)
     c = float(len(data.train)) if config.lam_h_scale == "dataset" else 1.0
     reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
     reg = reg_h1 + float(reg_w)
     model.train(was_training)
+    W_L = model.head_weights()[-1].detach().double().cpu().numpy()  # (K, d_L)
+    outcome = classify_head(
+        {name: stats[key].class_means for key, _, _, name in layers},
+        outputs=stats[layers[-1][0]].class_means @ W_L.T,  # (K, K): the output's class means W_L M_L
+        train_acc=tr["acc"],
+        criteria=HeadCriteria(rank_rtol=config.rank_rtol),
+    )
     return {
         "train_acc": tr["acc"],
         "test_acc": _finite(te["acc"]),
@@ -134,4 +146,5 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
         "layers": [
             _layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers
         ],
+        "outcome": outcome.to_dict(),
     }

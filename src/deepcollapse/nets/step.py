@@ -3,10 +3,11 @@
 Owns the pure functions of an epoch: :func:`lr_at` (the learning rate of epoch ``e``, a pure function of
 ``e``), :func:`epoch_order` (the data order of epoch ``e``: ``randperm(N)`` from a generator seeded with
 ``seed · 1_000_003 + e``, so it does not depend on how many epochs ran in this process), :func:`fit_loss` (MSE
-to one-hot or cross-entropy), :func:`regularisation` (``dufm``, ``standard`` or ``none``; see
-:mod:`deepcollapse.nets.config`) and :func:`train_step`, the one optimisation step that the loop of
-:mod:`deepcollapse.nets.train`, the benchmark and the GPU parity test all call (``amp`` autocast and loss
-scaling, channels-last batches as :func:`~deepcollapse.nets.build.channels_last_on` says).
+to one-hot, summed or averaged over the outputs, or cross-entropy), :func:`regularisation` (``dufm``,
+``standard`` or ``none``, coupled or decoupled weight decay; see :mod:`deepcollapse.nets.config`) and
+:func:`train_step`, the one optimisation step that the loop of :mod:`deepcollapse.nets.train`, the benchmark
+and the GPU parity test all call (``amp`` autocast and loss scaling, channels-last batches as
+:func:`~deepcollapse.nets.build.channels_last_on` says).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import torch
 from torch.nn import functional as F
 
-from deepcollapse.nets.build import channels_last_on
+from deepcollapse.nets.build import channels_last_on, decayed_parameters
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.head import HeadNetwork
 
@@ -38,31 +39,40 @@ def lr_at(config: NetConfig, epoch: int) -> float:
 
 
 def fit_loss(config: NetConfig, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``mse``: ``(1/(2B)) Σ_i ‖out_i − e_{y_i}‖²``; ``ce``: mean cross-entropy."""
+    """``mse``: ``(1/(2B)) Σ_i ‖out_i − e_{y_i}‖²`` (``mse_reduction: sum``) or ``(1/(BK)) Σ_{i,k} (out_ik −
+    e_{y_i,k})²`` (``mean``: ``torch.nn.MSELoss``); ``ce``: mean cross-entropy."""
     if config.loss == "mse":
         target = F.one_hot(y, out.shape[1]).to(out.dtype)  # (B, K)
+        if config.mse_reduction == "mean":
+            return F.mse_loss(out, target)
         return 0.5 * (out - target).pow(2).sum(dim=1).mean()
     return F.cross_entropy(out, y)
 
 
 def regularisation(
-    config: NetConfig, model: HeadNetwork, h1: torch.Tensor, n_train: int = 1
+    config: NetConfig, model: HeadNetwork, h1: torch.Tensor, n_train: int = 1, *, objective: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(reg_h1, reg_w)`` of the scheme in ``config.reg`` (see :mod:`deepcollapse.nets.config`).
 
     ``dufm``: ``reg_h1 = c · (lam_h/2) · mean_i ‖h1_i‖²`` with ``c = 1`` (``lam_h_scale="batch_mean"``) or
     ``c = n_train`` (``"dataset"``), and ``reg_w = Σ_l (lam/2) ‖W_l‖_F²``;
-    ``standard``: ``reg_h1 = 0``, ``reg_w = (lam/2) Σ_θ ‖θ‖²`` over every parameter; ``none``: both 0.
+    ``standard``: ``reg_h1 = 0``, ``reg_w = (lam/2) Σ_θ ‖θ‖²`` over every parameter (``wd_scope: all``) or
+    over those with >= 2 dimensions (``weights``); ``none``: both 0.  The decayed parameters are
+    :func:`~deepcollapse.nets.build.decayed_parameters`'.
+
+    With ``wd_mode: decoupled`` the optimiser applies the weight decay itself, so the loss to differentiate
+    has ``reg_w = 0``; ``objective=True`` gives the objective's ``reg_w`` all the same (what
+    :func:`~deepcollapse.nets.evaluate.evaluate` reports).
     """
     zero = h1.new_zeros(())
+    reg_h1 = zero
     if config.reg == "dufm":
         c = float(n_train) if config.lam_h_scale == "dataset" else 1.0
         reg_h1 = 0.5 * c * config.lam_h * h1.pow(2).sum(dim=1).mean()
-        reg_w = 0.5 * config.lam * sum((W.pow(2).sum() for W in model.head_weights()), zero)
-        return reg_h1, reg_w
-    if config.reg == "standard":
-        return zero, 0.5 * config.lam * sum((p.pow(2).sum() for p in model.parameters()), zero)
-    return zero, zero
+    if config.reg == "none" or (config.wd_mode == "decoupled" and not objective):
+        return reg_h1, zero
+    lam, params = decayed_parameters(config, model)
+    return reg_h1, 0.5 * lam * sum((p.pow(2).sum() for p in params), zero)
 
 
 def epoch_order(config: NetConfig, epoch: int, n: int) -> torch.Tensor:

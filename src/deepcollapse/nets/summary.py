@@ -1,7 +1,9 @@
 """The result of a network run: :class:`NetSummary`, the typed ``summary.json`` of a run folder.
 
 Owns the summary's fields and :func:`run_summary`, which builds it from the loop's state (epochs done, the
-per-epoch training losses and times) and the last evaluation record of :mod:`deepcollapse.nets.evaluate`.
+per-epoch training losses and times) and the last evaluation record of :mod:`deepcollapse.nets.evaluate`,
+whose outcome it decides again with the whole run's losses and its divergence
+(:func:`~deepcollapse.nets.outcome.finalise_outcome`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 
 from deepcollapse._core.results import Result
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.outcome import HeadOutcome, finalise_outcome
 
 __all__ = ["NetSummary", "run_summary"]
 
@@ -63,7 +66,12 @@ class NetSummary(Result):
         Numerical rank of each layer's class means.
     dnc1 : dict of str to float
         ``tr Σ_W / tr Σ_B`` of each layer.
+    outcome : HeadOutcome or None
+        Where the run landed (:mod:`deepcollapse.nets.outcome`: ``zero``, ``dnc``, ``srg_like``,
+        ``low_rank``, ...), with why and the measures; ``None`` in run folders of earlier releases.
     """
+
+    _nested = {"outcome": HeadOutcome}
 
     dataset: str | None = None
     classes: list[int] | None = None
@@ -86,6 +94,7 @@ class NetSummary(Result):
     layers: dict[str, dict[str, Any]] | None = None
     ranks: dict[str, int] | None = None
     dnc1: dict[str, float | None] | None = None
+    outcome: HeadOutcome | None = None
 
 
 def run_summary(
@@ -117,7 +126,8 @@ def run_summary(
     Returns
     -------
     dict
-        The summary; the fields from ``epoch`` on only when ``last`` is given.
+        The summary; the fields from ``epoch`` on only when ``last`` is given; ``outcome`` when the last
+        evaluation stored one or the run diverged.
     """
     times = [h["epoch_time"] for h in state["history"]]
     out: dict[str, Any] = {
@@ -142,4 +152,13 @@ def run_summary(
         }
         out["ranks"] = {r["name"]: r["rank"] for r in last["layers"]}
         out["dnc1"] = {r["name"]: r["dnc1"] for r in last["layers"]}
+    outcome = finalise_outcome(
+        None if last is None else last.get("outcome"),
+        diverged=bool(state["diverged"]),
+        train_loss_per_epoch=out["train_loss_per_epoch"],
+        classes=config.num_classes,
+        layers=config.layers,
+    )
+    if outcome is not None:
+        out["outcome"] = outcome.to_dict()
     return out

@@ -39,7 +39,9 @@ Modules (each later one imports only from the earlier ones):
   5's conditions, the zero threshold, ``LOSS_ZERO``.
 * :mod:`.solutions`: explicit matrices at the optimal scales (:func:`dnc_solution`, :func:`srg_solution`,
   :func:`zero_solution`).
-* :mod:`.gram`: cosine Gram matrices of the SRG class means (:func:`srg_gram`, :func:`srg_intermediate_gram`).
+* :mod:`.gram`: cosine Gram matrices of the SRG class means (:func:`srg_gram`, :func:`srg_pre_gram`,
+  :func:`srg_intermediate_gram`), :func:`cosine_gram`, and :func:`gram_match` (a Gram matrix against a
+  reference, up to a permutation of the classes).
 """
 
 from deepcollapse.theory.constructions.closed_forms import (
@@ -65,7 +67,13 @@ from deepcollapse.theory.constructions.geometry import (
     srg_last_unit,
 )
 from deepcollapse.theory.constructions.geometry import _numeric as _numeric  # used by the tests
-from deepcollapse.theory.constructions.gram import srg_gram, srg_intermediate_gram
+from deepcollapse.theory.constructions.gram import (
+    cosine_gram,
+    gram_match,
+    srg_gram,
+    srg_intermediate_gram,
+    srg_pre_gram,
+)
 from deepcollapse.theory.constructions.scales import (
     chain_loss,
     half_terms_coefficient,
@@ -82,9 +90,11 @@ __all__ = [
     "Geometry",
     "best_srg_candidate",
     "chain_loss",
+    "cosine_gram",
     "def11_2_kept_classes",
     "dnc_geometry",
     "dnc_solution",
+    "gram_match",
     "half_terms_coefficient",
     "loss_dnc",
     "loss_srg",
@@ -98,6 +108,7 @@ __all__ = [
     "srg_intermediate_gram",
     "srg_last_unit",
     "srg_optimum",
+    "srg_pre_gram",
     "srg_solution",
     "theorem5_conditions",
     "zero_solution",
