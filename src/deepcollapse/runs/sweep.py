@@ -315,7 +315,10 @@ def _check_existing(task: Task, force: bool = False) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             old = get_kind(task.kind).config_cls.upgrade_keys(old)  # type: ignore[attr-defined]
-    diff = [k for k, v in task.config.items() if k in old and _norm(old[k]) != _norm(v)]
+    # fields that say how a run is executed, not what it computes (NetConfig.batch_seeds: how many seeds share
+    # a batch) may change between launches, e.g. fewer seeds per batch after running out of GPU memory
+    free = getattr(get_kind(task.kind).config_cls, "EXECUTION_FIELDS", ())
+    diff = [k for k, v in task.config.items() if k in old and k not in free and _norm(old[k]) != _norm(v)]
     if not diff:
         return
     if force:
