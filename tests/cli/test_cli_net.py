@@ -69,7 +69,7 @@ def test_train_then_resume(tmp_path, capsys):
         (["--dataset", "fashion_mnist"], "--data-dir == None"),
         pytest.param(
             ["--device", "cuda"],
-            "device == 'cuda', must be available (no CUDA device found)",
+            "--device == 'cuda', must be a CUDA device: this PyTorch (",
             marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present"),
         ),
         (["--backbone", "mlp", "--feature-dim", "8"], "--feature-dim == 8, must be None with backbone mlp"),

@@ -363,6 +363,8 @@ def train_nets(
         from deepcollapse.nets.data.mnist5k import read_mnist5k
 
         read_mnist5k()
+    for device in {c.device for c in configs}:  # --device cuda without one: one line, nothing written
+        select_device(device)
     for o in out_dirs:  # every folder checked before any is written
         out = Path(o)
         if out.is_dir() and any(out.iterdir()) and not force:
@@ -410,6 +412,8 @@ def resume_nets(
             read_jsonl(out / "metrics.jsonl", strict=True)
         configs.append(config)
         changed.append(change)
+    for device in {c.device for c in configs}:
+        select_device(device)
     for out, config, change in zip(outs, configs, changed):
         if change:
             config.to_yaml(out / "config.yaml")
@@ -451,6 +455,8 @@ def run_nets(
         else:
             rewrite.append(False)
             run_configs.append(config)
+    for device in {c.device for c in run_configs}:
+        select_device(device)
     for config, out, again in zip(run_configs, outs, rewrite):
         if not (out / "checkpoint.pt").is_file():
             prepare_run_folder(out, RUN_FILES, True, "`deepcollapse net resume`")

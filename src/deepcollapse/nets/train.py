@@ -209,6 +209,7 @@ def train_net(
         from deepcollapse.nets.data.mnist5k import read_mnist5k
 
         read_mnist5k()
+    select_device(config.device)  # --device cuda without one: one line, before the run folder is made
     out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse net resume`")
     config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
@@ -240,6 +241,7 @@ def resume_net(
         config, changed = same_schedule(config, int(epochs), out), True
     if batch_size is not None and batch_size != config.batch_size:
         config, changed = config.replace(batch_size=batch_size), True
+    select_device(config.device)
     if (out / "checkpoint.pt").is_file():  # a damaged checkpoint or log is refused before anything is written
         load_run_checkpoint(out / "checkpoint.pt", "cpu")
         read_jsonl(out / "metrics.jsonl", strict=True)
