@@ -229,3 +229,19 @@ def test_the_graph_safe_step_takes_the_plain_batched_step(tiny_net, optimizer):
     for s in range(2):
         a, b = b1.state_dict(s), b2.state_dict(s)
         assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_net_sweep_trains_its_seeds_and_lr_points_as_one_batch_each_in_its_folder(tmp_path):
+    from deepcollapse.runs.executors import task_units
+    from deepcollapse.runs.sweep import SweepSpec, run_sweep
+
+    base = {"dataset": "digits", "layers": 3, "width": 12, "epochs": 1, "device": "cpu", "threads": 1, **MLP}
+    spec = SweepSpec(base=base, grid={"lr": [0.05, 0.02]}, seeds=[0, 1], kind="net", name="b")
+    assert [len(u) for u in task_units(spec.tasks(tmp_path))] == [4]
+    result = run_sweep(spec, tmp_path, workers=1)
+    assert [s["batched"] for s in result.statuses] == [4, 4, 4, 4]
+    assert len(result.runs) == 4 and sorted(result.runs["seed"]) == [0, 0, 1, 1]
+    assert all((tmp_path / "points" / f"lr={lr}" / f"seed_{s}" / "summary.json").is_file()
+               for lr in (0.05, 0.02) for s in (0, 1))  # fmt: skip
+    again = SweepSpec(base={**base, "batch_seeds": 2}, grid=spec.grid, seeds=[0, 1], kind="net")
+    assert [r["status"] for r in run_sweep(again, tmp_path, workers=1).statuses] == ["skipped"] * 4
