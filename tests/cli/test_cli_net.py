@@ -203,4 +203,6 @@ def test_net_resume_takes_the_folders_of_a_batched_run(tmp_path, capsys):
     assert capsys.readouterr().out.count("epochs 2/2") == 2
     assert all("batch_seeds: 2" in (o / "config.yaml").read_text() for o in outs)
     assert main(["net", "resume", str(outs[0]), "--batch-seeds", "two"]) == 2
-    assert "--batch-seeds == 'two', must be auto, on, off or a number of seeds >= 1." in capsys.readouterr().err
+    assert (
+        "--batch-seeds == 'two', must be auto, on, off or a number of seeds >= 1." in capsys.readouterr().err
+    )

@@ -1,5 +1,6 @@
 """A network experiment announces its runtime, estimated from a calibration on its device, before it trains;
-``--device`` / ``--batch-seeds`` reach every run; the estimate holds against the measured time (check tier)."""
+``--device`` / ``--batch-seeds`` reach every run; the estimate holds against the measured time (check
+tier)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ BASE = {"dataset": "digits", "backbone": "mlp", "backbone_width": 16, "layers": 
 
 
 def _experiment(spec: SweepSpec) -> Experiment:
-    return Experiment("tiny-net", "test", "-", "a tiny network sweep", "-", "-", "net", lambda ctx: ctx.sweep(spec, "net"))
+    return Experiment(
+        "tiny-net", "test", "-", "a tiny network sweep", "-", "-", "net", lambda ctx: ctx.sweep(spec, "net")
+    )
 
 
 def test_a_network_experiment_announces_its_estimate_first_and_takes_device_and_batch_seeds(tmp_path):

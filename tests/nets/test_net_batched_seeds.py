@@ -1,5 +1,5 @@
-"""Seeds trained as one batched network (issue 28): each seed equals the same seed trained alone, its folder is
-a single run's folder, and a batch stops, runs out of memory and resumes as S separate runs would.
+"""Seeds trained as one batched network (issue 28): each seed equals the same seed trained alone, its
+folder is a single run's folder, and a batch stops, runs out of memory and resumes as S separate runs would.
 
 The reference is the single-run loop (``train_net``), an independent code path: its own network, optimizer
 and step per seed.  Parity is to float32 rounding (the batched convolutions and sums add in another order).
@@ -95,7 +95,9 @@ def test_sigterm_after_an_epoch_leaves_every_folder_resumable_and_resume_is_exac
     assert [_ckpt(c)["state"]["epoch"] for c in cut] == [1, 1]
     assert not any((c / "summary.json").exists() for c in cut)
     resume_nets(cut, progress=False)
-    for a, b in zip(full, cut):  # a batch resumed from its checkpoints is the uninterrupted batch, bit for bit
+    for a, b in zip(
+        full, cut
+    ):  # a batch resumed from its checkpoints is the uninterrupted batch, bit for bit
         assert all(torch.equal(_ckpt(a)["model"][k], _ckpt(b)["model"][k]) for k in _ckpt(a)["model"])
         assert _losses(a) == _losses(b)
 
@@ -122,7 +124,9 @@ def test_a_signal_mid_epoch_keeps_the_previous_checkpoints(tmp_path, tiny_net, m
     assert [s.epochs_done for s in resume_nets(outs, progress=False)] == [2, 2]
 
 
-def test_out_of_memory_names_the_batch_and_a_smaller_setting_and_resume_continues(tmp_path, tiny_net, monkeypatch):
+def test_out_of_memory_names_the_batch_and_a_smaller_setting_and_resume_continues(
+    tmp_path, tiny_net, monkeypatch
+):
     configs = [tiny_net(**MLP, seed=s, epochs=2) for s in range(4)]
     outs = [tmp_path / f"s{s}" for s in range(4)]
     real, calls = seed_batch.batched_train_step, {"n": 0}
@@ -173,7 +177,7 @@ def test_folders_stopped_at_different_epochs_catch_up_then_train_together(tmp_pa
 def test_each_seed_has_its_own_loss_scaler(tiny_net):
     """Seed 1's overflow skips seed 1's step and halves its scale only (the amp GradScaler per seed)."""
     cfgs = [tiny_net(**MLP, seed=s) for s in range(2)]
-    shape, dev = (1, 8, 8), torch.device("cpu")
+    shape = (1, 8, 8)
     alone = build_network(cfgs[0], 1, shape)
     models = [build_network(c, 1, shape) for c in cfgs]
     batch = SeedBatch(cfgs, models, 100)
@@ -217,7 +221,10 @@ def test_the_graph_safe_step_takes_the_plain_batched_step(tiny_net, optimizer):
     (b1, o1), (b2, o2) = setup(), setup()
     scalers = [make_grad_scaler(c, torch.device("cpu")) for c in cfgs]
     g = torch.Generator().manual_seed(1)
-    batches = [(torch.randn(2, 20, *shape, generator=g), torch.randint(0, 10, (2, 20), generator=g)) for _ in range(4)]
+    batches = [
+        (torch.randn(2, 20, *shape, generator=g), torch.randint(0, 10, (2, 20), generator=g))
+        for _ in range(4)
+    ]
     graph = GraphStep(b2, o2, *batches[0])
     assert not graph.capture  # on the CPU the body runs eagerly
     for i, (x, y) in enumerate(batches):

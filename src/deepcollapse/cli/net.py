@@ -154,7 +154,9 @@ def _resume(args: argparse.Namespace) -> int:
         from deepcollapse.nets.train import resume_net
 
         summaries = [
-            resume_net(args.out[0], epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size)
+            resume_net(
+                args.out[0], epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size
+            )
         ]
     else:
         from deepcollapse.nets.batched import resume_nets

@@ -75,7 +75,7 @@ class Context:
         # the experiment's shipped settings
         self.settings = settings
         self.config_file = config_file
-        # ``reproduce NAME --device ... --batch-seeds ...``: NetConfig fields set in every network sweep's base
+        # ``reproduce NAME --device ... --batch-seeds ...``: NetConfig fields set in each network sweep's base
         self.net_options: dict[str, Any] = dict(net_options or {})
         # where messages for the user go before the work starts (the command line prints them; default: log)
         self.announce: Callable[[str], None] = announce or log.info
@@ -362,7 +362,9 @@ def check_experiment_family(experiment: Experiment, family: dict[str, Any] | Non
     return fam
 
 
-def check_net_options(experiment: Experiment, device: str | None, batch_seeds: str | int | None) -> dict[str, Any]:
+def check_net_options(
+    experiment: Experiment, device: str | None, batch_seeds: str | int | None
+) -> dict[str, Any]:
     """The validated ``--device`` / ``--batch-seeds`` of one run of ``experiment`` (one-line ``ConfigError``).
 
     Parameters
@@ -387,7 +389,8 @@ def check_net_options(experiment: Experiment, device: str | None, batch_seeds: s
     if experiment.kind != "net":
         nets = ", ".join(e.name for e in _REGISTRY.values() if e.kind == "net")
         raise ConfigError(
-            f"--{first.replace('_', '-')} == {given[first]!r}, experiment {experiment.name!r} trains no network; "
+            f"--{first.replace('_', '-')} == {given[first]!r}, experiment {experiment.name!r} trains no "
+            "network; "
             f"drop --device / --batch-seeds, or run a network experiment ({nets})."
         )
     from deepcollapse.nets.build import select_device
@@ -395,7 +398,7 @@ def check_net_options(experiment: Experiment, device: str | None, batch_seeds: s
 
     if "device" in given:
         check_choice("--device", given["device"], DEVICES)
-        select_device(given["device"])  # cuda without one: the line naming what was found
+        select_device(str(given["device"]))  # cuda without one: the line naming what was found
     if "batch_seeds" in given:
         given["batch_seeds"] = check_batch_seeds(given["batch_seeds"], "--batch-seeds")
     return given

@@ -7,8 +7,8 @@ distinct call shape on the runs' own device with :func:`~deepcollapse.nets.throu
 (a second or so each), and one evaluation of one run on the real data.  A call costs its seeds' data loading
 (timed once per dataset) plus ``epochs left × steps per epoch × step time`` plus its evaluations (one per
 seed and evaluation, collapse metrics included) plus a checkpoint per seed and epoch (one written, timed, in
-the output folder's file system).  On the CPU the calls are spread over the worker processes; on a GPU they are
-counted one after the other (workers share the one device).  No assumed FLOP rate enters.
+the output folder's file system).  On the CPU the calls are spread over the worker processes; on a GPU they
+are counted one after the other (workers share the one device).  No assumed FLOP rate enters.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class NetRuntimeEstimate:
     workers : int
         Parallel calls assumed (1 on a GPU).
     rows : list of dict
-        Per call shape: ``seeds``, ``calls``, ``images_per_s`` (all seeds of a call), ``images_per_s_per_seed``,
-        ``step_s``, ``epochs``, ``steps_per_epoch``, ``call_s``.
+        Per call shape: ``seeds``, ``calls``, ``images_per_s`` (all seeds of a call),
+        ``images_per_s_per_seed``, ``step_s``, ``epochs``, ``steps_per_epoch``, ``call_s``.
     """
 
     seconds: float
@@ -70,8 +70,8 @@ class NetRuntimeEstimate:
         spread = f" on {self.workers} workers" if self.workers > 1 else ""
         return (
             f"estimated runtime {duration_text(self.seconds)} on {self.device}{spread}: {self.runs} runs in "
-            f"{self.calls} trainer calls ({rates}; measured in a short calibration on this device, evaluations "
-            "and data loading included)"
+            f"{self.calls} trainer calls ({rates}; measured in a short calibration on this device, "
+            "evaluations and data loading included)"
         )
 
 
@@ -93,7 +93,9 @@ def _save_seconds(folder: Path, config: Any, in_shape: tuple[int, ...]) -> float
     root = next(p for p in [folder, *folder.parents] if p.is_dir())
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         t0 = time.perf_counter()
-        atomic_torch_save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, Path(tmp) / "c.pt")
+        atomic_torch_save(
+            {"model": model.state_dict(), "optimizer": optimizer.state_dict()}, Path(tmp) / "c.pt"
+        )
         return time.perf_counter() - t0
 
 
@@ -106,7 +108,9 @@ def _epochs_done(folder: Path) -> int:
     return int(load_run_checkpoint(path, "cpu")["state"]["epoch"])
 
 
-def estimate_net_runtime(tasks: list[Task], *, workers: int | None = None, probe_seconds: float = 1.0) -> NetRuntimeEstimate:
+def estimate_net_runtime(
+    tasks: list[Task], *, workers: int | None = None, probe_seconds: float = 1.0
+) -> NetRuntimeEstimate:
     """Estimate how long the unfinished ``net`` tasks of ``tasks`` take here (see the module docstring).
 
     Parameters
@@ -160,7 +164,9 @@ def estimate_net_runtime(tasks: list[Task], *, workers: int | None = None, probe
         if "save_s" not in shapes[skey]:
             shapes[skey]["save_s"] = _save_seconds(Path(unit[0].out_dir), c, in_shape)
         save_s = shapes[skey]["save_s"]
-        seconds = len(unit) * (load_s + evals * (rate.eval_s or 0.0) + left * save_s) + left * steps * rate.step_s
+        seconds = (
+            len(unit) * (load_s + evals * (rate.eval_s or 0.0) + left * save_s) + left * steps * rate.step_s
+        )
         shapes[skey]["calls"] += 1
         shapes[skey]["call_s"] += seconds
         shapes[skey].update(epochs=c.epochs, steps_per_epoch=steps)
@@ -169,7 +175,11 @@ def estimate_net_runtime(tasks: list[Task], *, workers: int | None = None, probe
     on_gpu = device.type != "cpu"
     n_workers = 1 if on_gpu else max(1, min(workers or (os.cpu_count() or 1), len(units)))
     seconds = sum(call_s) / n_workers
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{device.type} ({os.cpu_count()} cores)"
+    name = (
+        torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else f"{device.type} ({os.cpu_count()} cores)"
+    )
     rows = [
         {
             "seeds": s["rate"].seeds,

@@ -11,8 +11,9 @@ Every seed is trained as if alone:
 - its network is built by :func:`~deepcollapse.nets.build.build_network` from its own config (the
   initialisation of :func:`~deepcollapse.nets.train.train_net`), its data loaded from its own config (its
   subsample and normalisation; seeds with identical data share one copy on the device), its epoch order is
-  :func:`~deepcollapse.nets.step.epoch_order` of its seed, its learning rate :func:`~deepcollapse.nets.step.lr_at`
-  of its config, its optimizer :func:`~deepcollapse.nets.build.make_optimizer` of its config;
+  :func:`~deepcollapse.nets.step.epoch_order` of its seed, its learning rate
+  :func:`~deepcollapse.nets.step.lr_at` of its config, its optimizer
+  :func:`~deepcollapse.nets.build.make_optimizer` of its config;
 - its folder (:class:`~deepcollapse.nets.checkpoint.RunFolder`) holds exactly the files of a single run:
   ``config.yaml``, ``metrics.jsonl`` from :func:`~deepcollapse.nets.evaluate.evaluate` of its own network,
   ``checkpoint.pt`` (its parameters, buffers and optimizer state sliced out of the batch, in the single run's
@@ -47,7 +48,13 @@ import torch
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import prepare_run_folder, read_jsonl
-from deepcollapse.nets.build import build_network, load_net_data, make_grad_scaler, make_optimizer, select_device
+from deepcollapse.nets.build import (
+    build_network,
+    load_net_data,
+    make_grad_scaler,
+    make_optimizer,
+    select_device,
+)
 from deepcollapse.nets.checkpoint import (
     OOM_ERRORS,
     RUN_FILES,
@@ -75,7 +82,7 @@ BatchCallback = Callable[[int, int, dict[str, Any]], None]
 
 
 def _step() -> Callable[..., torch.Tensor]:
-    """The batched step (looked up at call time, so that tests can wrap it: ``seed_batch.batched_train_step``)."""
+    """The batched step, looked up at call time (tests wrap ``seed_batch.batched_train_step``)."""
     from deepcollapse.nets import seed_batch
 
     return seed_batch.batched_train_step
@@ -209,7 +216,9 @@ def _batched_loop(
             run, loss = runs[s], train_losses[s]
             if not math.isfinite(loss):  # as a single run: stop this seed, its last checkpoint stays
                 run.state["diverged"] = True
-                log.warning("%s: training loss became %s in epoch %d: stopping (diverged)", run.out, loss, epoch)
+                log.warning(
+                    "%s: training loss became %s in epoch %d: stopping (diverged)", run.out, loss, epoch
+                )
                 active.remove(s)
                 run.write_summary(device, n_params, N)
                 continue
@@ -257,7 +266,9 @@ def _run_group(
         return single._loop(configs[i], outs[i], flag, progress=progress, callback=cb)
 
     status = [_folder_epoch(o) for o in outs]
-    result: dict[int, NetSummary] = {i: alone(i) for i, (_, done) in enumerate(status) if done}  # summary only
+    result: dict[int, NetSummary] = {
+        i: alone(i) for i, (_, done) in enumerate(status) if done
+    }  # summary only
     todo = [i for i, (_, done) in enumerate(status) if not done]
     while todo:
         epochs = sorted({status[i][0] for i in todo})
@@ -266,9 +277,13 @@ def _run_group(
         if len(behind) == 1 and until is None:
             result[behind[0]] = alone(behind[0])
         else:
-            cb = None if callback is None else (lambda s, e, r: callback(behind[s], e, r))  # type: ignore[misc]
+            cb = None if callback is None else (lambda s, e, r, b=behind: callback(b[s], e, r))  # type: ignore[misc]
             done = _batched_loop(
-                [configs[i] for i in behind], [outs[i] for i in behind], flag, progress=progress, callback=cb,
+                [configs[i] for i in behind],
+                [outs[i] for i in behind],
+                flag,
+                progress=progress,
+                callback=cb,
                 until=until,
             )
             if until is None:
@@ -301,7 +316,11 @@ def _train_all(
             try:
                 cb = None if callback is None else (lambda s, e, r, g=group: callback(g[s], e, r))
                 done = _run_group(
-                    [configs[i] for i in group], [outs[i] for i in group], flag, progress=progress, callback=cb
+                    [configs[i] for i in group],
+                    [outs[i] for i in group],
+                    flag,
+                    progress=progress,
+                    callback=cb,
                 )
             finally:
                 torch.set_num_threads(threads)

@@ -39,7 +39,9 @@ def select_device(name: str) -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device == 'cuda', must be a CUDA device: {_cuda_found()}; use --device auto or cpu.")
+        raise ConfigError(
+            f"device == 'cuda', must be a CUDA device: {_cuda_found()}; use --device auto or cpu."
+        )
     if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError("device == 'mps', must be available (no MPS device found); use auto or cpu.")
     return torch.device(name)

@@ -213,10 +213,20 @@ class RunFolder:
     def __init__(self, out: Path, config: NetConfig) -> None:
         self.out, self.config = Path(out), config
         self.ckpt_path, self.metrics_path = self.out / "checkpoint.pt", self.out / "metrics.jsonl"
-        self.state: dict[str, Any] = {"epoch": 0, "history": [], "elapsed": 0.0, "diverged": False, "last": None}
+        self.state: dict[str, Any] = {
+            "epoch": 0,
+            "history": [],
+            "elapsed": 0.0,
+            "diverged": False,
+            "last": None,
+        }
 
     def restore(
-        self, device: Any, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler
+        self,
+        device: Any,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        scaler: torch.amp.GradScaler,
     ) -> None:
         """Load the checkpoint (if any) into ``model``, ``optimizer``, ``scaler`` and :attr:`state`; drop the
         ``metrics.jsonl`` records after its epoch (they belong to an epoch that was not saved)."""
@@ -251,7 +261,9 @@ class RunFolder:
         """Count epoch ``epoch`` as done (its loss and time in the history)."""
         self.state["epoch"] = epoch
         self.state["elapsed"] += epoch_time
-        self.state["history"].append({"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr})
+        self.state["history"].append(
+            {"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr}
+        )
 
     def save(
         self,
@@ -317,12 +329,17 @@ def batch_oom_error(
         if epoch > 1
         else f"no checkpoint was written yet (the {S} run folders start again from epoch 0)"
     )
-    name, size = ("batch_size", config.batch_size) if what == "training" else ("eval_batch_size", config.eval_batch_size)
+    name, size = (
+        ("batch_size", config.batch_size)
+        if what == "training"
+        else ("eval_batch_size", config.eval_batch_size)
+    )
     fewer = max(1, S // 2)
     return DeviceMemoryError(
-        f"{name} == {size} with batch_seeds == {S} seeds batched together, must be smaller: {device} ran out of "
-        f"memory in {what} at epoch {epoch}; {kept}; a smaller setting: {fewer} seed{'s' * (fewer > 1)} per "
-        f"batch (half the memory of a step), resume with `{resume_command(outs)} --batch-seeds {fewer}`"
+        f"{name} == {size} with batch_seeds == {S} seeds batched together, must be smaller: {device} ran "
+        f"out of memory in {what} at epoch {epoch}; {kept}; a smaller setting: {fewer} "
+        f"seed{'s' * (fewer > 1)} per batch (half the memory of a step), resume with "
+        f"`{resume_command(outs)} --batch-seeds {fewer}`"
         f" (or keep the seeds together with --batch-size {max(2, config.batch_size // 2)})."
     )
 
@@ -360,7 +377,8 @@ def batch_stopped_error(flag: StopFlag, outs: Sequence[Path], epoch: int, writte
         )
     else:
         what = (
-            f"during epoch {epoch}; no checkpoint was written yet (the first is written at the end of epoch 1); "
+            f"during epoch {epoch}; no checkpoint was written yet (the first is written at the end of epoch "
+            "1); "
             f"`{resume}` starts the {S} runs again from epoch 0 with their config.yaml"
         )
     return flag.interrupted(

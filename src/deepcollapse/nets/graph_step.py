@@ -12,7 +12,8 @@ Graph-safe by construction: no host synchronisation in the body (no loss scaler:
 tensor it reads or writes lives at a fixed address (parameters, stacked gradients allocated during capture,
 optimizer state created by the warm-up steps, which are ordinary steps of the training sequence), and a
 learning-rate change (the optimizer's Python floats are baked into the graph) re-captures.  Captured, Adam
-runs with ``capturable=True`` (its step counters on the device; equal to the plain step to rounding).  ``benchmarks/net_throughput.py`` measures it
+runs with ``capturable=True`` (its step counters on the device; equal to the plain step to rounding).
+``benchmarks/net_throughput.py`` measures it
 (``graph`` rows); the training loop does not use it yet.
 """
 
@@ -56,7 +57,9 @@ class GraphStep:
         warmup: int = 3,
     ) -> None:
         if batch.configs[0].amp:
-            raise ConfigError("amp == True, must be False for a captured step (the loss scaler synchronises).")
+            raise ConfigError(
+                "amp == True, must be False for a captured step (the loss scaler synchronises)."
+            )
         self.batch, self.optimizers = batch, list(optimizers)
         self.x, self.y = x.clone(), y.clone()  # (S, B, ...), (S, B): static inputs
         self.losses = torch.zeros(batch.size, dtype=torch.float32, device=x.device)  # (S,): static output

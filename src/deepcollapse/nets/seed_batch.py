@@ -1,4 +1,4 @@
-"""S networks of one architecture trained as one batched model (issue 28): the stacked parameters and one step.
+"""S networks of one architecture trained as one batched model (issue 28): stacked parameters, one step.
 
 A :class:`SeedBatch` holds the S networks of S runs (seeds, and sweep points that differ only in the fields of
 :data:`~deepcollapse.nets.seed_groups.PER_SEED_FIELDS`), each built by
@@ -64,7 +64,9 @@ class _Objective(nn.Module):
         return fit + reg_h1 + reg_w
 
 
-def _alias(model: nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], s: int) -> None:
+def _alias(
+    model: nn.Module, params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], s: int
+) -> None:
     """Re-point ``model``'s parameters and buffers to slice ``s`` of the stacked ones (shared storage)."""
     for name, p in list(model.named_parameters()):
         module_name, _, attr = name.rpartition(".")
@@ -130,7 +132,9 @@ class SeedBatch:
         """Every seed's output and features ``H1`` for its own batch: ``x (S, B, ...) -> ((S, B, K), (S, B,
         d1))``."""
 
-        def one(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        def one(
+            p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], xs: torch.Tensor
+        ) -> tuple[torch.Tensor, torch.Tensor]:
             out, feats = functional_call(self._net, (p, b), (xs,))
             return out, feats["H1"]
 
@@ -142,7 +146,11 @@ class SeedBatch:
         buffers = {f"net.{k}": v for k, v in self.buffers.items()}
 
         def one(
-            p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], o: torch.Tensor, h: torch.Tensor, t: torch.Tensor
+            p: dict[str, torch.Tensor],
+            b: dict[str, torch.Tensor],
+            o: torch.Tensor,
+            h: torch.Tensor,
+            t: torch.Tensor,
         ) -> torch.Tensor:
             return functional_call(self._objective, (p, b), (o, h, t))  # type: ignore[no-any-return]
 

@@ -110,6 +110,7 @@ def check_batchable(configs: Sequence[NetConfig]) -> None:
         diff = [k for k in first if k not in PER_SEED_FIELDS and first[k] != d.get(k)]
         if diff:
             raise ValueError(
-                f"runs batched together must agree in {diff[0]!r} ({first[diff[0]]!r} != {d.get(diff[0])!r}); "
+                f"runs batched together must agree in {diff[0]!r} ({first[diff[0]]!r} != "
+                f"{d.get(diff[0])!r}); "
                 f"only {', '.join(PER_SEED_FIELDS)} may differ"
             )

@@ -7,8 +7,8 @@ A *task* is one call of a kind's runner that writes one folder.  Each kind is on
 - ``net``: :class:`~deepcollapse.nets.config.NetConfig`; ``train_net`` (``resume_net``), one seed per task,
   one folder per seed; ``summary.json``, ``checkpoint.pt``.  Tasks whose configs may share a batch
   (:func:`~deepcollapse.nets.seed_groups.group_runs`, the ``batch_seeds`` field) run in one call of
-  :func:`~deepcollapse.nets.batched.run_nets`, which trains them as one batched network, each seed still in its
-  own folder.
+  :func:`~deepcollapse.nets.batched.run_nets`, which trains them as one batched network, each seed still in
+  its own folder.
 - ``search``: :class:`~deepcollapse.landscape.search.SearchConfig`; ``run_search_point``, the search for its
   budget (resuming what the folder holds), then the Hessian verdict of the best solution; ``point.json``,
   ``search.json``.
