@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from deepcollapse._core.checks import ConfigError
 from deepcollapse.experiments.framework import Experiment
 from deepcollapse.experiments.net_runtime import estimate_net_runtime
 from deepcollapse.nets.config import NetConfig
@@ -26,14 +27,21 @@ def _experiment(spec: SweepSpec) -> Experiment:
 def test_a_network_experiment_announces_its_estimate_first_and_takes_device_and_batch_seeds(tmp_path):
     said: list[str] = []
     spec = SweepSpec(base=BASE, seeds=[0, 1], kind="net", name="tiny")
-    report = _experiment(spec).run(tmp_path, workers=1, device="cpu", batch_seeds="on", announce=said.append)
+    settings = tmp_path / "gpu.yaml"  # the settings file of a network experiment; --device wins over it
+    settings.write_text("device: cuda\nbatch_seeds: on\n")
+    out = tmp_path / "out"
+    report = _experiment(spec).run(out, workers=1, config=settings, device="cpu", announce=said.append)
     assert len(said) == 1 and said[0].startswith("tiny-net: estimated runtime ")
     assert "2 runs in 1 trainer calls (1 call of 2 seeds at " in said[0] and "images/s" in said[0]
     for s in (0, 1):
-        cfg = NetConfig.from_yaml(tmp_path / "net" / "points" / "base" / f"seed_{s}" / "config.yaml")
+        cfg = NetConfig.from_yaml(out / "net" / "points" / "base" / f"seed_{s}" / "config.yaml")
         assert (cfg.device, cfg.batch_seeds) == ("cpu", "on")
     text = report.read_text()
     assert "Before it started: estimated runtime" in text and "--device cpu --batch-seeds on" in text
+    settings.write_text("device: tpu\n")
+    with pytest.raises(ConfigError, match=r"gpu.yaml: device == 'tpu', must be one of"):
+        _experiment(spec).run(tmp_path / "bad", config=settings)
+    assert not (tmp_path / "bad").exists()
 
 
 @pytest.mark.check

@@ -201,6 +201,7 @@ def test_which_runs_share_a_batch(tiny_net):
     assert group_runs([tiny_net(seed=s) for s in range(2)]) == [[0], [1]]  # auto on the CPU: alone
     assert seeds_per_batch(tiny_net(batch_seeds="off")) == 1
     assert seeds_per_batch(tiny_net(batch_seeds="on")) is None
+    assert tiny_net(batch_seeds=True).batch_seeds == "on"  # YAML reads a bare on as true
     assert seeds_per_batch(tiny_net(device="cuda", batch_seeds="auto")) is None
 
 

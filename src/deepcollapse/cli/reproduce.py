@@ -54,7 +54,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--config",
         help="YAML of the experiment's settings instead of the shipped ones (basins, basins-gpu: the "
-        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml); only for experiments that take a settings "
+        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml; the network experiments: device and "
+        "batch_seeds, as --device / --batch-seeds, which win); only for experiments that take a settings "
         "file",
     )
     add_family_options(p)

@@ -29,12 +29,32 @@ from typing import Any
 import pandas as pd
 
 from deepcollapse._core.checks import ConfigError, check_choice
+from deepcollapse._core.config import ConfigMixin
 from deepcollapse.runs.executors import EXECUTORS, Task, run_tasks
 from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
-__all__ = ["Context", "Experiment", "register", "registered"]
+__all__ = ["Context", "Experiment", "NetRunOptions", "register", "registered"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class NetRunOptions(ConfigMixin):
+    """The settings file of a network experiment, ``reproduce NAME --config FILE.yaml`` (``kind == "net"``
+    experiments without a ``config_class`` of their own): the :class:`~deepcollapse.nets.config.NetConfig`
+    fields ``device`` and ``batch_seeds`` set in every run, as ``--device`` / ``--batch-seeds`` set them (the
+    command line's win).  E.g. ``device: cuda`` and ``batch_seeds: auto``; unknown keys are refused."""
+
+    device: str | None = None
+    batch_seeds: str | int | None = None
+
+    def __post_init__(self) -> None:
+        from deepcollapse.nets.config import DEVICES, check_batch_seeds
+
+        if self.device is not None:
+            check_choice("device", self.device, DEVICES)
+        if self.batch_seeds is not None:
+            self.batch_seeds = check_batch_seeds(self.batch_seeds)
 
 
 class Context:
@@ -99,6 +119,8 @@ class Context:
                 "Smoke variant: tiny sizes and step counts to check the pipeline, "
                 "not a reproduction of the paper."
             )
+        elif isinstance(settings, NetRunOptions):
+            self.report.add_note(f"Run options read from {config_file}: {settings.to_dict()}.")
         elif config_file is not None:
             self.report.add_note(
                 f"Settings read from {config_file}, not the shipped ones: the shipped settings' expected "
@@ -245,8 +267,11 @@ class Experiment:
         runtime estimated on the device through ``announce`` (default: the log)."""
         check_choice("executor", executor, EXECUTORS)
         family = check_experiment_family(self, family)
-        net_options = check_net_options(self, device, batch_seeds)
         settings = read_experiment_config(self, config, smoke)
+        if isinstance(settings, NetRunOptions):  # the command line's options win over the file's
+            device = device if device is not None else settings.device
+            batch_seeds = batch_seeds if batch_seeds is not None else settings.batch_seeds
+        net_options = check_net_options(self, device, batch_seeds)
         out = Path(out_dir).resolve()
         self._claim_folder(out, force)
         ctx = Context(
@@ -425,19 +450,23 @@ def read_experiment_config(experiment: Experiment, path: str | Path | None, smok
     """
     if path is None:
         return None
-    if experiment.config_class is None:
-        takes = ", ".join(e.name for e in _REGISTRY.values() if e.config_class is not None) or "none"
+    config_class = experiment.config_class or (NetRunOptions if experiment.kind == "net" else None)
+    if config_class is None:
+        takes = (
+            ", ".join(e.name for e in _REGISTRY.values() if e.config_class is not None or e.kind == "net")
+            or "none"
+        )
         raise ConfigError(
             f"--config == {str(path)!r}, experiment {experiment.name!r} has no settings file; drop --config, "
             f"or run one that takes one ({takes})."
         )
-    if smoke:
+    if smoke and config_class is not NetRunOptions:
         raise ConfigError(
             f"--config == {str(path)!r} with --smoke, must be one of the two: --smoke runs the shipped "
             "seconds-long settings (a small settings file runs as fast)."
         )
     try:
-        return experiment.config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
+        return config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
     except ConfigError as exc:
         text = str(exc)
         raise ConfigError(text if text.startswith(str(path)) else f"{path}: {text}") from None

@@ -369,7 +369,10 @@ class NetConfig(ConfigMixin):
 
 
 def check_batch_seeds(value: Any, name: str = "batch_seeds") -> str | int:
-    """``"auto"``, ``"on"``, ``"off"`` or a positive int (the command line's ``"4"`` becomes ``4``)."""
+    """``"auto"``, ``"on"``, ``"off"`` or a positive int (the command line's ``"4"`` becomes ``4``; YAML reads
+    a bare ``on`` / ``off`` as true / false, which mean the same)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
     if isinstance(value, str) and value.strip().lower() in BATCH_SEEDS:
         return value.strip().lower()
     if isinstance(value, str) and value.strip().isdigit():
