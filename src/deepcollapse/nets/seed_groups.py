@@ -12,11 +12,12 @@ learning-rate sweep (2024 Fig. 9 right); points of a weight-decay sweep form one
 ``batch_seeds`` (a :class:`~deepcollapse.nets.config.NetConfig` field, ``--batch-seeds`` everywhere) bounds
 the batch: ``off`` (or 1) one run per call, ``on`` every compatible run in one batch, ``N`` at most N, and
 ``auto`` (default) ``on`` where the run computes on CUDA and ``off`` on the CPU.  The CPU default is measured,
-not assumed: ``benchmarks/net_throughput.py`` times S batched seeds against S single-seed steps in the same
-run (rows ``batched_vs_sequential``); on this project's 2-core AMD machine with one torch thread the batched
-step ran at 0.5-0.8x for the ResNet8 / ResNet20 backbones (vmap turns each convolution into a grouped one,
-which oneDNN runs slower than S plain ones) and 0.85-1.3x, within noise, for the small MLP backbone, so
-``auto`` never batches on the CPU.
+not assumed: ``benchmarks/net_throughput.py --device cpu`` times S batched seeds against S single-seed steps
+in the same run (rows ``batched S=...`` with ``ratio_to_sequential``).  On this project's 2-core AMD machine
+with one torch thread (as the CPU experiments run) the batched step was slower for the ResNet8 / ResNet20
+backbones (vmap turns each convolution into a grouped one, which oneDNN runs slower than S plain ones) and
+within the machine's noise of the single steps for the small MLP backbone, so ``auto`` does not batch on the
+CPU; ``on`` or ``N`` still does.
 """
 
 from __future__ import annotations
