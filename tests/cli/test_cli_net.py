@@ -206,3 +206,14 @@ def test_net_resume_takes_the_folders_of_a_batched_run(tmp_path, capsys):
     assert (
         "--batch-seeds == 'two', must be auto, on, off or a number of seeds >= 1." in capsys.readouterr().err
     )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_a_net_sweep_on_cuda_without_one_writes_nothing(tmp_path, capsys):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kind: net\nbase: {dataset: digits, device: cuda, epochs: 1}\nruns: 2\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(sweep), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "device == 'cuda', must be a CUDA device" in err
+    assert not out.exists()

@@ -78,6 +78,9 @@ class TaskKind:
         once); ``None``: one task per call.
     run_batch : callable or None
         ``run_batch(configs, folders, progress)``: run (or resume) the tasks of one group in one call.
+    preflight : callable or None
+        ``preflight(config)``: what a config needs from this machine (``net``: a CUDA device when it asks for
+        one), checked by a sweep before it writes anything; raises ``ConfigError``.
     """
 
     name: str
@@ -93,6 +96,7 @@ class TaskKind:
     threads: int | None = None
     group: Grouper | None = None
     run_batch: BatchRunner | None = None
+    preflight: Callable[[dict[str, Any]], None] | None = None
 
     @property
     def config_cls(self) -> type:
@@ -167,6 +171,13 @@ def _run_nets(configs: list[dict[str, Any]], outs: list[Path], progress: bool) -
     return run_nets([NetConfig.from_dict(dict(c)) for c in configs], outs, progress=progress)
 
 
+def _net_preflight(config: dict[str, Any]) -> None:
+    if config.get("device") in ("cuda", "mps"):  # torch only when a device is asked for
+        from deepcollapse.nets.build import select_device
+
+        select_device(config["device"])
+
+
 def _search_point(config: dict[str, Any], out: Path, progress: bool) -> Any:
     from deepcollapse.runs.search_point import run_search_point
 
@@ -222,6 +233,7 @@ TASK_KINDS: dict[str, TaskKind] = {
             seed_keys=("seed", "seeds", "runs"),
             group=_group_nets,
             run_batch=_run_nets,
+            preflight=_net_preflight,
         ),
         TaskKind(
             "search",

@@ -364,8 +364,12 @@ def run_sweep(
     Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
     ``force`` trains them again)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     tasks = spec.tasks(out)
+    preflight = get_kind(spec.kind).preflight
+    if preflight is not None:  # e.g. device cuda without one: one line, before anything is written
+        for config in {json.dumps(t.config, sort_keys=True, default=str): t.config for t in tasks}.values():
+            preflight(config)
+    out.mkdir(parents=True, exist_ok=True)
     for t in tasks:
         _check_existing(t, force)
     (out / "sweep.yaml").write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
