@@ -253,3 +253,13 @@ def test_a_net_sweep_trains_its_seeds_and_lr_points_as_one_batch_each_in_its_fol
                for lr in (0.05, 0.02) for s in (0, 1))  # fmt: skip
     again = SweepSpec(base={**base, "batch_seeds": 2}, grid=spec.grid, seeds=[0, 1], kind="net")
     assert [r["status"] for r in run_sweep(again, tmp_path, workers=1).statuses] == ["skipped"] * 4
+
+
+def test_a_seed_that_diverges_stops_as_alone_and_the_others_go_on(tmp_path, tiny_net):
+    configs = [tiny_net(**MLP, seed=0, epochs=3), tiny_net(**MLP, seed=1, epochs=3, lr=1e6)]  # one batch
+    batched = train_nets(configs, [tmp_path / "b0", tmp_path / "b1"], progress=False)
+    alone = train_net(configs[1], tmp_path / "alone", progress=False)
+    assert alone.diverged and batched[1].diverged and batched[1].epochs_done == alone.epochs_done < 3
+    # the same files: no checkpoint of a non-finite epoch (here none at all: it diverged in epoch 1)
+    assert sorted(os.listdir(tmp_path / "b1")) == sorted(os.listdir(tmp_path / "alone"))
+    assert not batched[0].diverged and batched[0].epochs_done == 3

@@ -265,33 +265,35 @@ def _run_group(
         cb = None if callback is None else (lambda e, r: callback(i, e, r))  # type: ignore[misc]
         return single._loop(configs[i], outs[i], flag, progress=progress, callback=cb)
 
-    status = [_folder_epoch(o) for o in outs]
-    result: dict[int, NetSummary] = {
-        i: alone(i) for i, (_, done) in enumerate(status) if done
-    }  # summary only
-    todo = [i for i, (_, done) in enumerate(status) if not done]
-    while todo:
+    result: dict[int, NetSummary] = {}
+    while len(result) < len(outs):
+        status = {i: _folder_epoch(outs[i]) for i in range(len(outs)) if i not in result}
+        for i, (_, done) in status.items():
+            if (
+                done
+            ):  # finished or diverged (also during a catch-up): its summary, as a single resume writes it
+                result[i] = alone(i)
+        todo = [i for i, (_, done) in status.items() if not done]
+        if not todo:
+            break
         epochs = sorted({status[i][0] for i in todo})
         behind = [i for i in todo if status[i][0] == epochs[0]]
         until = epochs[1] if len(epochs) > 1 else None
         if len(behind) == 1 and until is None:
             result[behind[0]] = alone(behind[0])
-        else:
-            cb = None if callback is None else (lambda s, e, r, b=behind: callback(b[s], e, r))  # type: ignore[misc]
-            done = _batched_loop(
-                [configs[i] for i in behind],
-                [outs[i] for i in behind],
-                flag,
-                progress=progress,
-                callback=cb,
-                until=until,
-            )
-            if until is None:
-                for i, summary in zip(behind, done):
-                    result[i] = summary if summary is not None else _read_summary(outs[i])
-                break
-        status = [_folder_epoch(o) for o in outs]
-        todo = [i for i in todo if i not in result]
+            continue
+        cb = None if callback is None else (lambda s, e, r, b=behind: callback(b[s], e, r))  # type: ignore[misc]
+        done = _batched_loop(
+            [configs[i] for i in behind],
+            [outs[i] for i in behind],
+            flag,
+            progress=progress,
+            callback=cb,
+            until=until,
+        )
+        if until is None:  # the last phase: every folder of it finished (or diverged, its summary on disk)
+            for i, summary in zip(behind, done):
+                result[i] = summary if summary is not None else _read_summary(outs[i])
     return [result[i] for i in range(len(outs))]
 
 
