@@ -273,7 +273,7 @@ def _run_group(
                 done
             ):  # finished or diverged (also during a catch-up): its summary, as a single resume writes it
                 result[i] = alone(i)
-        todo = [i for i, (_, done) in status.items() if not done]
+        todo = [i for i, (_, finished) in status.items() if not finished]
         if not todo:
             break
         epochs = sorted({status[i][0] for i in todo})
