@@ -268,10 +268,8 @@ def _run_group(
     result: dict[int, NetSummary] = {}
     while len(result) < len(outs):
         status = {i: _folder_epoch(outs[i]) for i in range(len(outs)) if i not in result}
-        for i, (_, done) in status.items():
-            if (
-                done
-            ):  # finished or diverged (also during a catch-up): its summary, as a single resume writes it
+        for i, (_, finished) in status.items():
+            if finished:  # or diverged (also during a catch-up): its summary, as a single resume writes it
                 result[i] = alone(i)
         todo = [i for i, (_, finished) in status.items() if not finished]
         if not todo:
