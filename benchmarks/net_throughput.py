@@ -1,51 +1,41 @@
-"""Images/s of one training step of ResNet20 + a 5-layer bias-free MLP head (width 64) at batch 128: the CPU
-paths compared in one run, the CUDA options, and the expected GPU runtime of each paper network figure.
+"""Images/s of a network training step (ResNet20 + a 5-layer bias-free MLP head, width 64, batch 128), printed
+row by row as measured (``benchmarks/stream.py``: one JSON line per row, the whole result last with
+``"final": true``; ``--max-seconds`` makes rows that would not fit into ``skipped`` rows).
 
-One JSON object on stdout:
+Every row has ``label``, ``device``, ``shape`` (``cifar10`` 3×32×32 or ``mnist`` 1×28×28), ``seeds`` (S, the
+networks stepped), ``images_per_s`` (all S together), ``images_per_s_per_seed`` and ``flops_per_image`` (FLOPs
+of one training step per image, ``torch.utils.flop_counter.FlopCounterMode``, 2 per multiply-add; what
+``gpu_check.py`` divides by the GPU's GEMM ceiling).  Rows:
 
-- ``cpu`` (``--device all`` or ``cpu``): for MNIST-shaped (1×28×28) and CIFAR-shaped (3×32×32) inputs, the
-  median images/s over ``--repeats`` interleaved timings (options measured in turn, so load drift hits all
-  alike) of ``--steps`` training steps (forward + backward + SGD-momentum step, the trainer's own
-  :func:`deepcollapse.nets.train.train_step`, DUFM-like regularisation, MSE) of each option:
+- ``batched`` / ``sequential`` (CPU and CUDA): S seeds stepped as one batched network
+  (:func:`deepcollapse.nets.seed_batch.batched_train_step`) against S single-seed steps of S separate networks
+  (:func:`deepcollapse.nets.step.train_step`, one after the other), measured interleaved in the same run;
+  the batched row carries ``ratio_to_sequential``.  On the CPU for four model sizes (MLP backbone on 8×8
+  digits, ResNet8 on 8×8 and 28×28, ResNet20 on 32×32), one torch thread (as the CPU experiments run) and, in
+  full mode, every core: the evidence behind ``batch_seeds: auto`` (off on the CPU).
+- ``graph`` (CUDA): the batched step captured once in a CUDA graph and replayed
+  (:class:`deepcollapse.nets.graph_step.GraphStep`), the batch already on the device.
+- ``single`` with ``amp`` / ``channels_last`` (CUDA, full mode): the one-seed options.
+- ``cpu options`` (``--device cpu`` / ``all``, full mode or ``--quick`` CIFAR only): the one-seed CPU paths
+  compared interleaved as before: ``eager`` (NCHW float32), ``eager_no_onednn``, ``channels_last``,
+  ``compile`` (inductor; needs a C++ compiler), ``bf16`` (needs AMX / AVX512-BF16), one thread and two
+  single-thread worker processes; GFLOP/s as a fraction of large-GEMM speed; a bit-determinism check.
 
-  * ``eager`` -- NCHW float32, torch's defaults (convolutions already go through oneDNN); the baseline of
-    every ``ratio_to_eager``;
-  * ``eager_no_onednn`` -- the same with ``torch.backends.mkldnn`` disabled (what oneDNN buys today);
-  * ``channels_last`` -- NHWC memory format for the backbone and the batches (``NetConfig.channels_last``);
-  * ``compile`` / ``compile+channels_last`` -- ``torch.compile`` (inductor) of the network, forward and
-    backward; only where a C++ compiler is on ``PATH`` (otherwise one line on stderr and no rows); the
-    compile time is reported separately (``compile_s``);
-  * ``bf16`` / ``bf16+channels_last`` -- bfloat16 autocast (``NetConfig.amp``), only where the CPU has
-    AMX or AVX512-BF16 (changes the numerics: reported, never a default);
-  * ``*, 1 thread`` and ``*, 1 thread x 2 workers`` -- one torch thread in one process, and two processes with
-    one thread each stepping at once (the aggregate images/s of two runs, as a sweep with ``--workers 2``
-    runs them); every other row uses as many torch threads as cores.
-
-  Each row gives GFLOP/s (FLOPs of one step counted once by ``torch.utils.flop_counter.FlopCounterMode``,
-  2 per multiply-add, convolutions and matrix products only) and its fraction of large-GEMM speed
-  (``torch.mm`` 2048×2048 float32 at the same number of threads, measured in the same run).  ``determinism``
-  runs each option twice from the same seed for ``--check-steps`` steps on a fixed batch sequence: whether
-  the losses are bit-identical, and the largest relative difference to the eager losses.
-- ``rows`` (``--device all`` or ``cuda`` with a GPU): per option set (``plain`` float32, ``amp``,
-  ``channels_last``, ``amp+channels_last``), the CUDA images/s and the ratio to ``plain``.
-- ``flops_per_image``, ``gpu_estimates``: FLOPs of a training step / evaluation pass, and each paper preset's
-  runtime on one GPU estimated from them at an **assumed** sustained throughput (``--gpu-tflops``, default 5
-  TFLOP/s; with a measured cuda row also from the measured images/s).  Estimates, not measurements.
-- ``machine``: CPU model and flags that matter, torch threads, oneDNN, the BLAS kernels (threadpoolctl), the
-  1-minute load average at start, per round and at the end (the machine may be shared: read ratios, which
-  are interleaved, before absolute rates).
+The final object adds ``machine`` (CPU model and flags, torch threads, oneDNN, the BLAS kernels via
+threadpoolctl, the load average: the machine may be shared, so read the interleaved ratios before absolute
+rates) and the CUDA device's name.  No runtime estimate from an assumed FLOP rate: the README's table of
+paper-scale runtimes is computed from these measured rows (``tools/readme_net_runtimes.py``).
 
 Run it as a user's machine runs it (``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` unset for this command)::
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/net_throughput.py --device cpu  # ~10 min
-    python benchmarks/net_throughput.py --device cpu --quick   # CIFAR shape only, fewer steps
-    python benchmarks/net_throughput.py --device cuda --quick  # only the cuda rows (and the estimates)
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/net_throughput.py --device cpu  # ~15 min
+    python benchmarks/net_throughput.py --device cpu --quick  # batched vs sequential, 1 thread; CIFAR options
+    python benchmarks/net_throughput.py --device cuda --quick --max-seconds 60   # what make gpu-check runs
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import platform
@@ -57,8 +47,8 @@ from typing import Any
 
 import torch
 from machine import cpu_flags, cpu_model  # benchmarks/machine.py (a sibling script module)
+from stream import Budget, emit, final  # benchmarks/stream.py (a sibling script module)
 
-from deepcollapse.experiments.net_presets import NET_PRESETS, net_preset
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.train import build_network, make_grad_scaler, train_step
 
@@ -88,16 +78,9 @@ DATA = {  # (channels, size, training images, test images)
 
 
 def _config(**changes: Any) -> NetConfig:
-    return NetConfig(
-        dataset="digits",
-        layers=5,
-        width=64,
-        reg="dufm",
-        lr=0.05,
-        batch_size=BATCH,
-        device="cpu",
-        **changes,
-    )
+    base: dict[str, Any] = dict(dataset="digits", layers=5, width=64, reg="dufm", lr=0.05, batch_size=BATCH,
+                                device="cpu")  # fmt: skip
+    return NetConfig(**{**base, **changes})
 
 
 def _sync(device: torch.device) -> None:
@@ -322,72 +305,199 @@ def cpu_section(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# CUDA rows and GPU estimates
+# Batched seeds against sequential single-seed steps (CPU and CUDA), the graph-captured step (CUDA)
 # ------------------------------------------------------------------------------------------------------------
 
+#: The CPU model sizes of the batched-vs-sequential rows: (NetConfig changes, sample shape, batch size).
+CPU_CASES: dict[str, tuple[dict[str, Any], tuple[int, int, int], int]] = {
+    "mlp digits": ({"backbone": "mlp", "backbone_width": 128, "width": 32, "layers": 4}, (1, 8, 8), 128),
+    "resnet8 digits": ({"backbone": "resnet8"}, (1, 8, 8), 64),
+    "resnet8 mnist": ({"backbone": "resnet8"}, (1, 28, 28), 64),
+    "resnet20 cifar10": ({}, (3, 32, 32), 128),
+}
+GPU_SHAPES = {"cifar10": (3, 32, 32), "mnist": (1, 28, 28)}
 
-def images_per_second(device: torch.device, options: dict[str, Any], steps: int, repeats: int) -> list[float]:
-    """Images/s of ``steps`` training steps at batch 128 (after 3 warm-up steps), ``repeats`` times."""
-    cfg = _config(**options)
-    model = build_network(cfg, 3).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
-    scaler = make_grad_scaler(cfg, device)
-    x, y = (t.to(device) for t in _batch(3, 32))
-    for _ in range(3):
-        train_step(cfg, model, opt, scaler, x, y, N_TRAIN)
+
+class Seeds:
+    """S networks of one config on ``device``, stepped as one batch (``batched``), one after the other
+    (``sequential``) or through the captured step (``graph``), on one fixed batch per seed on the device."""
+
+    def __init__(
+        self, S: int, device: torch.device, shape: tuple[int, ...], batch: int, **changes: Any
+    ) -> None:
+        from deepcollapse.nets.build import make_optimizer
+        from deepcollapse.nets.seed_batch import SeedBatch
+
+        self.device, self.S, self.batch = device, S, batch
+        self.cfgs = [_config(seed=s, batch_size=batch, **changes) for s in range(S)]
+        gen = torch.Generator().manual_seed(0)
+        self.x = torch.randn(S, batch, *shape, generator=gen).to(device)  # (S, B, C, H, W)
+        self.y = torch.randint(0, 10, (S, batch), generator=gen).to(device)  # (S, B)
+        self.alone = [build_network(c, shape[0], shape, device).to(device) for c in self.cfgs]
+        self.alone_opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, self.alone)]
+        models = [
+            build_network(c, shape[0], shape, device).to(device).to(memory_format=torch.contiguous_format)
+            for c in self.cfgs
+        ]
+        self.batch_ = SeedBatch(self.cfgs, models, N_TRAIN)
+        self.opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, models)]
+        self.scalers = [make_grad_scaler(c, device) for c in self.cfgs]
+        self.graph: Any = None
+
+    def sequential(self) -> None:
+        for s in range(self.S):
+            train_step(self.cfgs[s], self.alone[s], self.alone_opts[s], self.scalers[s], self.x[s], self.y[s],
+                       N_TRAIN)  # fmt: skip
+
+    def batched(self) -> None:
+        from deepcollapse.nets.seed_batch import batched_train_step
+
+        batched_train_step(self.batch_, self.opts, self.scalers, self.x, self.y)
+
+    def graphed(self) -> None:
+        from deepcollapse.nets.graph_step import GraphStep
+
+        if self.graph is None:
+            self.graph = GraphStep(self.batch_, self.opts, self.x, self.y)
+        self.graph(self.x, self.y)
+
+
+def _rate(fn: Any, device: torch.device, images: int, steps: int) -> float:
     _sync(device)
-    rates = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(steps):
-            train_step(cfg, model, opt, scaler, x, y, N_TRAIN)
-        _sync(device)
-        rates.append(steps * BATCH / (time.perf_counter() - t))
-    return rates
+    t = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    _sync(device)
+    return steps * images / (time.perf_counter() - t)
 
 
-def flops_per_image(channels: int, size: int) -> dict[str, float]:
-    """FLOPs per image of one training step and of one evaluation forward pass (ResNet20 + 5-layer head)."""
+def flops_per_image(shape: tuple[int, ...], batch: int, **changes: Any) -> float:
+    """FLOPs of one training step per image on the CPU (forward + backward; FlopCounterMode)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    stepper = Stepper({}, channels)
-    x, _ = _batch(channels, size)
-    with FlopCounterMode(display=False) as fc, torch.no_grad():
-        stepper.model.eval()
-        stepper.model(x)
-    return {"train_step": step_flops(channels, size) / BATCH, "eval_forward": fc.get_total_flops() / BATCH}
+    cfg = _config(batch_size=batch, **changes)
+    model = build_network(cfg, shape[0], shape)
+    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+    gen = torch.Generator().manual_seed(0)
+    x, y = torch.randn(batch, *shape, generator=gen), torch.randint(0, 10, (batch,), generator=gen)
+    with FlopCounterMode(display=False) as fc:
+        train_step(cfg, model, opt, make_grad_scaler(cfg, torch.device("cpu")), x, y, N_TRAIN)
+    return float(fc.get_total_flops()) / batch
 
 
-def gpu_estimates(
-    flops: dict[str, dict[str, float]], tflops: float, measured: float | None
-) -> dict[str, Any]:
-    """Expected runtime of each paper preset on one GPU from its FLOP count (see the module docstring)."""
-    out = {}
-    for name, preset in NET_PRESETS.items():
-        cfg = net_preset(name)
-        c, _, n_train, n_test = DATA["cifar10" if cfg.dataset == "cifar10" else "mnist"]
-        if cfg.classes:
-            n_train, n_test = n_train * len(cfg.classes) // 10, n_test * len(cfg.classes) // 10
-        f = flops["cifar10" if cfg.dataset == "cifar10" else "mnist"]
-        evals = (cfg.epochs // cfg.eval_every if cfg.eval_every else 0) + 1
-        runs = (
-            preset.seeds * max(1, *(len(v) for v in preset.sweep.values())) if preset.sweep else preset.seeds
-        )
-        per_run = cfg.epochs * n_train * f["train_step"] + evals * (n_train + n_test) * f["eval_forward"]
-        total = per_run * runs
+class Rows:
+    """Emits rows as measured and keeps them (and the skipped ones) for the final object."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.rows: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.flop_rate: dict[str, float] = {}  # device -> the slowest FLOP/s seen (to predict a first step)
+
+    def fits(self, label: str, device: str, predicted: float, **info: Any) -> bool:
+        """Whether a row predicted to take ``predicted`` seconds (with a margin) fits; else a skipped row."""
+        if self.budget.allows(1.5 * predicted + 1.0):
+            return True
+        row = {"label": label, "device": device, "skipped": f"would take ~{predicted:.0f} s, "
+               f"{max(self.budget.left(), 0):.0f} s of --max-seconds left", **info}  # fmt: skip
+        self.skipped.append(row)
+        emit(row)
+        return False
+
+    def add(self, row: dict[str, Any]) -> None:
+        dev = row["device"]
+        rate = row["images_per_s"] * row["flops_per_image"]
+        self.flop_rate[dev] = min(self.flop_rate.get(dev, rate), rate)
+        self.rows.append(row)
+        emit(row)
+
+
+def batched_vs_sequential(
+    rows: Rows, device: torch.device, name: str, shape: tuple[int, ...], batch: int, S: int,
+    steps: int, repeats: int, graph: bool, flops: float, threads: int | None = None, **changes: Any,
+) -> None:  # fmt: skip
+    """The ``sequential``, ``batched`` (and ``graph``) rows of S seeds, timed interleaved."""
+    info = {"shape": name, "seeds": S, "batch": batch, "flops_per_image": flops}
+    if threads is not None:
+        info["threads"] = threads
+    kinds = ["sequential"] + (["batched"] if S > 1 else []) + (["graph"] if graph else [])
+    label = f"{name} S={S}"
+    rate = rows.flop_rate.get(device.type)
+    if rate is not None and not rows.fits(label, device.type, S * batch * flops / rate, **info):
+        return  # not even one step of the S seeds fits
+    seeds = Seeds(S, device, shape, batch, **changes)
+    fns = {"sequential": seeds.sequential, "batched": seeds.batched, "graph": seeds.graphed}
+    fns["sequential"]()  # warm-up, and the time of one step of the S seeds predicts the row
+    one = S * batch / _rate(fns["sequential"], device, S * batch, 1)
+    if not rows.fits(label, device.type, one * (steps * repeats + 4) * len(kinds), **info):
+        return
+    for k in kinds:
+        for _ in range(4 if k == "graph" else 1 if k == "sequential" else 2):  # graph: 3 eager steps, capture
+            fns[k]()
+    samples: dict[str, list[float]] = {k: [] for k in kinds}
+    for _ in range(repeats):
+        for k in kinds:
+            samples[k].append(_rate(fns[k], device, S * batch, steps))
+    base = statistics.median(samples["sequential"])
+    for k in kinds:
+        med = statistics.median(samples[k])
         row = {
-            "runs": runs,
-            "epochs": cfg.epochs,
-            "training_images_per_run": cfg.epochs * n_train,
-            "total_pflop": total / 1e15,
-            "estimate_hours_at_assumed_tflops": total / (tflops * 1e12) / 3600,
+            "label": f"{k} S={S}" if k != "sequential" or S > 1 else "single",
+            "device": device.type,
+            **info,
+            "images_per_s": round(med, 1),
+            "images_per_s_per_seed": round(med / S, 1),
+            "samples": [round(r, 1) for r in samples[k]],
+            "steps": steps,
         }
-        if measured:
-            row["estimate_hours_from_measured_cuda_rate"] = (
-                runs * cfg.epochs * n_train / measured / 3600 * (1 + evals / cfg.epochs / 3)
-            )
-        out[name] = row
-    return {"assumed_sustained_tflops": tflops, "note": "estimates from FLOP counts, not measurements", **out}
+        if k != "sequential":
+            row["ratio_to_sequential"] = round(med / base, 3)
+        rows.add(row)
+
+
+def cuda_options(rows: Rows, device: torch.device, steps: int, repeats: int, flops: float) -> None:
+    """The one-seed CUDA rows with amp / channels_last (full mode), each against ``plain``."""
+    base = None
+    for label, opts in OPTIONS.items():
+        rate = rows.flop_rate.get("cuda")
+        predicted = 0.0 if rate is None else BATCH * flops * (steps * repeats + 3) / rate
+        if not rows.fits(f"single {label}", "cuda", predicted, shape="cifar10", seeds=1):
+            continue
+        cfg = _config(**opts)
+        model = build_network(cfg, 3).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+        scaler = make_grad_scaler(cfg, device)
+        x_, y_ = (t.to(device) for t in _batch(3, 32))
+
+        def step(
+            cfg: NetConfig = cfg,
+            model: Any = model,
+            opt: Any = opt,
+            scaler: Any = scaler,
+            x: Any = x_,
+            y: Any = y_,
+        ) -> None:
+            train_step(cfg, model, opt, scaler, x, y, N_TRAIN)
+
+        for _ in range(3):
+            step()
+        rates = [_rate(step, device, BATCH, steps) for _ in range(repeats)]
+        med = statistics.median(rates)
+        base = base or med
+        rows.add(
+            {
+                "label": f"single {label}",
+                "device": "cuda",
+                "shape": "cifar10",
+                "seeds": 1,
+                "batch": BATCH,
+                "images_per_s": round(med, 1),
+                "images_per_s_per_seed": round(med, 1),
+                "flops_per_image": flops,
+                "samples": [round(r, 1) for r in rates],
+                "ratio_to_plain": round(med / base, 3),
+            }
+        )
 
 
 def machine_info() -> dict[str, Any]:
@@ -417,54 +527,99 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def _seed_list(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--device", choices=["all", "cpu", "cuda"], default="all", help="all: cpu and cuda if present"
+        "--device", choices=["all", "cpu", "cuda"], default="all", help="all: cpu, and cuda if present"
     )
-    ap.add_argument("--steps", type=int, default=None, help="steps per timing (default 4 on cpu, 50 on cuda)")
+    ap.add_argument(
+        "--steps", type=int, default=None, help="steps per timing (default: cpu 4, cuda 20; quick fewer)"
+    )
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="cpu: CIFAR shape only, 2 steps; cuda: 20 steps")
+    ap.add_argument("--quick", action="store_true", help="fewer rows and steps (what make gpu-check runs)")
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="wall-clock budget; rows that would not fit are reported as skipped (default: none)",
+    )
+    ap.add_argument(
+        "--seeds",
+        type=_seed_list,
+        default=None,
+        help="S values of the batched rows, comma-separated (default: cpu 4; cuda 1,4,8 quick, "
+        "1,2,4,8,16 full)",
+    )
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     ap.add_argument("--check-steps", type=int, default=3, help="steps of each determinism check")
-    ap.add_argument("--gpu-tflops", type=float, default=5.0, help="assumed sustained GPU TFLOP/s (estimates)")
     args = ap.parse_args()
+    budget = Budget(args.max_seconds)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print(
+            f"device == 'cuda', must be a CUDA device: PyTorch {torch.__version__} found none; use "
+            "--device cpu.",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     machine = machine_info()
-    cpu = cpu_section(args) if args.device in ("all", "cpu") else None
-    rows: list[dict[str, Any]] = []
-    if args.device in ("all", "cuda"):
-        if torch.cuda.is_available():
-            torch.backends.cudnn.benchmark = True
-            dev = torch.device("cuda")
-            steps = args.steps or (20 if args.quick else 50)
-            base = None
-            for label, opts in OPTIONS.items():
-                rates = images_per_second(dev, opts, steps, args.repeats)
-                med = statistics.median(rates)
-                base = base or med
-                rows.append({"device": "cuda", "options": label, "images_per_s_median": round(med, 1),
-                             "images_per_s": [round(r, 1) for r in rates], "steps": steps,
-                             "ratio_to_plain": round(med / base, 3), "batch": BATCH})  # fmt: skip
-        elif args.device == "cuda":
-            print(
-                "device == 'cuda', must be available (no CUDA device found); use --device cpu.",
-                file=sys.stderr,
-            )
-            sys.exit(2)
-    flops = {name: flops_per_image(c, s) for name, (c, s, _, _) in DATA.items()}
-    cuda_plain = next((float(r["images_per_s_median"]) for r in rows if r["options"] == "plain"), None)
-    result = {
+    rows = Rows(budget)
+    flops = {name: flops_per_image(shape, BATCH) for name, shape in GPU_SHAPES.items()}
+    cpu = None
+    if args.device in ("all", "cpu"):
+        cores = os.cpu_count() or 1
+        S = args.seeds or [4]
+        steps = args.steps or (2 if args.quick else 4)
+        cases = {
+            k: v for k, v in CPU_CASES.items() if not args.quick or k in ("mlp digits", "resnet20 cifar10")
+        }
+        for threads in [1] if args.quick else sorted({1, cores}):
+            torch.set_num_threads(threads)
+            for name, (changes, shape, batch) in cases.items():
+                f = flops_per_image(shape, batch, **changes)
+                n_steps = steps * (10 if "mlp" in name else 1)  # the MLP step takes milliseconds
+                for n in S:
+                    batched_vs_sequential(
+                        rows, torch.device("cpu"), name, shape, batch, n, n_steps, args.repeats, False, f,
+                        threads, **changes,
+                    )  # fmt: skip
+        torch.set_num_threads(cores)
+        if budget.allows(120 if args.quick else 600):
+            cpu = cpu_section(args)
+            for shape in cpu["shapes"].values():
+                for r in shape["rows"]:
+                    emit({"label": f"cpu option {r['option']}", "device": "cpu", **r})
+        else:
+            rows.skipped.append({"label": "cpu options", "device": "cpu", "skipped": "--max-seconds"})
+            emit(rows.skipped[-1])
+    if args.device in ("all", "cuda") and torch.cuda.is_available():
+        torch.backends.cudnn.benchmark = True
+        dev = torch.device("cuda")
+        steps = args.steps or (10 if args.quick else 20)
+        S = args.seeds or ([1, 4, 8] if args.quick else [1, 2, 4, 8, 16])
+        for name, shape in GPU_SHAPES.items():
+            for n in S:
+                batched_vs_sequential(
+                    rows, dev, name, shape, BATCH, n, steps, args.repeats, True, flops[name]
+                )
+        if not args.quick:
+            cuda_options(rows, dev, steps, args.repeats, flops["cifar10"])
+    final({
         "benchmark": "net_throughput",
         "model": "ResNet20 + 5-layer bias-free MLP head (width 64), DUFM-like reg, MSE, SGD momentum, "
-        "batch 128",
-        "cpu": cpu,
-        "rows": rows,
+        "batch 128 (CPU cases: their own backbone and batch)",
+        "rows": rows.rows,
+        "skipped": rows.skipped,
         "flops_per_image": flops,
-        "gpu_estimates": gpu_estimates(flops, args.gpu_tflops, cuda_plain),
+        "cpu": cpu,
         "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "machine": machine,
-    }
-    print(json.dumps(result, indent=1))
+        "wall_s": round(budget.elapsed(), 1),
+        "max_seconds": args.max_seconds,
+    })  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def test_train_then_resume(tmp_path, capsys):
         (["--dataset", "fashion_mnist"], "--data-dir == None"),
         pytest.param(
             ["--device", "cuda"],
-            "device == 'cuda', must be available (no CUDA device found)",
+            "--device == 'cuda', must be a CUDA device: this PyTorch (",
             marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present"),
         ),
         (["--backbone", "mlp", "--feature-dim", "8"], "--feature-dim == 8, must be None with backbone mlp"),
@@ -182,3 +182,41 @@ def test_resume_of_a_run_folder_with_the_old_config_keys(tmp_path, capsys):
     assert summary["epochs_done"] == 2
     rewritten = yaml.safe_load((out / "config.yaml").read_text())  # the resumed run's config: new names
     assert rewritten == {**new, "epochs": 2}
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_device_cuda_without_one_is_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main([*TINY, "--epochs", "1", "--out", str(out), "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--device == 'cuda', must be a CUDA device" in err and torch.__version__ in err
+    assert not out.exists()
+
+
+def test_net_resume_takes_the_folders_of_a_batched_run(tmp_path, capsys):
+    from deepcollapse.nets.batched import train_nets
+    from deepcollapse.nets.config import NetConfig
+
+    cfg = dict(dataset="digits", backbone="mlp", backbone_width=16, layers=3, width=12, n=10, n_test=4,
+               batch_size=20, epochs=1, device="cpu", threads=1, batch_seeds="on")  # fmt: skip
+    outs = [tmp_path / "s0", tmp_path / "s1"]
+    train_nets([NetConfig(**cfg, seed=s) for s in (0, 1)], outs, progress=False)
+    args = ["net", "resume", *map(str, outs), "--epochs", "2", "--batch-seeds", "2", "--no-progress"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.count("epochs 2/2") == 2
+    assert all("batch_seeds: 2" in (o / "config.yaml").read_text() for o in outs)
+    assert main(["net", "resume", str(outs[0]), "--batch-seeds", "two"]) == 2
+    assert (
+        "--batch-seeds == 'two', must be auto, on, off or a number of seeds >= 1." in capsys.readouterr().err
+    )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_a_net_sweep_on_cuda_without_one_writes_nothing(tmp_path, capsys):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kind: net\nbase: {dataset: digits, device: cuda, epochs: 1}\nruns: 2\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(sweep), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "device == 'cuda', must be a CUDA device" in err
+    assert not out.exists()

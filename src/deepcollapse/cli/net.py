@@ -6,6 +6,7 @@ Examples::
         --lam-h 5e-6 --lr 0.05 --epochs 30 --out runs/digits
     deepcollapse net train --dataset cifar10 --data-dir ~/data --classes 0,1 --epochs 200 --out runs/c10
     deepcollapse net resume runs/c10
+    deepcollapse net resume runs/sweep/points/base/seed_0 runs/sweep/points/base/seed_1 --batch-seeds 2
 """
 
 from __future__ import annotations
@@ -46,18 +47,25 @@ def register(subparsers: Any) -> None:
     ps.set_defaults(func=_presets)
 
     r = sub.add_parser(
-        "resume", help="continue a run from its last checkpoint (from epoch 0 if none was written yet)"
+        "resume",
+        help="continue runs from their last checkpoints (from epoch 0 if none was written yet); several "
+        "folders (the seeds of one batched run) resume as one batch",
     )
-    r.add_argument("out", metavar="DIR", help="run folder")
+    r.add_argument("out", metavar="DIR", nargs="+", help="run folder(s)")
     add_config_options(  # the fields a resumed run may change; not given = the run's own value
         r,
         NetConfig,
-        include=("epochs", "batch_size"),
+        include=("epochs", "batch_size", "batch_seeds"),
         overrides={
             "epochs": {"help": "new total number of epochs", "shown_default": "the run's"},
             "batch_size": {
                 "help": "new batch size (e.g. after running out of GPU memory)",
                 "shown_default": "the run's",
+            },
+            "batch_seeds": {
+                "help": "at most this many of the folders trained as one batch: auto, on, off or N (fewer "
+                "after running out of GPU memory)",
+                "shown_default": "the runs'",
             },
         },
         command="net resume",
@@ -142,11 +150,27 @@ def _train(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import check_folder_kind
-    from deepcollapse.nets.train import resume_net
 
-    check_folder_kind(args.out, "net")
-    summary = resume_net(
-        args.out, epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size
-    )
-    _print_summary(summary, args.out)
-    return 1 if summary.get("diverged") else 0
+    for out in args.out:
+        check_folder_kind(out, "net")
+    if len(args.out) == 1 and args.batch_seeds is None:
+        from deepcollapse.nets.train import resume_net
+
+        summaries = [
+            resume_net(
+                args.out[0], epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size
+            )
+        ]
+    else:
+        from deepcollapse.nets.batched import resume_nets
+
+        summaries = resume_nets(
+            args.out,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            batch_seeds=args.batch_seeds,
+            progress=not args.no_progress,
+        )
+    for summary, out in zip(summaries, args.out):
+        _print_summary(summary, out)
+    return 1 if any(s.get("diverged") for s in summaries) else 0

@@ -8,11 +8,14 @@ Examples::
     deepcollapse reproduce fig3-right --out runs/fig3r --executor ray --ray-address auto
     deepcollapse reproduce best-known --loss ce --out runs/best-known-ce --workers 2
     deepcollapse reproduce basins --config configs/basins/lr_init.yaml --out runs/atlas --workers 2
+    deepcollapse reproduce net-2024-fig4-mnist --device cuda --data-dir ~/data --out runs/fig4-mnist
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError
@@ -51,12 +54,37 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--config",
         help="YAML of the experiment's settings instead of the shipped ones (basins, basins-gpu: the "
-        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml); only for experiments that take a settings "
+        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml; the network experiments: device and "
+        "batch_seeds, as --device / --batch-seeds, which win); only for experiments that take a settings "
         "file",
     )
     add_family_options(p)
+    add_net_options(p)
     add_executor_options(p)
     p.set_defaults(func=run)
+
+
+def add_net_options(p: argparse.ArgumentParser) -> None:
+    """``--device``, ``--batch-seeds``: NetConfig fields set in every run of a network experiment (the same
+    names, help and choices as ``net train``, generated from the fields)."""
+    from deepcollapse.cli.options import add_config_options
+    from deepcollapse.nets.config import NetConfig
+
+    only = "; only for the network experiments (net-*, real-*)"
+    fields = {f.name: f for f in dataclasses.fields(NetConfig)}
+    add_config_options(
+        p,
+        NetConfig,
+        include=("device", "batch_seeds"),
+        overrides={
+            "device": {"help": fields["device"].metadata["help"] + only, "shown_default": "the experiment's"},
+            "batch_seeds": {
+                "help": fields["batch_seeds"].metadata["help"] + only,
+                "shown_default": "the experiment's",
+            },
+        },
+        command="reproduce",
+    )
 
 
 def add_family_options(p: argparse.ArgumentParser) -> None:
@@ -110,6 +138,9 @@ def run(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         family={"loss": args.loss, "activation": args.activation, "eps": args.eps},
         config=args.config,
+        device=args.device,
+        batch_seeds=args.batch_seeds,
+        announce=lambda text: print(f"deepcollapse: {text}", file=sys.stderr, flush=True),
     )
     print(f"report: {path}")
     return 0

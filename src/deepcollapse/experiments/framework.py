@@ -16,6 +16,7 @@ Re-running into the same folder skips finished runs; a folder that holds another
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shlex
@@ -29,12 +30,32 @@ from typing import Any
 import pandas as pd
 
 from deepcollapse._core.checks import ConfigError, check_choice
+from deepcollapse._core.config import ConfigMixin
 from deepcollapse.runs.executors import EXECUTORS, Task, run_tasks
 from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
-__all__ = ["Context", "Experiment", "register", "registered"]
+__all__ = ["Context", "Experiment", "NetRunOptions", "register", "registered"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class NetRunOptions(ConfigMixin):
+    """The settings file of a network experiment, ``reproduce NAME --config FILE.yaml`` (``kind == "net"``
+    experiments without a ``config_class`` of their own): the :class:`~deepcollapse.nets.config.NetConfig`
+    fields ``device`` and ``batch_seeds`` set in every run, as ``--device`` / ``--batch-seeds`` set them (the
+    command line's win).  E.g. ``device: cuda`` and ``batch_seeds: auto``; unknown keys are refused."""
+
+    device: str | None = None
+    batch_seeds: str | int | None = None
+
+    def __post_init__(self) -> None:
+        from deepcollapse.nets.config import DEVICES, check_batch_seeds
+
+        if self.device is not None:
+            check_choice("device", self.device, DEVICES)
+        if self.batch_seeds is not None:
+            self.batch_seeds = check_batch_seeds(self.batch_seeds)
 
 
 class Context:
@@ -55,6 +76,8 @@ class Context:
         family: dict[str, Any] | None = None,
         settings: Any = None,
         config_file: str | None = None,
+        net_options: dict[str, Any] | None = None,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
 
@@ -73,12 +96,18 @@ class Context:
         # the experiment's shipped settings
         self.settings = settings
         self.config_file = config_file
+        # ``reproduce NAME --device ... --batch-seeds ...``: NetConfig fields set in each network sweep's base
+        self.net_options: dict[str, Any] = dict(net_options or {})
+        # where messages for the user go before the work starts (the command line prints them; default: log)
+        self.announce: Callable[[str], None] = announce or log.info
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
         cmd += family_options(self.family)
         if config_file is not None:
             cmd += f" --config {shlex.quote(config_file)}"
         if data_dir is not None:
             cmd += f" --data-dir {shlex.quote(data_dir)}"
+        for key, value in self.net_options.items():
+            cmd += f" --{key.replace('_', '-')} {value}"
         cmd += f" --out {shlex.quote(str(out_dir))}"
         title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
         if self.family != DEFAULT_FAMILY:
@@ -91,6 +120,8 @@ class Context:
                 "Smoke variant: tiny sizes and step counts to check the pipeline, "
                 "not a reproduction of the paper."
             )
+        elif isinstance(settings, NetRunOptions):
+            self.report.add_note(f"Run options read from {config_file}: {settings.to_dict()}.")
         elif config_file is not None:
             self.report.add_note(
                 f"Settings read from {config_file}, not the shipped ones: the shipped settings' expected "
@@ -101,7 +132,21 @@ class Context:
         self.configs: dict[str, Any] = {}
 
     def sweep(self, spec: SweepSpec, sub: str = "") -> SweepResult:
-        """Run ``spec`` into ``out_dir/sub`` (skipping finished points) and keep its config for the report."""
+        """Run ``spec`` into ``out_dir/sub`` (skipping finished points) and keep its config for the report.
+
+        A network sweep (``kind: net``) takes the run's :attr:`net_options` (``--device``, ``--batch-seeds``)
+        into its base and, unless it is a smoke run, first announces its runtime estimated from a short
+        calibration on the device (:func:`~deepcollapse.experiments.net_runtime.estimate_net_runtime`), which
+        also goes into the report."""
+        if spec.kind == "net" and self.net_options:
+            spec = dataclasses.replace(spec, base={**spec.base, **self.net_options})
+        if spec.kind == "net" and not self.smoke:
+            from deepcollapse.experiments.net_runtime import estimate_net_runtime
+
+            out = self.out_dir / sub if sub else self.out_dir
+            estimate = estimate_net_runtime(spec.tasks(out), workers=self.workers)
+            self.announce(f"{self.experiment.name}: {estimate.text()}")
+            self.report.add_note(f"Before it started: {estimate.text()}.")
         self.configs[sub or spec.name] = spec.to_dict()
         return run_sweep(
             spec,
@@ -213,6 +258,9 @@ class Experiment:
         data_dir: str | Path | None = None,
         family: dict[str, Any] | None = None,
         config: str | Path | None = None,
+        device: str | None = None,
+        batch_seeds: str | int | None = None,
+        announce: Callable[[str], None] | None = None,
     ) -> Path:
         """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
 
@@ -222,10 +270,18 @@ class Experiment:
         ``family``: ``{"loss", "activation", "eps"}`` (missing keys: MSE, ReLU, no ε) for an experiment with
         ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``).
         ``config``: a YAML file of ``config_class`` fields, instead of the shipped settings (only for an
-        experiment with a ``config_class``, not with ``smoke``); read before anything is written."""
+        experiment with a ``config_class``, not with ``smoke``); read before anything is written.
+        ``device``, ``batch_seeds``: the :class:`~deepcollapse.nets.config.NetConfig` fields of every run of a
+        network experiment (``kind == "net"``; others refuse them), checked before anything is written (a
+        missing CUDA device included); a network experiment that is not a smoke run first announces its
+        runtime estimated on the device through ``announce`` (default: the log)."""
         check_choice("executor", executor, EXECUTORS)
         family = check_experiment_family(self, family)
         settings = read_experiment_config(self, config, smoke)
+        if isinstance(settings, NetRunOptions):  # the command line's options win over the file's
+            device = device if device is not None else settings.device
+            batch_seeds = batch_seeds if batch_seeds is not None else settings.batch_seeds
+        net_options = check_net_options(self, device, batch_seeds)
         out = Path(out_dir).resolve()
         self._claim_folder(out, force)
         ctx = Context(
@@ -241,6 +297,8 @@ class Experiment:
             family,
             settings,
             None if config is None else str(Path(config).resolve()),
+            net_options,
+            announce,
         )
         load, t0 = _load_average(), time.perf_counter()
         self.body(ctx)
@@ -339,6 +397,48 @@ def check_experiment_family(experiment: Experiment, family: dict[str, Any] | Non
     return fam
 
 
+def check_net_options(
+    experiment: Experiment, device: str | None, batch_seeds: str | int | None
+) -> dict[str, Any]:
+    """The validated ``--device`` / ``--batch-seeds`` of one run of ``experiment`` (one-line ``ConfigError``).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment to run; only a network experiment (``kind == "net"``) takes them.
+    device : str or None
+        A :class:`~deepcollapse.nets.config.NetConfig` device (``None``: the experiment's own); ``cuda``
+        must exist here.
+    batch_seeds : str, int or None
+        ``auto``, ``on``, ``off`` or N (``None``: the experiment's own).
+
+    Returns
+    -------
+    dict
+        The given options as NetConfig fields.
+    """
+    given = {k: v for k, v in (("device", device), ("batch_seeds", batch_seeds)) if v is not None}
+    if not given:
+        return {}
+    first = next(iter(given))
+    if experiment.kind != "net":
+        nets = ", ".join(e.name for e in _REGISTRY.values() if e.kind == "net")
+        raise ConfigError(
+            f"--{first.replace('_', '-')} == {given[first]!r}, experiment {experiment.name!r} trains no "
+            "network; "
+            f"drop --device / --batch-seeds, or run a network experiment ({nets})."
+        )
+    from deepcollapse.nets.build import select_device
+    from deepcollapse.nets.config import DEVICES, check_batch_seeds
+
+    if "device" in given:
+        check_choice("--device", given["device"], DEVICES)
+        select_device(str(given["device"]))  # cuda without one: the line naming what was found
+    if "batch_seeds" in given:
+        given["batch_seeds"] = check_batch_seeds(given["batch_seeds"], "--batch-seeds")
+    return given
+
+
 def read_experiment_config(experiment: Experiment, path: str | Path | None, smoke: bool) -> Any:
     """The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
     ``--config`` or the file: an experiment without a settings file, ``--smoke`` beside it, the file's own
@@ -360,19 +460,23 @@ def read_experiment_config(experiment: Experiment, path: str | Path | None, smok
     """
     if path is None:
         return None
-    if experiment.config_class is None:
-        takes = ", ".join(e.name for e in _REGISTRY.values() if e.config_class is not None) or "none"
+    config_class = experiment.config_class or (NetRunOptions if experiment.kind == "net" else None)
+    if config_class is None:
+        takes = (
+            ", ".join(e.name for e in _REGISTRY.values() if e.config_class is not None or e.kind == "net")
+            or "none"
+        )
         raise ConfigError(
             f"--config == {str(path)!r}, experiment {experiment.name!r} has no settings file; drop --config, "
             f"or run one that takes one ({takes})."
         )
-    if smoke:
+    if smoke and config_class is not NetRunOptions:
         raise ConfigError(
             f"--config == {str(path)!r} with --smoke, must be one of the two: --smoke runs the shipped "
             "seconds-long settings (a small settings file runs as fast)."
         )
     try:
-        return experiment.config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
+        return config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
     except ConfigError as exc:
         text = str(exc)
         raise ConfigError(text if text.startswith(str(path)) else f"{path}: {text}") from None

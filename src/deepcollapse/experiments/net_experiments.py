@@ -27,27 +27,14 @@ from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = ["NET_RUNTIMES"]
 
-# Expected full-size runtimes on one GPU: ESTIMATES from FLOP counts, not measurements.  FLOPs per image
-# counted
-# by `python benchmarks/net_throughput.py` (torch's FlopCounterMode; ResNet20 + 4-layer head, one training
-# step:
-# 244 MFLOP on CIFAR-10, 186 MFLOP on MNIST; evaluation forward 82 / 62 MFLOP) × epochs × images × runs, at an
-# assumed sustained 5 TFLOP/s (a launch-bound 0.27 M-parameter CNN at batch 128 on an A100/H100-class GPU; the
-# benchmark's cuda rows measure the real rate).  The host-side collapse metrics of each evaluation are not
-# counted.
-# On a 2-core CPU a 200-epoch CIFAR-10 run takes days (the benchmark's cpu rows give the rate).
+# Expected full-size runtimes: no assumed FLOP rate.  Every run of these experiments (not --smoke) prints its
+# runtime estimated from a short calibration on its own device first (experiments.net_runtime); the README's
+# table of paper-scale runtimes on a GPU is computed from `make gpu-check`'s measured images/s
+# (tools/readme_net_runtimes.py).  On a 2-core CPU a 200-epoch CIFAR-10 run takes days.
 NET_RUNTIMES = {
-    "net-2024-fig2-bottom": "≈ 0.7 h on one GPU (estimate: 5 runs × 200 epochs, 12.7 PFLOP)",
-    "net-2024-fig4-cifar10": "≈ 0.7 h on one GPU (estimate: 5 runs, 12.7 PFLOP)",
-    "net-2024-fig4-mnist": "≈ 0.65 h on one GPU (estimate: 5 runs, 11.6 PFLOP)",
-    "net-2024-fig9-wd": "≈ 2.5 h on one GPU (estimate: 18 runs, 45.8 PFLOP)",
-    "net-2024-fig9-lr": "≈ 1.4 h on one GPU (estimate: 10 runs, 25.4 PFLOP)",
-    "net-2024-fig10": "≈ 2.6 h on one GPU (estimate: 20 runs, 46.5 PFLOP)",
-    "net-2023-fig1": (
-        "DUFM head ≈ 5 min CPU; backbone ≈ 9.5 h on one GPU "
-        "(estimate: 7 runs × 10 000 epochs on 10 000 images, "
-        "172 PFLOP)"
-    ),
+    name: "estimated at the start from a calibration on the device (--device cuda: seeds batched); "
+    "hours on one GPU (README: measured by make gpu-check)"
+    for name in NET_PRESETS
 }
 
 # The Gram matrices shown by the papers' Fig. 4: M_3 for CIFAR-10, M~_5 for MNIST (layer, kind).

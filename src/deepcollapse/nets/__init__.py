@@ -9,6 +9,10 @@
   :mod:`.checkpoint` (run files, checkpoint, stop errors).
 - :mod:`.outcome` -- where a run landed (``classify_head``: zero, DNC, SRG-like, low-rank, ...), numpy only.
 - :mod:`.train` -- the epoch loop: ``train_net`` / ``resume_net`` (re-exports the pieces above).
+- :mod:`.batched` -- S runs as one batched network, each in its own run folder: ``train_nets`` /
+  ``resume_nets``; :mod:`.seed_batch` (``SeedBatch``, ``batched_train_step``), :mod:`.seed_groups` (which runs
+  share a batch, ``batch_seeds``), :mod:`.graph_step` (the step captured in a CUDA graph),
+  :mod:`.throughput` (the measured step time behind runtime estimates).
 
 Extension point: a backbone is one module plus one entry in ``build_network`` (:mod:`.build`) and in
 ``BACKBONES`` (:mod:`.config`); a dataset is one loader plus one entry in ``data.datasets.DATASETS``.
@@ -34,5 +38,9 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "HeadCriteria": "outcome",
         "HeadOutcome": "outcome",
         "OUTCOMES": "outcome",
+        "train_nets": "batched",
+        "resume_nets": "batched",
+        "SeedBatch": "seed_batch",
+        "batched_train_step": "seed_batch",
     },
 )

@@ -46,10 +46,23 @@ def select_device(name: str) -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device == 'cuda', must be available (no CUDA device found); use auto or cpu.")
+        raise ConfigError(
+            f"device == 'cuda', must be a CUDA device: {_cuda_found()}; use --device auto or cpu."
+        )
     if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError("device == 'mps', must be available (no MPS device found); use auto or cpu.")
     return torch.device(name)
+
+
+def _cuda_found() -> str:
+    """What this machine offers instead of a CUDA device, in words (for the one-line error)."""
+    if torch.version.cuda is None:
+        return f"this PyTorch ({torch.__version__}) is a build without CUDA, so none was found"
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    where = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
+    return f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}) found no GPU{where}"
 
 
 def load_net_data(config: NetConfig) -> DataSplits:

@@ -5,12 +5,20 @@ docs/architecture.md), :func:`load_run_checkpoint` (a damaged or foreign ``check
 ``ConfigError``), :func:`same_schedule` (``resume --epochs`` with the learning rate of every epoch kept), and
 the errors of a run that stops early, each naming the checkpoint kept on disk and the command that resumes:
 :class:`DeviceMemoryError` / :func:`oom_error` (out of device memory, naming the batch size) and
-:func:`stopped_error` (SIGINT / SIGTERM, see :mod:`deepcollapse._core.interrupt`).
+:func:`stopped_error` (SIGINT / SIGTERM, see :mod:`deepcollapse._core.interrupt`); their counterparts for S
+seeds trained as one batch, :func:`batch_oom_error` and :func:`batch_stopped_error`.
+
+:class:`RunFolder` is the one definition of what the loop keeps in a folder (the state restored from and
+saved into ``checkpoint.pt``, the records of ``metrics.jsonl``, ``summary.json``), used by the single run
+(:mod:`deepcollapse.nets.train`) and by every seed of a batched run (:mod:`deepcollapse.nets.batched`), so
+that a batched seed's folder is a single run's folder.
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +26,32 @@ import torch
 
 from deepcollapse._core.checks import ConfigError, Interrupted
 from deepcollapse._core.interrupt import StopFlag
-from deepcollapse._core.io import load_checkpoint
+from deepcollapse._core.io import (
+    append_jsonl,
+    atomic_torch_save,
+    atomic_write_json,
+    finite_or_none,
+    load_checkpoint,
+    truncate_jsonl,
+)
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.summary import NetSummary, run_summary
 
 __all__ = [
     "OOM_ERRORS",
     "RUN_FILES",
     "DeviceMemoryError",
+    "RunFolder",
+    "batch_oom_error",
+    "batch_stopped_error",
     "load_run_checkpoint",
     "oom_error",
+    "resume_command",
     "same_schedule",
     "stopped_error",
 ]
+
+log = logging.getLogger(__name__)
 
 RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "summary.json")
 
@@ -169,3 +191,198 @@ def same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
         kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
         return config.replace(epochs=epochs, lr_milestones=kept)
     return config.replace(epochs=epochs)
+
+
+class RunFolder:
+    """One run folder and the loop state its checkpoint keeps (see the module docstring).
+
+    Parameters
+    ----------
+    out : Path
+        The run folder (holding ``config.yaml``).
+    config : NetConfig
+        The run's configuration.
+
+    Attributes
+    ----------
+    state : dict
+        ``epoch`` (epochs done), ``history`` (one ``{"epoch", "train_loss", "epoch_time", "lr"}`` per epoch),
+        ``elapsed`` (training seconds), ``diverged``, ``last`` (the last evaluation record).
+    """
+
+    def __init__(self, out: Path, config: NetConfig) -> None:
+        self.out, self.config = Path(out), config
+        self.ckpt_path, self.metrics_path = self.out / "checkpoint.pt", self.out / "metrics.jsonl"
+        self.state: dict[str, Any] = {
+            "epoch": 0,
+            "history": [],
+            "elapsed": 0.0,
+            "diverged": False,
+            "last": None,
+        }
+
+    def restore(
+        self,
+        device: Any,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        scaler: torch.amp.GradScaler,
+    ) -> None:
+        """Load the checkpoint (if any) into ``model``, ``optimizer``, ``scaler`` and :attr:`state`; drop the
+        ``metrics.jsonl`` records after its epoch (they belong to an epoch that was not saved)."""
+        if self.ckpt_path.is_file():
+            ckpt = load_run_checkpoint(self.ckpt_path, device)
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            if ckpt.get("scaler"):
+                scaler.load_state_dict(ckpt["scaler"])
+            self.state = ckpt["state"]
+            log.info("resuming %s from epoch %d", self.out, self.state["epoch"])
+        truncate_jsonl(self.metrics_path, "epoch", self.state["epoch"])
+
+    @property
+    def needs_initial_record(self) -> bool:
+        """Whether the evaluation of the initialisation (epoch 0) is still to be written."""
+        return self.state["epoch"] == 0 and not self.metrics_path.is_file() and self.config.eval_every > 0
+
+    def due(self, epoch: int) -> bool:
+        """Whether epoch ``epoch`` ends with an evaluation (every ``eval_every`` epochs and the last)."""
+        every = self.config.eval_every
+        return (every > 0 and epoch % every == 0) or epoch == self.config.epochs
+
+    def append_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append an evaluation record to ``metrics.jsonl`` (non-finite numbers as ``null``) and keep it as
+        the last one."""
+        append_jsonl(self.metrics_path, [finite_or_none(record)])
+        self.state["last"] = record
+        return record
+
+    def end_epoch(self, epoch: int, train_loss: float, epoch_time: float, lr: float) -> None:
+        """Count epoch ``epoch`` as done (its loss and time in the history)."""
+        self.state["epoch"] = epoch
+        self.state["elapsed"] += epoch_time
+        self.state["history"].append(
+            {"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr}
+        )
+
+    def save(
+        self,
+        model_state: dict[str, torch.Tensor],
+        optimizer: torch.optim.Optimizer,
+        scaler: torch.amp.GradScaler,
+    ) -> None:
+        """Write ``checkpoint.pt`` atomically: ``model``, ``optimizer``, ``scaler`` (``None`` when disabled),
+        ``state``, ``config``."""
+        atomic_torch_save(
+            {
+                "model": model_state,
+                "optimizer": optimizer.state_dict(),
+                "scaler": scaler.state_dict() if scaler.is_enabled() else None,
+                "state": self.state,
+                "config": self.config.to_dict(),
+            },
+            self.ckpt_path,
+        )
+
+    def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
+        """Write ``summary.json`` from :attr:`state` and return it."""
+        summary = run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
+        atomic_write_json(self.out / "summary.json", finite_or_none(summary))
+        return NetSummary.from_dict(summary)
+
+
+def resume_command(outs: Sequence[Path]) -> str:
+    """The command that continues the run folders ``outs`` (several folders: resumed as one batch)."""
+    return "deepcollapse net resume " + " ".join(shlex.quote(str(o)) for o in outs)
+
+
+def batch_oom_error(
+    config: NetConfig, outs: Sequence[Path], device: torch.device, epoch: int, what: str
+) -> DeviceMemoryError:
+    """The error of S seeds batched together running out of device memory: one line naming the batch size,
+    the number of seeds in the batch, a smaller setting (half the seeds per batch; with one seed, half the
+    batch size) and the command that resumes.
+
+    Parameters
+    ----------
+    config
+        The first seed's configuration (the batch shares ``batch_size`` and ``eval_batch_size``).
+    outs
+        The seeds' run folders.
+    device
+        The device that ran out of memory.
+    epoch
+        The epoch that failed (the checkpoints on disk are epoch ``epoch - 1``'s).
+    what
+        ``"training"`` or ``"evaluation"``.
+
+    Returns
+    -------
+    DeviceMemoryError
+        The error to raise.
+    """
+    S = len(outs)
+    if S == 1:
+        return oom_error(config, outs[0], device, epoch, what)
+    kept = (
+        f"the checkpoints of epoch {epoch - 1} are kept in the {S} run folders"
+        if epoch > 1
+        else f"no checkpoint was written yet (the {S} run folders start again from epoch 0)"
+    )
+    name, size = (
+        ("batch_size", config.batch_size)
+        if what == "training"
+        else ("eval_batch_size", config.eval_batch_size)
+    )
+    fewer = max(1, S // 2)
+    return DeviceMemoryError(
+        f"{name} == {size} with batch_seeds == {S} seeds batched together, must be smaller: {device} ran "
+        f"out of memory in {what} at epoch {epoch}; {kept}; a smaller setting: {fewer} "
+        f"seed{'s' * (fewer > 1)} per batch (half the memory of a step), resume with "
+        f"`{resume_command(outs)} --batch-seeds {fewer}`"
+        f" (or keep the seeds together with --batch-size {max(2, config.batch_size // 2)})."
+    )
+
+
+def batch_stopped_error(flag: StopFlag, outs: Sequence[Path], epoch: int, written: bool) -> Interrupted:
+    """The exception of S batched seeds stopped by a signal: every folder is left as a single run stopped
+    at the same point would leave it (:func:`stopped_error`), and the command resumes them all.
+
+    Parameters
+    ----------
+    flag
+        The stop flag that was set.
+    outs
+        The seeds' run folders.
+    epoch
+        The epoch that was running (or had just ended).
+    written
+        Whether every seed's checkpoint of ``epoch`` was written before stopping.
+
+    Returns
+    -------
+    Interrupted
+        The exception to raise, with the command that resumes all the folders.
+    """
+    if len(outs) == 1:
+        return stopped_error(flag, outs[0], epoch, written)
+    resume = resume_command(outs)
+    S = len(outs)
+    if written:
+        what = f"after epoch {epoch}; the checkpoints of epoch {epoch} are written to the {S} run folders"
+    elif all((o / "checkpoint.pt").is_file() for o in outs):
+        what = (
+            f"during epoch {epoch}; the checkpoints of epoch {epoch - 1} in the {S} run folders are kept and "
+            f"`{resume}` redoes epoch {epoch} from them"
+        )
+    else:
+        what = (
+            f"during epoch {epoch}; no checkpoint was written yet (the first is written at the end of epoch "
+            "1); "
+            f"`{resume}` starts the {S} runs again from epoch 0 with their config.yaml"
+        )
+    return flag.interrupted(
+        f"{S} seeds batched together stopped by {flag.name} {what} (each folder also resumes alone with "
+        "`deepcollapse net resume DIR`)",
+        resume,
+    )

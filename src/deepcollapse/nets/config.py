@@ -102,6 +102,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 MSE_REDUCTIONS = ("sum", "mean")
 WD_SCOPES = ("all", "weights")
 WD_MODES = ("coupled", "decoupled")
+BATCH_SEEDS = ("auto", "on", "off")
 
 
 @dataclass
@@ -261,6 +262,16 @@ class NetConfig(ConfigMixin):
     threads: int | None = field(
         default=None, metadata={"help": "torch threads (torch.set_num_threads)", "shown_default": "torch's"}
     )
+    batch_seeds: str | int = field(
+        default="auto",
+        metadata={
+            "help": "train the seeds of a sweep or experiment (and its points that differ only in seed or "
+            "learning rate) as one batched network, each seed with its own data order, initialisation, "
+            "metrics and run folder: auto (on cuda; off on the cpu, where it measured slower), on, off, or N "
+            "(at most N seeds per batch); one run of net train is one seed",
+            "metavar": "{auto,on,off,N}",
+        },
+    )
     freeze_head: bool = field(default=False, metadata={"help": "train the backbone only (2023 experiment)"})
     head_init: str | None = field(
         default=None,
@@ -296,6 +307,10 @@ class NetConfig(ConfigMixin):
             "machine-epsilon rule)"
         },
     )
+
+    #: Fields that say how a run is executed, not what it computes: a sweep relaunched with another value
+    #: reuses its run folders (runs.sweep), e.g. fewer seeds per batch after running out of GPU memory.
+    EXECUTION_FIELDS: ClassVar[tuple[str, ...]] = ("batch_seeds",)
 
     # Renamed fields (issue 17: the names of the DUFM config and of the command line); the old keys of YAML
     # files and run folders are accepted with a DeprecationWarning for one release.
@@ -341,6 +356,7 @@ class NetConfig(ConfigMixin):
                 f"feature_dim == {self.feature_dim}, must be None with backbone mlp "
                 "(set backbone_width, the width of H1)."
             )
+        self.batch_seeds = check_batch_seeds(self.batch_seeds)
         self.amp = _check_bool("amp", self.amp)
         self.channels_last = _check_auto_bool("channels_last", self.channels_last)
         self.layers = check_int("layers", self.layers, min=1)
@@ -426,6 +442,20 @@ class NetConfig(ConfigMixin):
         if path is not None:
             atomic_write_text(path, text)
         return text
+
+
+def check_batch_seeds(value: Any, name: str = "batch_seeds") -> str | int:
+    """``"auto"``, ``"on"``, ``"off"`` or a positive int (the command line's ``"4"`` becomes ``4``; YAML reads
+    a bare ``on`` / ``off`` as true / false, which mean the same)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, str) and value.strip().lower() in BATCH_SEEDS:
+        return value.strip().lower()
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise ConfigError(f"{name} == {value!r}, must be auto, on, off or a number of seeds >= 1.")
 
 
 def _check_auto_bool(name: str, value: Any) -> bool | str:

@@ -45,15 +45,7 @@ import torch
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
-from deepcollapse._core.io import (
-    append_jsonl,
-    atomic_torch_save,
-    atomic_write_json,
-    finite_or_none,
-    prepare_run_folder,
-    read_jsonl,
-    truncate_jsonl,
-)
+from deepcollapse._core.io import prepare_run_folder, read_jsonl
 from deepcollapse.nets.build import (
     build_network,
     channels_last_on,
@@ -66,6 +58,7 @@ from deepcollapse.nets.checkpoint import (
     OOM_ERRORS,
     RUN_FILES,
     DeviceMemoryError,
+    RunFolder,
     load_run_checkpoint,
     oom_error,
     same_schedule,
@@ -75,7 +68,7 @@ from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits
 from deepcollapse.nets.evaluate import evaluate
 from deepcollapse.nets.step import epoch_order, fit_loss, lr_at, regularisation, train_step
-from deepcollapse.nets.summary import NetSummary, run_summary
+from deepcollapse.nets.summary import NetSummary
 
 __all__ = [
     "NetConfig",
@@ -128,17 +121,9 @@ def _loop(
     model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:]), device).to(device)
     optimizer = make_optimizer(config, model)
     scaler = make_grad_scaler(config, device)
-    ckpt_path, metrics_path = out / "checkpoint.pt", out / "metrics.jsonl"
-    state: dict[str, Any] = {"epoch": 0, "history": [], "elapsed": 0.0, "diverged": False, "last": None}
-    if ckpt_path.is_file():
-        ckpt = load_run_checkpoint(ckpt_path, device)
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        if ckpt.get("scaler"):
-            scaler.load_state_dict(ckpt["scaler"])
-        state = ckpt["state"]
-        log.info("resuming %s from epoch %d", out, state["epoch"])
-    truncate_jsonl(metrics_path, "epoch", state["epoch"])
+    run = RunFolder(out, config)
+    run.restore(device, model, optimizer, scaler)
+    state = run.state
     n_params = sum(p.numel() for p in model.parameters())
     N = len(data.train)
 
@@ -147,11 +132,9 @@ def _loop(
             rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
         except OOM_ERRORS:
             raise oom_error(config, out, device, max(epoch, 1), "evaluation") from None
-        append_jsonl(metrics_path, [finite_or_none(rec)])
-        state["last"] = rec
-        return rec
+        return run.append_record(rec)
 
-    if state["epoch"] == 0 and not metrics_path.is_file() and config.eval_every > 0:
+    if run.needs_initial_record:
         record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})
 
     from tqdm.auto import tqdm
@@ -190,26 +173,12 @@ def _loop(
             state["diverged"] = True
             log.warning("training loss became %s in epoch %d: stopping (diverged)", train_loss, epoch)
             break
-        state["epoch"] = epoch
-        state["elapsed"] += epoch_time
-        state["history"].append(
-            {"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr}
-        )
+        run.end_epoch(epoch, train_loss, epoch_time, lr)
         rec = None
-        due = config.eval_every > 0 and epoch % config.eval_every == 0
-        if due or epoch == config.epochs:
+        if run.due(epoch):
             rec = record(epoch, {"lr": lr, "train_loss_epoch": train_loss, "epoch_time": epoch_time})
             log.info("epoch %d: loss %.5f train acc %.4f", epoch, rec["loss"], rec["train_acc"])
-        atomic_torch_save(
-            {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scaler": scaler.state_dict() if scaler.is_enabled() else None,
-                "state": state,
-                "config": config.to_dict(),
-            },
-            ckpt_path,
-        )
+        run.save(model.state_dict(), optimizer, scaler)
         bar.update(1)
         bar.set_postfix(loss=f"{train_loss:.4g}")
         if callback is not None:
@@ -218,9 +187,7 @@ def _loop(
             bar.close()
             raise stopped_error(flag, out, epoch, written=True)
     bar.close()
-    summary = run_summary(config, state, state["last"], device, n_params, N)
-    atomic_write_json(out / "summary.json", finite_or_none(summary))
-    return NetSummary.from_dict(summary)
+    return run.write_summary(device, n_params, N)
 
 
 def train_net(
@@ -242,6 +209,7 @@ def train_net(
         from deepcollapse.nets.data.mnist5k import read_mnist5k
 
         read_mnist5k()
+    select_device(config.device)  # --device cuda without one: one line, before the run folder is made
     out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse net resume`")
     config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
@@ -273,6 +241,7 @@ def resume_net(
         config, changed = same_schedule(config, int(epochs), out), True
     if batch_size is not None and batch_size != config.batch_size:
         config, changed = config.replace(batch_size=batch_size), True
+    select_device(config.device)
     if (out / "checkpoint.pt").is_file():  # a damaged checkpoint or log is refused before anything is written
         load_run_checkpoint(out / "checkpoint.pt", "cpu")
         read_jsonl(out / "metrics.jsonl", strict=True)

@@ -8,7 +8,12 @@ when its folder holds its done marker (``summary.json``; ``point.json`` for a se
 skipped, interrupted ones (a resume marker, e.g. ``checkpoint.pt``, but no done marker) are resumed, so a
 sweep can be killed and re-launched at any time without redoing or duplicating work.
 
-Two executors run the same :func:`run_task` on the same task list:
+Tasks that their kind trains together (the ``net`` kind's seeds of one architecture, where ``batch_seeds``
+says: :func:`~deepcollapse.nets.seed_groups.group_runs`) form one *unit*, run by :func:`run_unit` in one call
+of the kind's ``run_batch``; every other task is a unit of its own.  Each task of a unit keeps its folder,
+its markers and its status.
+
+Two executors run the same :func:`run_unit` on the same unit list:
 
 - ``local`` (default): in-process when there is one task or ``workers == 1``, otherwise a pool of ``workers``
   spawned processes (one task per process at a time).
@@ -56,6 +61,8 @@ __all__ = [
     "connect_ray",
     "run_task",
     "run_tasks",
+    "run_unit",
+    "task_units",
 ]
 
 log = logging.getLogger(__name__)
@@ -127,6 +134,44 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
     return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
 
 
+def task_units(tasks: Sequence[Task]) -> list[list[Task]]:
+    """The calls that run ``tasks``: the groups a kind runs together (its ``group``), else one task each, in
+    the order of each unit's first task."""
+    by_kind: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_kind.setdefault(t.kind, []).append(t)
+    units: list[list[Task]] = []
+    for name, members in by_kind.items():
+        kind = get_kind(name)
+        if kind.group is None or kind.run_batch is None or len(members) == 1:
+            units += [[t] for t in members]
+        else:
+            units += [[members[i] for i in g] for g in kind.group([t.config for t in members])]
+    order = {id(t): i for i, t in enumerate(tasks)}
+    return sorted(units, key=lambda u: order[id(u[0])])
+
+
+def run_unit(unit: Sequence[Task], progress: bool = False) -> list[dict[str, Any]]:
+    """Run one unit of :func:`task_units`: one task through :func:`run_task`, several through their kind's
+    ``run_batch`` in one call; one status dict per task (``batched``: how many tasks shared the call)."""
+    if len(unit) == 1:
+        return [run_task(unit[0], progress)]
+    kind = get_kind(unit[0].kind, "task.kind")
+    pending = [t for t in unit if not kind.is_done(t.out_dir)]
+    out = {id(t): {"label": t.label, "status": "skipped", "seconds": 0.0} for t in unit if t not in pending}
+    if pending:
+        resumed = [kind.can_resume(t.out_dir) for t in pending]
+        t0 = time.perf_counter()
+        assert kind.run_batch is not None  # task_units groups only kinds that have one
+        with _torch_threads(kind.threads):
+            kind.run_batch([dict(t.config) for t in pending], [Path(t.out_dir) for t in pending], progress)
+        seconds = time.perf_counter() - t0
+        for t, r in zip(pending, resumed):
+            out[id(t)] = {"label": t.label, "status": "resumed" if r else "trained", "seconds": seconds,
+                          "batched": len(pending)}  # fmt: skip
+    return [out[id(t)] for t in unit]
+
+
 _WORKER = {"in_task": False, "stop": False}  # state of a pool worker process
 
 
@@ -145,12 +190,12 @@ def _worker_init() -> None:  # pragma: no cover - runs in child processes
         signal.signal(s, _worker_signal)
 
 
-def _pool_task(task: Task) -> dict[str, Any]:  # pragma: no cover - runs in child processes
+def _pool_task(unit: list[Task]) -> list[dict[str, Any]]:  # pragma: no cover - runs in child processes
     if _WORKER["stop"]:
         raise KeyboardInterrupt("not started: the sweep was stopped")
     _WORKER["in_task"] = True
     try:
-        return run_task(task, False)
+        return run_unit(unit, False)
     finally:
         _WORKER["in_task"] = False
 
@@ -176,20 +221,25 @@ def run_tasks(
     results: dict[int, dict[str, Any]] = {
         i: {"label": t.label, "status": "skipped", "seconds": 0.0} for i, t in enumerate(tasks) if t.done
     }
+    units = task_units(pending)
     if pending:
-        log.info("%d of %d tasks to run (%s executor)", len(pending), len(tasks), executor)
+        log.info(
+            "%d of %d tasks to run in %d calls (%s executor)", len(pending), len(tasks), len(units), executor
+        )
     index = {id(t): i for i, t in enumerate(tasks)}
-    n_workers = workers or max(1, min(len(pending), os.cpu_count() or 1))
+    n_workers = workers or max(1, min(len(units), os.cpu_count() or 1))
     if executor == "ray":
-        done = _run_ray(pending, n_workers, ray_address, progress)
+        done = _run_ray(units, n_workers, ray_address, progress)
     else:
-        done = _run_local(pending, n_workers, progress)
+        done = _run_local(units, n_workers, progress)
     errors = []
-    for task, res in zip(pending, done):
-        if isinstance(res, BaseException):
-            errors.append(f"{task.label or task.out_dir}: {type(res).__name__}: {res}")
-            res = {"label": task.label, "status": "failed", "error": str(res), "seconds": 0.0}
-        results[index[id(task)]] = res
+    for unit, res in zip(units, done):
+        for j, task in enumerate(unit):
+            r = res[j] if isinstance(res, list) else res
+            if isinstance(r, BaseException):
+                errors.append(f"{task.label or task.out_dir}: {type(r).__name__}: {r}")
+                r = {"label": task.label, "status": "failed", "error": str(r), "seconds": 0.0}
+            results[index[id(task)]] = r
     if errors:
         raise TaskError(f"{len(errors)} of {len(pending)} tasks failed: " + "; ".join(errors))
     return [results[i] for i in range(len(tasks))]
@@ -215,18 +265,23 @@ def _send_sigterm(pids: Sequence[int]) -> None:
             os.kill(pid, signal.SIGTERM)
 
 
-def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[Any]:
+def _unit_label(unit: Sequence[Task]) -> str:
+    return unit[0].label if len(unit) == 1 else f"{unit[0].label} (+{len(unit) - 1} batched with it)"
+
+
+def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> list[Any]:
+    """Run the units ``pending``; per unit its list of statuses or the exception it raised."""
     if not pending:
         return []
     if workers == 1 or len(pending) == 1:
         out: list[Any] = []
-        for t in pending:
+        for unit in pending:
             try:
-                out.append(run_task(t, progress=progress))
+                out.append(run_unit(unit, progress=progress))
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # keep going: the other points are independent
-                log.error("task %s failed: %s", t.label, exc)
+                log.error("task %s failed: %s", _unit_label(unit), exc)
                 out.append(exc)
         return out
     ctx = multiprocessing.get_context("spawn")
@@ -270,7 +325,7 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
                         results[i] = fut.result()
                     except BaseException as exc:  # noqa: B036 - an interrupted trainer returns KeyboardInterrupt
                         if not isinstance(exc, KeyboardInterrupt):
-                            log.error("task %s failed: %s", pending[i].label, exc)
+                            log.error("task %s failed: %s", _unit_label(pending[i]), exc)
                         results[i] = exc
                     bar.update(1)
                 top_up()
@@ -284,7 +339,7 @@ def _run_local(pending: Sequence[Task], workers: int, progress: bool) -> list[An
                     forward()
             if stop.signum is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-                raise _stopped(stop, pending)
+                raise _stopped(stop, [t for unit in pending for t in unit])
     except KeyboardInterrupt:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
@@ -356,7 +411,7 @@ def connect_ray(ray: Any, address: str) -> None:
         ) from None
 
 
-def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progress: bool) -> list[Any]:
+def _run_ray(pending: Sequence[list[Task]], workers: int, address: str | None, progress: bool) -> list[Any]:
     if not pending:
         return []
     ray = import_ray()
@@ -368,7 +423,7 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     try:
-        remote = ray.remote(num_cpus=1)(run_task)
+        remote = ray.remote(num_cpus=1)(run_unit)
         refs = [remote.remote(t, False) for t in pending]
         pos = {ref: i for i, ref in enumerate(refs)}
         results: list[Any] = [None] * len(pending)
@@ -386,10 +441,10 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
                         results[i] = ray.get(ref)
                     except Exception as exc:
                         if isinstance(exc, cancelled_error):  # stopped by the signal below
-                            results[i] = KeyboardInterrupt(f"cancelled: {pending[i].label}")
+                            results[i] = KeyboardInterrupt(f"cancelled: {_unit_label(pending[i])}")
                         else:
                             cause = getattr(exc, "cause", None)
-                            log.error("task %s failed: %s", pending[i].label, cause or exc)
+                            log.error("task %s failed: %s", _unit_label(pending[i]), cause or exc)
                             results[i] = cause if isinstance(cause, BaseException) else exc
                     remaining.remove(ref)
                     bar.update(1)
@@ -412,7 +467,7 @@ def _run_ray(pending: Sequence[Task], workers: int, address: str | None, progres
         finally:
             bar.close()
         if stop.signum is not None:
-            raise _stopped(stop, pending)
+            raise _stopped(stop, [t for unit in pending for t in unit])
         return results
     finally:
         if started:

@@ -4,13 +4,18 @@ A *task* is one call of a kind's runner that writes one folder.  Each kind is on
 
 - ``dufm``: :class:`~deepcollapse.dufm.config.DUFMConfig`; ``train_dufm`` (``resume_dufm``), the seeds of a
   point batched in one call; done marker ``summary.json``, resume marker ``checkpoint.pt``.
-- ``net``: :class:`~deepcollapse.nets.config.NetConfig`; ``train_net`` (``resume_net``), one seed per call;
-  ``summary.json``, ``checkpoint.pt``.
+- ``net``: :class:`~deepcollapse.nets.config.NetConfig`; ``train_net`` (``resume_net``), one seed per task,
+  one folder per seed; ``summary.json``, ``checkpoint.pt``.  Tasks whose configs may share a batch
+  (:func:`~deepcollapse.nets.seed_groups.group_runs`, the ``batch_seeds`` field) run in one call of
+  :func:`~deepcollapse.nets.batched.run_nets`, which trains them as one batched network, each seed still in
+  its own folder.
 - ``search``: :class:`~deepcollapse.landscape.search.SearchConfig`; ``run_search_point``, the search for its
   budget (resuming what the folder holds), then the Hessian verdict of the best solution; ``point.json``,
   ``search.json``.
 
-A task whose done marker exists is skipped; one whose resume marker exists is resumed.
+A task whose done marker exists is skipped; one whose resume marker exists is resumed.  A kind with
+``group`` and ``run_batch`` lets the executors run several of its tasks in one call (a *unit*,
+:func:`~deepcollapse.runs.executors.run_unit`); each task keeps its folder, markers and table rows.
 
 The table is cheap to import: config classes are named by dotted path and the runners import their trainer
 when they run.  The trainers import torch (about a second), and the command line reads this table to check a
@@ -37,6 +42,8 @@ __all__ = ["TASK_KINDS", "TaskKind", "get_kind"]
 Runner = Callable[[dict[str, Any], Path, bool], Any]
 Resumer = Callable[[Path, bool], Any]
 Rows = Callable[[Path], list[dict[str, Any]]]
+BatchRunner = Callable[[list[dict[str, Any]], list[Path], bool], Any]
+Grouper = Callable[[list[dict[str, Any]]], list[list[int]]]
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,14 @@ class TaskKind:
         Config keys a sweep sets itself, so a sweep file may not.
     threads : int or None
         Torch threads while the task runs (restored afterwards); ``None``: the config's own.
+    group : callable or None
+        ``group(configs)``: which of several pending tasks run in one call (lists of indices, each index
+        once); ``None``: one task per call.
+    run_batch : callable or None
+        ``run_batch(configs, folders, progress)``: run (or resume) the tasks of one group in one call.
+    preflight : callable or None
+        ``preflight(config)``: what a config needs from this machine (``net``: a CUDA device when it asks for
+        one), checked by a sweep before it writes anything; raises ``ConfigError``.
     """
 
     name: str
@@ -79,6 +94,9 @@ class TaskKind:
     seeds: Literal["batch", "single"] = "single"
     seed_keys: tuple[str, ...] = ("seed",)
     threads: int | None = None
+    group: Grouper | None = None
+    run_batch: BatchRunner | None = None
+    preflight: Callable[[dict[str, Any]], None] | None = None
 
     @property
     def config_cls(self) -> type:
@@ -140,6 +158,26 @@ def _resume_net(out: Path, progress: bool) -> Any:
     return resume_net(out, progress=progress)
 
 
+def _group_nets(configs: list[dict[str, Any]]) -> list[list[int]]:
+    from deepcollapse.nets.seed_groups import group_runs
+
+    return group_runs(configs)
+
+
+def _run_nets(configs: list[dict[str, Any]], outs: list[Path], progress: bool) -> Any:
+    from deepcollapse.nets.batched import run_nets
+    from deepcollapse.nets.config import NetConfig
+
+    return run_nets([NetConfig.from_dict(dict(c)) for c in configs], outs, progress=progress)
+
+
+def _net_preflight(config: dict[str, Any]) -> None:
+    if config.get("device") in ("cuda", "mps"):  # torch only when a device is asked for
+        from deepcollapse.nets.build import select_device
+
+        select_device(config["device"])
+
+
 def _search_point(config: dict[str, Any], out: Path, progress: bool) -> Any:
     from deepcollapse.runs.search_point import run_search_point
 
@@ -190,8 +228,12 @@ TASK_KINDS: dict[str, TaskKind] = {
             done_file="summary.json",
             resume_file="checkpoint.pt",
             rows=_net_rows,
-            describe="a real network (ResNet20 or MLP backbone + MLP head), one seed per call",
+            describe="a real network (ResNet20 or MLP backbone + MLP head), one seed per folder, the seeds "
+            "of one architecture batched in one call where batch_seeds says",
             seed_keys=("seed", "seeds", "runs"),
+            group=_group_nets,
+            run_batch=_run_nets,
+            preflight=_net_preflight,
         ),
         TaskKind(
             "search",

@@ -315,7 +315,10 @@ def _check_existing(task: Task, force: bool = False) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             old = get_kind(task.kind).config_cls.upgrade_keys(old)  # type: ignore[attr-defined]
-    diff = [k for k, v in task.config.items() if k in old and _norm(old[k]) != _norm(v)]
+    # fields that say how a run is executed, not what it computes (NetConfig.batch_seeds: how many seeds share
+    # a batch) may change between launches, e.g. fewer seeds per batch after running out of GPU memory
+    free = getattr(get_kind(task.kind).config_cls, "EXECUTION_FIELDS", ())
+    diff = [k for k, v in task.config.items() if k in old and k not in free and _norm(old[k]) != _norm(v)]
     if not diff:
         return
     if force:
@@ -361,8 +364,12 @@ def run_sweep(
     Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
     ``force`` trains them again)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     tasks = spec.tasks(out)
+    preflight = get_kind(spec.kind).preflight
+    if preflight is not None:  # e.g. device cuda without one: one line, before anything is written
+        for config in {json.dumps(t.config, sort_keys=True, default=str): t.config for t in tasks}.values():
+            preflight(config)
+    out.mkdir(parents=True, exist_ok=True)
     for t in tasks:
         _check_existing(t, force)
     (out / "sweep.yaml").write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
