@@ -28,6 +28,7 @@ from deepcollapse.analysis.fields import FIELDS, PROBABILITIES, field_label
 from deepcollapse.analysis.stats import geometric_grid_base, wilson_interval
 
 __all__ = [
+    "figure_suffixes",
     "BOUNDED",
     "LABELS",
     "L_DNC",
@@ -111,6 +112,21 @@ def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (4.8, 3.6)) 
         return ax.figure, ax  # type: ignore[return-value]
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot(1, 1, 1)
+
+
+def figure_suffixes() -> list[str]:
+    """The file suffixes matplotlib can write a figure to (``.png``, ``.pdf``, ``.svg``, ...), with their dot:
+    what a command that saves a figure under a name the user gives accepts (the format follows the suffix).
+
+    Returns
+    -------
+    list of str
+        Lower-case suffixes, ``.png`` first.
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    found = sorted("." + s.lower() for s in FigureCanvasBase.get_supported_filetypes())
+    return sorted(found, key=lambda s: (s != ".png", s != ".pdf", s != ".svg", s))
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str, dpi: int = 130) -> tuple[Path, Path]:

@@ -436,9 +436,31 @@ def train_dufm(
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
-    out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse dufm resume`")
+    config.problem  # noqa: B018 - validates the problem of eq. (1) (e.g. K >= 2) before anything is written
+    if max_steps is not None and int(max_steps) < 0:
+        raise ConfigError(f"max_steps == {max_steps}, must be >= 0.")
+    _check_finished_here(Path(out_dir), config, force)
+    hint = f"resume_dufm({str(out_dir)!r}) / `deepcollapse dufm resume {shlex.quote(str(out_dir))}`"
+    out = prepare_run_folder(out_dir, RUN_FILES, force, hint)
     config.to_yaml(out / "config.yaml")
     return _start(out, config, progress=progress, max_steps=max_steps)
+
+
+def _check_finished_here(out: Path, config: DUFMConfig, force: bool) -> None:
+    """A folder that already holds a finished run of this very config (a notebook cell run twice): say how
+    to read it, or to train it again."""
+    if force or not (out / "summary.json").is_file() or not (out / "config.yaml").is_file():
+        return
+    try:
+        same = DUFMConfig.from_yaml(out / "config.yaml").to_dict() == config.to_dict()
+    except ConfigError:
+        return
+    if same:
+        raise ConfigError(
+            f"out == {str(out)!r}, must be a new or empty folder: it holds a finished run of this same config "
+            f"(summary.json); read it with analyze_dufm({str(out)!r}) (`deepcollapse dufm analyze {out}`), "
+            "or pass force=True to train it again."
+        )
 
 
 def _start(out: Path, config: DUFMConfig, *, progress: bool, max_steps: int | None) -> DUFMSummary:

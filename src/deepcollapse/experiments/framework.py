@@ -27,8 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from deepcollapse._core.checks import ConfigError, check_choice
-from deepcollapse.runs.executors import EXECUTORS, Task, run_tasks
+from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.io import check_output_folder
+from deepcollapse.runs.executors import Task, check_executor_options, run_tasks
 from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
 __all__ = ["Context", "Experiment", "register", "registered"]
@@ -213,10 +214,10 @@ class Experiment:
         ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``).
         ``config``: a YAML file of ``config_class`` fields, instead of the shipped settings (only for an
         experiment with a ``config_class``, not with ``smoke``); read before anything is written."""
-        check_choice("executor", executor, EXECUTORS)
+        check_executor_options(executor, workers)
         family = check_experiment_family(self, family)
         settings = read_experiment_config(self, config, smoke)
-        out = Path(out_dir).resolve()
+        out = check_output_folder(out_dir, option="--out").resolve()
         self._claim_folder(out, force)
         ctx = Context(
             self,

@@ -53,6 +53,7 @@ __all__ = [
     "RAY_INSTALL_HINT",
     "Task",
     "TaskError",
+    "check_executor_options",
     "connect_ray",
     "run_task",
     "run_tasks",
@@ -155,6 +156,26 @@ def _pool_task(task: Task) -> dict[str, Any]:  # pragma: no cover - runs in chil
         _WORKER["in_task"] = False
 
 
+def check_executor_options(executor: str, workers: int | None) -> int | None:
+    """``executor`` one of :data:`EXECUTORS` and ``workers`` ``None`` or ``>= 1`` (one-line ``ConfigError``):
+    checked by :func:`run_tasks`, and by sweeps and experiments before they write anything.
+
+    Parameters
+    ----------
+    executor : str
+        ``"local"`` or ``"ray"``.
+    workers : int or None
+        Worker processes (``None``: one per pending task, up to the CPU count).
+
+    Returns
+    -------
+    int or None
+        ``workers``.
+    """
+    check_choice("executor", executor, EXECUTORS)
+    return None if workers is None else check_int("workers", workers, min=1)
+
+
 def run_tasks(
     tasks: Sequence[Task],
     *,
@@ -169,9 +190,7 @@ def run_tasks(
     ``workers``: processes (``local``) or the CPU count of a locally started Ray instance; default
     ``min(#pending tasks, os.cpu_count())``.  Raises :class:`TaskError` after all tasks ended if any failed.
     """
-    check_choice("executor", executor, EXECUTORS)
-    if workers is not None:
-        workers = check_int("workers", workers, min=1)
+    workers = check_executor_options(executor, workers)
     pending = [t for t in tasks if not t.done]
     results: dict[int, dict[str, Any]] = {
         i: {"label": t.label, "status": "skipped", "seconds": 0.0} for i, t in enumerate(tasks) if t.done
