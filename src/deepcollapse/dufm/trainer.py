@@ -8,8 +8,10 @@ and writes the run folder::
     metrics.jsonl    one JSON object per (logged step, run): step, run, seed, loss, fit, reg, diverged, layers
                      [{layer, kind: pre|post, dnc1, dnc2_cond, rank, singular_values}], every log_every steps
                      (step 0 and the last step always); non-finite numbers are written as null
-    checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config}; atomic (temp file +
-                     os.replace) every checkpoint_every steps, at the end, and on SIGINT / SIGTERM
+    checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config, checksum}; atomic
+                     (temp file + os.replace) every checkpoint_every steps, at the end, and on SIGINT /
+                     SIGTERM; the one it replaces stays as checkpoint.prev.pt, where resume starts (with a
+                     one-line warning) when checkpoint.pt does not match its checksum
     params.pt        {"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l) ...], "config", "step", "diverged"}
     summary.json     analyze_dufm(out_dir): theory losses, per-run classification, polish (atomic)
 
@@ -51,7 +53,7 @@ from deepcollapse._core.io import (
     append_jsonl,
     atomic_torch_save,
     finite_or_none,
-    load_checkpoint,
+    load_checkpoint_or_previous,
     prepare_run_folder,
     truncate_jsonl,
 )
@@ -274,6 +276,7 @@ def _write_checkpoint(
             "config": config.to_dict(),
         },
         out / "checkpoint.pt",
+        keep_previous=True,  # checkpoint.prev.pt: where resume starts when this one is damaged
     )
 
 
@@ -532,7 +535,12 @@ def resume_dufm(
         )
         return _start(out, config, progress=progress, max_steps=max_steps)
     hint = f"delete it to start again from config.yaml (deepcollapse dufm resume {out}), or use another run"
-    ck = load_checkpoint(out / "checkpoint.pt", keys=("format", "step", "params", "diverged"), hint=hint)
+    ck = load_checkpoint_or_previous(
+        out / "checkpoint.pt",
+        keys=("format", "step", "params", "diverged"),
+        hint=hint,
+        describe=lambda c: f"step {int(c['step'])}",
+    )
     if ck.get("format") != CHECKPOINT_FORMAT:
         raise ConfigError(
             f"{out / 'checkpoint.pt'}: format {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}; {hint}."

@@ -209,6 +209,7 @@ def _loop(
                 "config": config.to_dict(),
             },
             ckpt_path,
+            keep_previous=True,
         )
         bar.update(1)
         bar.set_postfix(loss=f"{train_loss:.4g}")
