@@ -184,7 +184,7 @@ def test_bad_file_gets_one_line_and_changes_nothing(sources, tmp_path, capsys, c
     case = tmp_path / "case"
     src = sources[key]
     shutil.copytree(src, case, ignore=shutil.ignore_patterns("valid*"))
-    # with a good previous checkpoint a damaged one is resumed from it (tests/dufm/test_checkpoint_integrity.py);
+    # with a good previous checkpoint a damaged one is resumed from it (test_checkpoint_integrity.py);
     # without one, the damage is the one-line error this corpus checks
     (case / "checkpoint.prev.pt").unlink(missing_ok=True)
     bad = case / rel

@@ -36,7 +36,11 @@ def test_there_are_typed_options_in_many_commands():
 @pytest.mark.parametrize(("command", "option"), TYPED, ids=[f"{c} {o}" for c, o in TYPED])
 def test_a_value_of_the_wrong_type_is_one_line_naming_the_option(command, option, capsys):
     words = command.split()
-    needs = {"dufm train": ["--out", "x"], "net train": ["--out", "x"], "theory plot ratio": ["--out", "x.png"]}
+    needs = {
+        "dufm train": ["--out", "x"],
+        "net train": ["--out", "x"],
+        "theory plot ratio": ["--out", "x.png"],
+    }
     needs["theory plot srg"] = ["--out", "x.png"]
     positional = {"dufm resume": ["d"], "dufm analyze": ["d"], "net resume": ["d"], "theory check": ["f.npz"]}
     argv = [*words, *positional.get(command, []), *needs.get(command, []), option, "four"]

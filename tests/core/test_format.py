@@ -53,6 +53,12 @@ def test_at_most_digits_significant_digits_and_the_value_kept_to_that_precision(
 
 
 def test_durations_and_tables():
-    assert [fmt_time(s) for s in (0.05, 2.0, 59.4, 61, 7200)] == ["0.05 s", "2 s", "59 s", "1 min 1 s", "2 h 00 min"]
+    assert [fmt_time(s) for s in (0.05, 2.0, 59.4, 61, 7200)] == [
+        "0.05 s",
+        "2 s",
+        "59 s",
+        "1 min 1 s",
+        "2 h 00 min",
+    ]
     table = fmt_table([{"a": "x", "b": 1.23456789}, {"a": "yy", "b": None}], max_rows=1)
     assert table.splitlines() == ["a       b", "x  1.2346", "... 1 more row"]

@@ -127,8 +127,8 @@ def _feed(h: Any, x: Any) -> None:
 
 
 def content_checksum(obj: Any) -> str:
-    """``"sha256:<hex>"`` of the content of ``obj``: mappings (keys sorted), sequences, torch tensors and numpy
-    arrays (dtype, shape and bytes) and plain values (type and ``repr``; a float's ``repr`` is exact).
+    """``"sha256:<hex>"`` of the content of ``obj``: mappings (keys sorted), sequences, torch tensors and
+    numpy arrays (dtype, shape and bytes) and plain values (type and ``repr``; a float's ``repr`` is exact).
 
     It depends on what the object holds, not on how a file stores it, so it is checked after loading (a
     tensor's bytes changed inside a file that still unpickles are caught) and survives ``map_location``.
@@ -149,7 +149,8 @@ def content_checksum(obj: Any) -> str:
 
 
 def previous_path(path: str | Path) -> Path:
-    """Where :func:`atomic_torch_save` keeps the file it replaces: ``checkpoint.pt`` -> ``checkpoint.prev.pt``."""
+    """Where :func:`atomic_torch_save` keeps the file it replaces (``checkpoint.pt`` ->
+    ``checkpoint.prev.pt``)."""
     p = Path(path)
     return p.with_name(f"{p.stem}.prev{p.suffix}")
 
@@ -695,7 +696,9 @@ def check_output_file(
         raise ConfigError(f"{head}, must be in a folder ({blocker} is a file).")
     parent = p.parent
     if not parent.is_dir():
-        raise ConfigError(f"{head}, must be in an existing folder ({parent} does not exist; create it first).")
+        raise ConfigError(
+            f"{head}, must be in an existing folder ({parent} does not exist; create it first)."
+        )
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"{head}, must be in a folder you can write to ({parent} is not writable).")
     return p

@@ -167,7 +167,9 @@ def _float_list(text: str) -> list[float]:
     try:
         values = json_or(text, lambda t: [float(v) for v in t.split(",") if v.strip()])
     except ValueError:
-        raise argparse.ArgumentTypeError(f"== {text!r}, must be comma-separated numbers, e.g. 0.5,0.75") from None
+        raise argparse.ArgumentTypeError(
+            f"== {text!r}, must be comma-separated numbers, e.g. 0.5,0.75"
+        ) from None
     return [float(v) for v in values] if isinstance(values, list) else [float(values)]
 
 
@@ -393,8 +395,10 @@ class Parser(argparse.ArgumentParser):
             option = m.group(1).split("/")[-1]
             choices = re.findall(r"'([^']*)'", m.group(3)) or [c.strip() for c in m.group(3).split(",")]
             close = difflib.get_close_matches(m.group(2), choices, n=1, cutoff=0.5)
-            head = f"{m.group(2)!r}" if option.startswith("{") or not option.startswith("-") else (
-                f"{option} == {m.group(2)!r}"
+            head = (
+                f"{m.group(2)!r}"
+                if option.startswith("{") or not option.startswith("-")
+                else (f"{option} == {m.group(2)!r}")
             )
             allowed = ", ".join(choices)
             if close:
@@ -403,7 +407,11 @@ class Parser(argparse.ArgumentParser):
         m = re.search(r"unrecognized arguments: (.*)", message)
         if m:
             hint = self._unrecognized_hint(m.group(1))
-            return f"{message.rstrip('.')}.{hint}" if hint else f"{message.rstrip('.')}; `{self.prog} --help` lists the options."
+            return (
+                f"{message.rstrip('.')}.{hint}"
+                if hint
+                else f"{message.rstrip('.')}; `{self.prog} --help` lists the options."
+            )
         return f"{message.rstrip('.')}; `{self.prog} --help` lists the options."
 
     def _unrecognized_hint(self, words: str) -> str:
@@ -419,7 +427,9 @@ class Parser(argparse.ArgumentParser):
             if close and close[0] != key:
                 return f" Did you mean {close[0]}?"
             if key in everywhere:  # an option of another sub-command
-                return f" {key} is not an option of `{chosen.prog}`; `{chosen.prog} --help` lists its options."
+                return (
+                    f" {key} is not an option of `{chosen.prog}`; `{chosen.prog} --help` lists its options."
+                )
             close = _closest(key, sorted(everywhere))
             if close:
                 return f" Did you mean {close[0]}?"

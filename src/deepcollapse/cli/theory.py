@@ -18,7 +18,6 @@ import json
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
@@ -304,7 +303,9 @@ def _grid(args: argparse.Namespace) -> int:
     else:
         rows = grid_family(Ks, Ls, n, lam_h, lam_w, loss=loss, activation=activation, eps=eps)
         rows = [{**r, **setting} for r in rows]
-        text = format_rows(rows, fmt, FAMILY_GRID_COLUMNS + tuple(setting), title=f"{title}, {rows[0]['family']}")
+        text = format_rows(
+            rows, fmt, FAMILY_GRID_COLUMNS + tuple(setting), title=f"{title}, {rows[0]['family']}"
+        )
     nrows = len(Ks) * len(Ls)
     seconds = time.perf_counter() - t0
     if args.out:
@@ -442,7 +443,9 @@ def register(subparsers: Any) -> None:
     plot.set_defaults(func=_help(plot))
     psub = plot.add_subparsers(dest="plot_command", metavar="FIGURE")
     p = psub.add_parser("ratio", help="L_SRG / L_DNC against r (K = C(r,2)) for L = 3, 4, 5")
-    p.add_argument("--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)")
+    p.add_argument(
+        "--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--r", default="4:14", help="r values (default 4:14)")
     p.add_argument("--layers", default="3,4,5", help="one curve per L (default 3,4,5)")
@@ -450,7 +453,9 @@ def register(subparsers: Any) -> None:
     _add_lams(p, "0.001")
     p.set_defaults(func=_plot_ratio)
     p = psub.add_parser("srg", help="class means and Gram matrices of SRG beside DNC (Fig. 1)")
-    p.add_argument("--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)")
+    p.add_argument(
+        "--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     _add_problem(p)
     p.set_defaults(func=_plot_srg)

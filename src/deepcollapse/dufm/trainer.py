@@ -460,7 +460,8 @@ def _check_finished_here(out: Path, config: DUFMConfig, force: bool) -> None:
         return
     if same:
         raise ConfigError(
-            f"out == {str(out)!r}, must be a new or empty folder: it holds a finished run of this same config "
+            f"out == {str(out)!r}, must be a new or empty folder: it holds a finished run of this same "
+            "config "
             f"(summary.json); read it with analyze_dufm({str(out)!r}) (`deepcollapse dufm analyze {out}`), "
             "or pass force=True to train it again."
         )

@@ -87,7 +87,8 @@ def load_solution(path: str | Path) -> dict[str, Any]:
         stored = str(arrays.pop(CHECKSUM_KEY))
         if stored != content_checksum(arrays):
             raise ConfigError(
-                f"{path}: damaged or edited: its arrays do not match the checksum written with them; write it "
+                f"{path}: damaged or edited: its arrays do not match the checksum written with them; "
+                "write it "
                 f"again, or delete its {CHECKSUM_KEY!r} array to use it as it is."
             )
     path = Path(path)

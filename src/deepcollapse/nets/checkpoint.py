@@ -118,9 +118,9 @@ def stopped_error(flag: StopFlag, out: Path, epoch: int, written: bool) -> Inter
 
 
 def load_run_checkpoint(path: Path, device: Any) -> dict[str, Any]:
-    """A run's ``checkpoint.pt`` (its previous one, ``checkpoint.prev.pt``, with a warning, when it is damaged:
-    :func:`~deepcollapse._core.io.load_checkpoint_or_previous`), or a one-line ``ConfigError`` naming it when
-    it is damaged or foreign and no good previous one is there.
+    """A run's ``checkpoint.pt`` (its previous one, ``checkpoint.prev.pt``, with a warning, when it is
+    damaged: :func:`~deepcollapse._core.io.load_checkpoint_or_previous`), or a one-line ``ConfigError``
+    naming it when it is damaged or foreign and no good previous one is there.
 
     Parameters
     ----------
