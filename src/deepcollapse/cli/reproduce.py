@@ -111,5 +111,8 @@ def run(args: argparse.Namespace) -> int:
         family={"loss": args.loss, "activation": args.activation, "eps": args.eps},
         config=args.config,
     )
+    from deepcollapse.cli.summary_tables import print_experiment_tables
+
+    print_experiment_tables(path.parent)
     print(f"report: {path}")
     return 0

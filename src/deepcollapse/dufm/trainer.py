@@ -57,6 +57,7 @@ from deepcollapse._core.io import (
     prepare_run_folder,
     truncate_jsonl,
 )
+from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, resolve_kernel
 from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, init_params, targets
@@ -339,8 +340,6 @@ def _run_loop(
     fresh: bool,
     max_steps: int | None,
 ) -> DUFMSummary:
-    from tqdm.auto import tqdm
-
     engine: NumpyEngine | TorchEngine
     engine = (
         NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
@@ -352,7 +351,7 @@ def _run_loop(
             engine.alive[r] = False
     flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
-    bar = tqdm(
+    bar = progress_bar(  # a tqdm bar, or reports to the sweep's driver when run in a pool worker
         total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
     )
     t0, step0 = time.perf_counter(), step

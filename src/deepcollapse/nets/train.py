@@ -54,6 +54,7 @@ from deepcollapse._core.io import (
     read_jsonl,
     truncate_jsonl,
 )
+from deepcollapse._core.progress import progress_bar
 from deepcollapse.nets.build import (
     build_network,
     channels_last_on,
@@ -154,9 +155,9 @@ def _loop(
     if state["epoch"] == 0 and not metrics_path.is_file() and config.eval_every > 0:
         record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})
 
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch")
+    bar = progress_bar(
+        total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch"
+    )
     model.train()
     while state["epoch"] < config.epochs and not state["diverged"]:
         epoch = state["epoch"] + 1
