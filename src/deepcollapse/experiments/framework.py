@@ -125,8 +125,10 @@ class Context:
         )
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:
-        from deepcollapse.analysis.figures import save_figure
+        from deepcollapse.analysis.figures import mark_smoke, save_figure
 
+        if self.smoke:  # a smoke figure must never pass for the paper's: it says so on its face
+            mark_smoke(fig)
         png, _ = save_figure(fig, self.out_dir / "figures", name)
         self.report.add_figure(png, caption)
         return png
