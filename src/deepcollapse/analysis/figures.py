@@ -208,7 +208,7 @@ def _log_band(
     x: np.ndarray,
     m: np.ndarray,
     s: np.ndarray,
-    label: str,
+    label: str | None,
     upper: float | None = None,
     **kwargs: Any,
 ) -> None:

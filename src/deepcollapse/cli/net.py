@@ -132,16 +132,17 @@ def _print_theory(summary: Mapping[str, Any], config: Any) -> None:
     levels = theory_levels(config, int(summary["n_train"]))
     if problem is None or levels is None:
         return
-    loss = float(summary["loss"])
-    srg = levels.loss_srg
+    loss, dnc, srg = float(summary["loss"]), levels.loss_dnc, levels.loss_srg
+    if dnc is None:  # pragma: no cover - compare gives L_DNC for every problem with λ > 0
+        return
     print(
         f"DUFM of this run (reg dufm, MSE): K = {problem.classes}, L = {problem.layers}, n = {problem.n}, "
         f"λ_H1 = {fmt_num(problem.lam_h)}, λ_W = {fmt_num(problem.lam_w[0])}: "
-        f"L_DNC = {fmt_num(levels.loss_dnc, 6)}, L_SRG = {fmt_num(srg, 6)}"
+        f"L_DNC = {fmt_num(dnc, 6)}, L_SRG = {fmt_num(srg, 6)}"
     )
-    best = min(v for v in (levels.loss_dnc, srg) if v is not None)
+    best = min(v for v in (dnc, srg) if v is not None)
     print(
-        f"  loss {fmt_num(loss, 6)} = {fmt_num(loss / levels.loss_dnc, 4)} × L_DNC"
+        f"  loss {fmt_num(loss, 6)} = {fmt_num(loss / dnc, 4)} × L_DNC"
         + ("" if srg is None else f" = {fmt_num(loss / srg, 4)} × L_SRG")
         + f" (the backbone's H1 can approach, never beat, the DUFM optimum <= {fmt_num(best, 6)})"
     )

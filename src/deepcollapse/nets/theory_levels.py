@@ -54,7 +54,8 @@ def dufm_problem(config: Any, n_train: int) -> Problem | None:
     n = n_train // K
     if n * K != n_train:
         n, lam_h = 1, lam_h * n_train / K
-    return Problem(K, int(_get(config, "layers")), n, lam_h, float(_get(config, "lam")))
+    L = int(_get(config, "layers"))
+    return Problem(K, L, n, lam_h, (float(_get(config, "lam")),) * L)
 
 
 def theory_levels(config: Any, n_train: int) -> Comparison | None:
