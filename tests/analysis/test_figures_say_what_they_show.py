@@ -12,18 +12,41 @@ from deepcollapse.analysis import figures as F
 from deepcollapse.theory import compare
 
 
-def test_fig1_at_the_flagship_n_reports_the_flagship_losses(tmp_path):
-    from deepcollapse.experiments.framework import Experiment
+class _Report:
+    def __init__(self):
+        self.text = []
+
+    def section(self, title, text=""):
+        self.text.append(title)
+
+
+class _Context:
+    """What fig1 uses of an experiment's Context: its configs, report sections, figures and tables."""
+
+    def __init__(self):
+        self.configs, self.report, self.figures, self.tables = {}, _Report(), {}, {}
+
+    def figure(self, fig, name, caption):
+        self.figures[name] = (fig, caption)
+
+    def table(self, df, name, caption, columns=None):
+        self.tables[name] = (df, caption)
+
+
+def test_fig1_at_the_flagship_n_reports_the_flagship_losses():
     from deepcollapse.experiments.paper2024 import fig1
 
-    exp = Experiment("fig1-at-50", "2024", "Fig. 1", "d", "s", "1 s", "theory", lambda ctx: fig1(ctx, n=50))
-    report = exp.run(tmp_path)
-    theory = pd.read_csv(tmp_path / "tables" / "fig1_theory.csv").iloc[0]
+    ctx = _Context()
+    fig1(ctx, n=50)
+    theory, caption = ctx.tables["fig1_theory"]
     c = compare(10, 4, 50, 0.004, 0.004)  # the demo's section 1: 0.1748 / 0.2146
-    assert theory["loss_srg"] == pytest.approx(c.loss_srg, rel=1e-12)
-    assert theory["loss_dnc"] == pytest.approx(c.loss_dnc, rel=1e-12)
-    html = report.read_text()
-    assert "K = 10, L = 4, n = 50, λ_H1 = λ_W = 0.004" in html
+    assert theory["loss_srg"].iloc[0] == pytest.approx(c.loss_srg, rel=1e-12)
+    assert theory["loss_dnc"].iloc[0] == pytest.approx(c.loss_dnc, rel=1e-12)
+    setting = "K = 10, L = 4, n = 50, λ_H1 = λ_W = 0.004"
+    assert setting in caption and setting in ctx.figures["fig1_srg_dnc"][1] and setting in ctx.report.text[0]
+    title = ctx.figures["fig1_srg_dnc"][0]._suptitle.get_text()
+    assert "$n = 50$" in title and f"{c.loss_srg:.6g}" in title
+    assert ctx.configs["theory"]["n"] == 50
 
 
 def test_the_demo_draws_fig1_at_the_flagship_n():
@@ -71,16 +94,22 @@ def test_dnc1_band_is_the_interquartile_range_of_the_runs():
 
 def test_smoke_figures_carry_a_visible_mark(tmp_path, monkeypatch):
     """Every figure of a smoke run is marked on its face (also outside the report); full runs are not."""
+    from deepcollapse.experiments.framework import Experiment
+
     saved = []
     real = F.save_figure
     monkeypatch.setattr(F, "save_figure", lambda fig, *a, **k: saved.append(fig) or real(fig, *a, **k))
-    from deepcollapse.experiments.registry import get_experiment
 
-    get_experiment("fig3-left").run(tmp_path / "smoke", smoke=True)
-    assert saved and all(F.SMOKE_MARK in [t.get_text() for t in fig.texts] for fig in saved)
-    saved.clear()
-    get_experiment("fig1-srg-matrices").run(tmp_path / "full")
-    assert saved and not any(F.SMOKE_MARK in [t.get_text() for t in fig.texts] for fig in saved)
+    def body(ctx):
+        fig, ax = F.new_axes()
+        ax.plot([0, 1], [1, 0])
+        ctx.figure(fig, "line", "A line.")
+
+    exp = Experiment("tiny", "2024", "Fig. 0", "d", "s", "1 s", "theory", body)
+    exp.run(tmp_path / "smoke", smoke=True)
+    exp.run(tmp_path / "full")
+    marks = [[t.get_text() for t in fig.texts] for fig in saved]
+    assert marks == [[F.SMOKE_MARK], []]
 
 
 def test_the_smoke_mark_keeps_the_content_and_adds_a_strip():

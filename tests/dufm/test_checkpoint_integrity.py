@@ -129,7 +129,7 @@ def test_the_checksum_covers_every_entry_and_the_rotation_keeps_the_file_it_repl
 def test_a_network_checkpoint_falls_back_to_the_previous_epoch(tmp_path, tiny_net, caplog):
     from deepcollapse.nets.train import resume_net, train_net
 
-    cfg = tiny_net(n=10, n_test=5, epochs=3, batch_size=16, eval_every=1)
+    cfg = tiny_net(backbone="mlp", n=10, n_test=5, epochs=3, batch_size=16, eval_every=1)
     train_net(cfg, tmp_path / "full", progress=False)
     stop = type("Stop", (Exception,), {})
 

@@ -82,13 +82,11 @@ def test_the_polish_never_reports_more_than_the_run_it_started_from(tmp_path):
     """The issue's case, 10 times shorter: run 0 (seed 0) of K = 4, L = 3, width 8, n = 5 ends at a converged
     point whose H_1 has not collapsed; every collapsed re-fit of its class means is higher than the run."""
     config = DUFMConfig(
-        classes=4, n=5, layers=3, width=8, lam_h=0.004, lam_w=0.004, lr=0.5, steps=20000, runs=2, seed=0
+        classes=4, n=5, layers=3, width=8, lam_h=0.004, lam_w=0.004, lr=0.5, steps=20000, runs=1, seed=0
     )
     summary = train_dufm(config, tmp_path / "run", progress=False)
-    for run in summary.runs:
-        assert run.polished_loss <= run.final_loss
-        assert (run.polish_source == "run") == (run.polish_refit_loss >= run.final_loss)
     r0 = summary.runs[0]
+    assert r0.polished_loss <= r0.final_loss
     assert r0.dnc1[0] > 0.1 and r0.polish_refit_loss > r0.final_loss  # the collapsed re-fits are higher
     assert r0.polish_source == "run" and r0.polished_loss == r0.final_loss
     assert r0.convergence_note.startswith("converged (gradient norm")
