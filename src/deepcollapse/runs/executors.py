@@ -146,7 +146,7 @@ def _worker_init(queue: Any = None) -> None:  # pragma: no cover - runs in child
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, _worker_signal)
     if queue is not None:  # the driver draws the tasks' progress; no bar of a worker draws on the terminal
-        os.environ["TQDM_DISABLE"] = "1"
+        os.environ["TQDM_DISABLE"] = "1"  # read when tqdm is first imported: later, in this fresh process
         _WORKER["queue"] = queue
 
 
@@ -182,7 +182,8 @@ class _TaskBars:
             if bar is not None:
                 bar.close()
             label = self.labels[index]
-            bar = tqdm(total=rec["total"], desc=f"  {label}: {rec['desc']}", unit=rec["unit"], leave=False)
+            desc = f"  {label}: {rec['desc']}"  # disable=False: tqdm reads TQDM_DISABLE once, at import
+            bar = tqdm(total=rec["total"], desc=desc, unit=rec["unit"], leave=False, disable=False)
             self.bars[index] = bar
         bar.n = rec["n"]
         if rec.get("postfix"):
