@@ -89,12 +89,13 @@ def test_bands_of_probabilities_stay_in_0_1():
 
 
 def test_singular_values_of_runs_with_different_ranks_are_not_averaged():
-    """Two runs of rank 2 and one of rank 3: two curves (labelled with rank and run count), and the band of
-    the normalised values never exceeds 1."""
+    """Two runs of rank 2 and one of rank 3: two curves (coloured by their rank), and the band of the
+    normalised values never exceeds 1."""
     sv = np.array([[2.0, 1.0, 1e-9], [4.0, 2.0, 1e-8], [1.0, 0.9, 0.5]])
-    _, ax = F.plot_singular_values({3: sv})
-    labels = [ln.get_label() for ln in ax.get_lines()]
-    assert labels == ["layer 3 (rank 2, 2 runs)", "layer 3 (rank 3, 1 run)"]
+    fig, ax = F.plot_singular_values({3: sv})
+    assert len(ax.get_lines()) == 2 and ax.get_lines()[0].get_color() != ax.get_lines()[1].get_color()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["layer 3"]
+    assert [int(t) for t in fig.axes[1].get_yticks()] == [2, 3]  # the colour bar names the ranks
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), [1.0, 0.9, 0.5])
     for band in ax.collections:
         assert band.get_paths()[0].vertices[:, 1].max() <= 1.0 + 1e-12

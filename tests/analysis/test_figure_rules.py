@@ -22,8 +22,9 @@ def _labelled_lines(ax):
     return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
 
 
-def test_singular_values_twelve_lines_distinct_colours_markers_legend_outside():
-    # 4 layers x 3 rank groups = 12 curves: more than matplotlib's 10-colour cycle
+def test_singular_values_twelve_groups_colour_by_rank_marker_by_layer():
+    """4 layers x 3 rank groups = 12 curves (issue 32: a legend of 17 entries did not read): the colour is the
+    rank (one colour per rank, a colour bar), the marker the layer (a legend of 4 entries)."""
     rng = np.random.default_rng(0)
     values = {}
     for layer in range(1, 5):
@@ -34,15 +35,16 @@ def test_singular_values_twelve_lines_distinct_colours_markers_legend_outside():
             rows.append(s)
         values[layer] = np.array(rows)
     fig, ax = F.plot_singular_values(values)
-    lines = _labelled_lines(ax)
+    lines = ax.get_lines()
     assert len(lines) == 12
-    colours = {to_rgba(ln.get_color()) for ln in lines}
-    markers = {ln.get_marker() for ln in lines}
-    assert len(colours) == 12 and len(markers) == 12
-    fig.canvas.draw()  # the legend lies right of the data area, not over it
+    by_rank: dict = {}
+    for ln, (layer, rank) in zip(lines, [(layer, r) for layer in range(1, 5) for r in (6, 8, 10)]):
+        by_rank.setdefault(rank, set()).add(to_rgba(ln.get_color()))
+        assert ln.get_marker() == F.MARKERS[layer - 1]
+    assert all(len(c) == 1 for c in by_rank.values()) and len(set().union(*by_rank.values())) == 3
     legend = ax.get_legend()
-    assert legend is not None
-    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1
+    assert [t.get_text() for t in legend.get_texts()] == [f"layer {layer}" for layer in range(1, 5)]
+    assert len(fig.axes) == 2 and [int(t) for t in fig.axes[1].get_yticks()] == [6, 8, 10]  # the colour bar
 
 
 def test_line_styles_distinct_beyond_twenty():

@@ -184,6 +184,9 @@ def test_bad_file_gets_one_line_and_changes_nothing(sources, tmp_path, capsys, c
     case = tmp_path / "case"
     src = sources[key]
     shutil.copytree(src, case, ignore=shutil.ignore_patterns("valid*"))
+    # with a good previous checkpoint a damaged one is resumed from it (test_checkpoint_integrity.py);
+    # without one, the damage is the one-line error this corpus checks
+    (case / "checkpoint.prev.pt").unlink(missing_ok=True)
     bad = case / rel
     if make is None:  # OTHER
         other = "solution.npz" if rel == "features.npz" else "features.npz"
@@ -223,6 +226,7 @@ def test_random_bytes_to_metrics_give_no_pickle_advice(sources, tmp_path, capsys
 def test_empty_checkpoint_says_what_to_do(sources, tmp_path, capsys):
     run = tmp_path / "run"
     shutil.copytree(sources["run"], run)
+    (run / "checkpoint.prev.pt").unlink()  # no previous checkpoint to resume from
     (run / "checkpoint.pt").write_bytes(b"")
     assert main(["dufm", "resume", str(run), "--no-progress"]) == 2
     err = capsys.readouterr().err

@@ -53,8 +53,8 @@ def test_renamed_options_keep_a_hidden_alias(command, old, new, value, capsys):
 @pytest.mark.parametrize(
     ("argv", "suggestion"),
     [
-        (["dufm", "trian"], "Did you mean 'train'?"),
-        (["theroy"], "Did you mean 'theory'?"),
+        (["dufm", "trian"], "did you mean 'train'?"),
+        (["theroy"], "did you mean 'theory'?"),
         (["dufm", "train", "--out", "x", "--lamm", "0.1"], "Did you mean --lam?"),
         (["net", "train", "--out", "x", "--datset", "digits"], "Did you mean --dataset?"),
     ],

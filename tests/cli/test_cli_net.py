@@ -48,7 +48,7 @@ def test_train_then_resume(tmp_path, capsys):
     out = tmp_path / "run"
     assert main([*TINY, "--epochs", "1", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "H~2: rank" in text and "train acc" in text
+    assert "layer  rank  effective rank" in text and "\n  H~2 " in text and "train acc" in text
     # the run's outcome (deepcollapse.nets.outcome) is printed and stored
     summary = json.loads((out / "summary.json").read_text())
     assert f"outcome: {summary['outcome']['label']} ({summary['outcome']['why']})" in text
@@ -220,3 +220,26 @@ def test_a_net_sweep_on_cuda_without_one_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "device == 'cuda', must be a CUDA device" in err
     assert not out.exists()
+
+
+def test_train_prints_numbers_for_people_and_the_theory_levels_of_its_own_dufm(tmp_path, capsys):
+    """Issue 32, point 6: no 17-digit numbers on the terminal (summary.json keeps them), and a DUFM-like MSE
+    run's loss beside L_DNC / L_SRG of the DUFM with its own K, L, n and λs."""
+    import re
+
+    from deepcollapse.theory import compare
+
+    out = tmp_path / "run"
+    assert main([*TINY, "--classes", "0,1,2,3,4,5", "--epochs", "1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    numbers = re.findall(r"\d+\.\d+(?:e-?\d+)?", text)
+    assert numbers and all(len(n.split("e")[0].replace(".", "").lstrip("0")) <= 6 for n in numbers), text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_train"] == 6 * 8
+    # the DUFM of this run, by hand: K = 6 classes, L = 2 head layers, n = 8, λ_H1 = lam_h / N (batch mean)
+    levels = compare(6, 2, 8, 5e-6 / 48, 0.005)
+    line = next(line for line in text.splitlines() if line.startswith("DUFM of this run"))
+    assert "K = 6, L = 2, n = 8, λ_H1 = 1.0417e-7, λ_W = 0.005" in line
+    assert f"L_DNC = {levels.loss_dnc:.6g}" in line
+    ratio = next(line for line in text.splitlines() if "× L_DNC" in line)
+    assert f"= {summary['loss'] / levels.loss_dnc:.4g} × L_DNC" in ratio

@@ -40,7 +40,7 @@ def test_smoke_run_prints_the_report_path(capsys, tmp_path):
 
 def test_mistyped_experiment_name_suggests_the_right_one(capsys, tmp_path):
     assert main(["reproduce", "fig2top", "--smoke", "--out", str(tmp_path)]) == 2
-    assert "Did you mean 'fig2-top'?" in capsys.readouterr().err
+    assert "did you mean 'fig2-top'?" in capsys.readouterr().err
 
 
 def test_folder_of_another_experiment_is_refused_without_force(capsys, tmp_path):

@@ -60,6 +60,13 @@ def test_sweep_from_command_line_only(tmp_path, capsys):
     assert main(argv) == 0
     runs = pd.read_csv(tmp_path / "results.csv")
     assert sorted(set(runs["lr"])) == [0.1, 0.2] and sorted(set(runs["seed"])) == [0, 1]
+    # issue 32, point 7: the sweep ends with its points as a table in the terminal, not only file paths
+    lines = capsys.readouterr().out.splitlines()
+    head = lines.index("per point (mean ± std over seeds; every digit in summary.csv):")
+    assert lines[head + 1].split()[:4] == ["point", "lr", "runs", "final_loss"]
+    for i, row in pd.read_csv(tmp_path / "summary.csv").iterrows():
+        shown = lines[head + 2 + i]
+        assert shown.startswith(row["point"]) and f"{row['final_loss_mean']:.4g} ± " in shown
 
 
 @pytest.mark.parametrize(

@@ -140,13 +140,14 @@ def test_grid_csv_and_markdown(capsys, tmp_path):
         )
         if row["theorem5"] == "True":
             assert float(row["ratio"]) < 1
-    target = tmp_path / "sub" / "grid.md"
+    target = tmp_path / "grid.md"
     code, out, err = run(
         capsys, "grid", "--classes", "6,10", "--layers", "4", "--format", "markdown", "--out", str(target)
     )
     text = target.read_text()
     assert code == 0 and out == "" and "wrote 2 rows" in err
-    assert text.startswith("| classes | layers |") and text.count("\n") == 4
+    assert text.startswith("L_DNC and L_SRG of the L-DUFM at n = 50")  # the setting above the table
+    assert "\n| classes | layers |" in text and text.count("\n") == 6
 
 
 def test_plots_write_png(capsys, tmp_path):

@@ -46,8 +46,12 @@ def test_check_choice_and_keys():
     assert check_choice("dtype", "float32", ["float32", "float64"]) == "float32"
     with pytest.raises(ConfigError, match=r"dtype == 'f16', must be one of 'float32', 'float64'"):
         check_choice("dtype", "f16", ["float32", "float64"])
-    with pytest.raises(ConfigError, match=r"unknown key config.lrr, must be one of lr, steps"):
-        check_keys("config", ["lr", "lrr"], ["steps", "lr"])
+    with pytest.raises(
+        ConfigError, match=r"unknown key config.lrr: did you mean 'lr'\? Must be one of lr, steps"
+    ):
+        check_keys("config", ["lr", "lrr"], ["steps", "lr"])  # the suggestion first (issue 32)
+    with pytest.raises(ConfigError, match=r"unknown key config.zzz, must be one of lr, steps"):
+        check_keys("config", ["zzz"], ["steps", "lr"])
 
 
 def test_check_per_layer_expands_and_validates():

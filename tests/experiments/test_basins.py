@@ -118,7 +118,7 @@ def test_synthetic_runs_are_classified_and_counted_with_wilson_intervals(tmp_pat
         ({"axes": {"width": []}}, "axes['width'] == [], must list at least one value"),
         ({"axes": {"width": [16, -8]}}, "axes['width'][1] == -8, must be >= 1"),
         ({"width": -4}, "width == -4, must be >= 1"),
-        ({"axes": {"depth": [3]}}, "axes == 'depth', must be one of"),
+        ({"axes": {"depth": [3]}}, "axes == 'depth': did you mean 'width'? Must be one of"),
         ({"axes": {"width": [16]}, "maps": [("width", "lr")]}, "axis 'lr' must also be in axes"),
         ({"axes": {"lr": [0.0]}}, "axes['lr'][0] == 0.0, must be > 0"),
         ({"records": 5}, "records == 5, must be >= 10"),

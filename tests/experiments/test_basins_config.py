@@ -59,7 +59,7 @@ def test_yaml_round_trip():
         ({"axes": {"width": []}}, "axes['width'] == [], must list at least one value"),
         ({"axes": {"width": [6, -8]}}, "axes['width'][1] == -8, must be >= 1"),
         ({"width": -4}, "width == -4, must be >= 1"),
-        ({"axes": {"depth": [3]}}, "axes == 'depth', must be one of"),
+        ({"axes": {"depth": [3]}}, "axes == 'depth': did you mean 'width'? Must be one of"),
         ({"widht": 8}, "unknown key config.widht"),
         ({"maps": [["width", "lr"]]}, "axis 'lr' must also be in axes"),
     ],

@@ -39,7 +39,7 @@ def test_a_network_experiment_announces_its_estimate_first_and_takes_device_and_
     text = report.read_text()
     assert "Before it started: estimated runtime" in text and "--device cpu --batch-seeds on" in text
     settings.write_text("device: tpu\n")
-    with pytest.raises(ConfigError, match=r"gpu.yaml: device == 'tpu', must be one of"):
+    with pytest.raises(ConfigError, match=r"gpu.yaml: device == 'tpu': did you mean 'cpu'\? Must be one of"):
         _experiment(spec).run(tmp_path / "bad", config=settings)
     assert not (tmp_path / "bad").exists()
 

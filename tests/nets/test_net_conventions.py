@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
@@ -279,7 +280,10 @@ def test_yaml_names_and_round_trip(tmp_path):
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"wd_mode": "decopled"}, "wd_mode == 'decopled', must be one of 'coupled', 'decoupled'"),
+        (
+            {"wd_mode": "decopled"},
+            "wd_mode == 'decopled': did you mean 'decoupled'? Must be one of 'coupled', 'decoupled'",
+        ),
         ({"wd_scope": "bn"}, "wd_scope == 'bn', must be one of 'all', 'weights'"),
         ({"mse_reduction": "avg"}, "mse_reduction == 'avg', must be one of 'sum', 'mean'"),
         ({"head_init_scale": 0.0}, "head_init_scale == 0.0, must be > 0.0"),
@@ -305,7 +309,9 @@ def test_cli_refuses_an_unknown_convention_in_one_line(tmp_path, capsys, key, va
     assert main(["net", "train", "--config", str(cfg), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     option = "--" + key.replace("_", "-")
-    assert len(err) == 1 and err[0].startswith(f"deepcollapse: error: {option} == '{value}', must be one of")
+    # a close match is suggested first (issue 32: "…: did you mean 'decoupled'? Must be one of …")
+    shape = rf"deepcollapse: error: {option} == '{value}'(: did you mean '\w+'\? Must|, must) be one of"
+    assert len(err) == 1 and re.match(shape, err[0]), err
     assert not out.exists()
     # the same on the command line: argparse names the option, nothing is written
     with pytest.raises(SystemExit) as exit_:

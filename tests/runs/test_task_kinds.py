@@ -50,7 +50,7 @@ def test_an_unknown_kind_is_one_line_listing_the_kinds(make):
     with pytest.raises(ConfigError) as info:
         make()
     msg = str(info.value)
-    assert "== 'serch', must be one of 'dufm', 'net', 'search'. Did you mean 'search'?" in msg
+    assert "== 'serch': did you mean 'search'? Must be one of 'dufm', 'net', 'search'." in msg
     assert "\n" not in msg
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "check_keys",
     "check_per_layer",
     "did_you_mean",
+    "one_of_message",
     "rank_tolerance",
 ]
 
@@ -57,6 +58,41 @@ class Interrupted(KeyboardInterrupt):
     def __reduce__(self) -> tuple[Any, ...]:
         # picklable with its fields (a worker process or a Ray task sends it back to the driver)
         return (type(self), (self.signum, self.message, self.resume))
+
+
+def one_of_message(head: str, value: Any, allowed: Iterable[Any], *, show_value: bool = True) -> str:
+    """``"<head> == <value>, must be one of a, b, c."``, or with a near miss the suggestion first, where it is
+    seen however long the list: ``"<head> == <value>: did you mean 'x'? Must be one of a, b, c."``.
+
+    Parameters
+    ----------
+    head : str
+        What the value is (``"experiment"``, ``"unknown key DUFMConfig.lamm"``).
+    value : Any
+        The value given (near misses are looked for among ``allowed``).
+    allowed : iterable
+        The values allowed.
+    show_value : bool
+        Write ``" == <value>"`` after ``head`` (``False`` when ``head`` names it already).
+
+    Returns
+    -------
+    str
+        The message.
+    """
+    import difflib
+
+    names = list(allowed)
+    shown = ", ".join(map(_fmt, names)) if show_value else ", ".join(map(str, names))
+    text = f"{head} == {_fmt(value)}" if show_value else head
+    close = (
+        difflib.get_close_matches(value, [str(a) for a in names], n=1, cutoff=0.6)
+        if isinstance(value, str)
+        else []
+    )
+    if close:
+        return f"{text}: did you mean {close[0]!r}? Must be one of {shown}."
+    return f"{text}, must be one of {shown}."
 
 
 def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
@@ -122,10 +158,7 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Raise ``ConfigError`` unless ``value`` is one of ``allowed``."""
     allowed = list(allowed)
     if value not in allowed:
-        raise ConfigError(
-            f"{name} == {_fmt(value)}, must be one of {', '.join(map(_fmt, allowed))}."
-            + did_you_mean(value, allowed)
-        )
+        raise ConfigError(one_of_message(name, value, allowed))
     return value
 
 
@@ -134,9 +167,8 @@ def check_keys(name: str, keys: Iterable[str], allowed: Iterable[str]) -> None:
     allowed = sorted(allowed)
     for key in keys:
         if key not in allowed:
-            raise ConfigError(
-                f"unknown key {name}.{key}, must be one of {', '.join(allowed)}." + did_you_mean(key, allowed)
-            )
+            message = one_of_message(f"unknown key {name}.{key}", key, allowed, show_value=False)
+            raise ConfigError(message)
 
 
 def check_per_layer(name: str, value: Any, layers: int, *, gt: float | None = 0.0) -> list[float]:

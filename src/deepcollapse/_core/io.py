@@ -10,13 +10,28 @@ Reading is equally guarded: :func:`read_yaml`, :func:`read_json`, :func:`read_np
 are the one place where a user's file is parsed, and answer an empty, truncated, random-bytes, wrong-kind or
 unparsable file with a one-line :class:`~deepcollapse._core.checks.ConfigError` of the form
 ``<file as given>: <what is wrong>; <what to do>.`` (for YAML syntax errors the parser's message and line).
+
+Checksums.  :func:`atomic_torch_save` adds a ``"checksum"`` entry to the dict it saves: the SHA-256 of its
+*content* (:func:`content_checksum`: every key, every number, every tensor's dtype, shape and bytes), which
+:func:`load_checkpoint` recomputes and compares, so damage that still unpickles (bytes changed inside a
+tensor) is a one-line error naming the file instead of silently wrong numbers.  Files without a checksum (of
+earlier releases) load as before.  With ``keep_previous=True`` the file it replaces stays as
+``<name>.prev<suffix>`` (``checkpoint.prev.pt``, rotated atomically), and
+:func:`load_checkpoint_or_previous` falls back to it, with a one-line warning, when the newest is damaged.
+
+Output paths are checked like input paths, before anything is written: :func:`check_output_file` (a file a
+command writes: a folder there, a suffix the writer cannot produce or none, an existing file without
+``force``, a missing or non-folder parent) and :func:`check_output_folder` (a folder a command fills: a file
+there or above it); each is a one-line ``ConfigError`` naming the option and the path as given.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +39,21 @@ from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.results import to_jsonable
 
 __all__ = [
+    "CHECKSUM_KEY",
     "append_jsonl",
     "atomic_torch_save",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "check_output_file",
+    "check_output_folder",
+    "content_checksum",
     "finite_or_none",
     "load_checkpoint",
+    "load_checkpoint_or_previous",
+    "previous_path",
     "parse_yaml",
+    "check_run_folder",
     "prepare_run_folder",
     "read_json",
     "read_jsonl",
@@ -39,6 +61,12 @@ __all__ = [
     "read_yaml",
     "truncate_jsonl",
 ]
+
+log = logging.getLogger(__name__)
+
+#: The key under which :func:`atomic_torch_save` stores a dict's :func:`content_checksum` (and the name of the
+#: array that holds it in a solution ``.npz``).
+CHECKSUM_KEY = "checksum"
 
 
 def _tmp_path(path: Path) -> Path:
@@ -65,17 +93,114 @@ def atomic_write_json(path: str | Path, obj: Any) -> None:
     atomic_write_bytes(path, (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode())
 
 
-def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to ``path`` atomically."""
+def _feed(h: Any, x: Any) -> None:
+    """Add a canonical encoding of ``x`` to the hash ``h`` (see :func:`content_checksum`)."""
+    if isinstance(x, Mapping):
+        h.update(b"{%d" % len(x))
+        for k in sorted(x, key=lambda k: (type(k).__name__, repr(k))):
+            _feed(h, k)
+            _feed(h, x[k])
+        h.update(b"}")
+    elif isinstance(x, (list, tuple)):
+        h.update(b"[%d" % len(x))
+        for v in x:
+            _feed(h, v)
+        h.update(b"]")
+    elif hasattr(x, "detach") and hasattr(x, "dtype") and hasattr(x, "shape"):  # a torch tensor
+        import torch
+
+        t = x.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        if t.numel():
+            flat = t.reshape(-1)
+            h.update((flat if t.dtype == torch.uint8 else flat.view(torch.uint8)).numpy().tobytes())
+    elif hasattr(x, "dtype") and hasattr(x, "tobytes") and hasattr(x, "shape"):  # a numpy array or scalar
+        import numpy as np
+
+        a = np.ascontiguousarray(x)
+        h.update(f"A{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    elif isinstance(x, (bytes, bytearray)):
+        h.update(b"B%d:" % len(x) + bytes(x))
+    else:  # None, bool, int, float (repr is exact), str, and anything else by its type and repr
+        h.update(f"{type(x).__name__}:{x!r};".encode())
+
+
+def content_checksum(obj: Any) -> str:
+    """``"sha256:<hex>"`` of the content of ``obj``: mappings (keys sorted), sequences, torch tensors and
+    numpy arrays (dtype, shape and bytes) and plain values (type and ``repr``; a float's ``repr`` is exact).
+
+    It depends on what the object holds, not on how a file stores it, so it is checked after loading (a
+    tensor's bytes changed inside a file that still unpickles are caught) and survives ``map_location``.
+
+    Parameters
+    ----------
+    obj : Any
+        The checkpoint dict (or the arrays of a solution file), without its checksum entry.
+
+    Returns
+    -------
+    str
+        ``"sha256:"`` followed by 64 hex digits.
+    """
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return "sha256:" + h.hexdigest()
+
+
+def previous_path(path: str | Path) -> Path:
+    """Where :func:`atomic_torch_save` keeps the file it replaces (``checkpoint.pt`` ->
+    ``checkpoint.prev.pt``)."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.prev{p.suffix}")
+
+
+def _replace_keeping_previous(tmp: Path, path: Path) -> None:
+    """``os.replace(tmp, path)``, the file it replaces kept at :func:`previous_path` (hard-linked, else
+    copied, under a temporary name and moved into place: ``path`` exists at every moment)."""
+    if path.is_file():
+        import shutil
+
+        prev = previous_path(path)
+        prev_tmp = _tmp_path(prev)
+        prev_tmp.unlink(missing_ok=True)
+        try:
+            os.link(path, prev_tmp)
+        except OSError:  # a file system without hard links
+            shutil.copy2(path, prev_tmp)
+        os.replace(prev_tmp, prev)
+    os.replace(tmp, path)
+
+
+def atomic_torch_save(obj: Any, path: str | Path, *, keep_previous: bool = False) -> None:
+    """``torch.save`` to ``path`` atomically; a dict gets its :func:`content_checksum` under
+    :data:`CHECKSUM_KEY` (checked by :func:`load_checkpoint`).
+
+    Parameters
+    ----------
+    obj : Any
+        What to save (a checkpoint dict).
+    path : str or Path
+        The file.
+    keep_previous : bool
+        Keep the file this one replaces as :func:`previous_path` (``checkpoint.prev.pt``), the checkpoint
+        :func:`load_checkpoint_or_previous` falls back to.
+    """
     import torch  # only trainers save tensors; keep this module importable without torch
 
     path = Path(path)
+    if isinstance(obj, Mapping):
+        body = {k: v for k, v in obj.items() if k != CHECKSUM_KEY}
+        obj = {**body, CHECKSUM_KEY: content_checksum(body)}
     tmp = _tmp_path(path)
     with open(tmp, "wb") as f:
         torch.save(obj, f)
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, path)
+    if keep_previous:
+        _replace_keeping_previous(tmp, path)
+    else:
+        os.replace(tmp, path)
 
 
 def finite_or_none(x: Any) -> Any:
@@ -159,22 +284,50 @@ def truncate_jsonl(path: str | Path, key: str, last: int) -> None:
     atomic_write_text(p, "".join(line + "\n" for line in keep))
 
 
-def prepare_run_folder(out_dir: str | Path, run_files: Sequence[str], force: bool, resume_hint: str) -> Path:
-    """Create ``out_dir`` for a new run; refuse to overwrite a non-empty folder unless ``force``.
+def check_run_folder(out_dir: str | Path, force: bool, resume_hint: str, option: str = "out") -> Path:
+    """The checks of :func:`prepare_run_folder`, writing nothing: ``out_dir`` is a folder path (no file there
+    or above it) that is new or empty, or ``force`` is given.
 
-    With ``force`` only the trainer's own ``run_files`` are removed; anything else in the folder is kept.
+    Parameters
+    ----------
+    out_dir : str or Path
+        The run folder as the user gave it.
+    force : bool
+        Whether an existing run may be replaced.
+    resume_hint : str
+        How to continue the run that is there instead (named in the message).
+    option : str
+        The argument's name in the message (``out``; the CLI writes ``--out``).
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
     """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"out == {str(out)!r}, must be a folder (it is a file).")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise ConfigError(
-                f"out == {str(out)!r}, must be a new or empty folder (pass force=True / --force to overwrite "
-                f"it, or {resume_hint} to continue it)."
-            )
+    out = check_output_folder(out_dir, option=option)
+    if out.is_dir() and any(out.iterdir()) and not force:
+        held = sorted(p.name for p in out.iterdir())
+        shown = ", ".join(held[:4]) + (", ..." if len(held) > 4 else "")
+        raise ConfigError(
+            f"{option} == {str(out)!r}, must be a new or empty folder (it holds {shown}): pass force=True to "
+            f"replace the run there, or {resume_hint} to continue it."
+        )
+    return out
+
+
+def prepare_run_folder(out_dir: str | Path, run_files: Sequence[str], force: bool, resume_hint: str) -> Path:
+    """Create ``out_dir`` for a new run; refuse to overwrite a non-empty folder unless ``force``
+    (:func:`check_run_folder`, called first, writes nothing).
+
+    With ``force`` only the trainer's own ``run_files`` (and the previous and damaged checkpoints kept beside
+    them) are removed; anything else in the folder is kept.
+    """
+    out = check_run_folder(out_dir, force, resume_hint)
+    if out.is_dir():
         for name in run_files:
-            (out / name).unlink(missing_ok=True)
+            f = out / name
+            for old in (f, previous_path(f), f.with_name(f"{f.stem}.damaged{f.suffix}")):
+                old.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -404,6 +557,10 @@ def load_checkpoint(
         raise _bad(path, f"not a readable PyTorch checkpoint ({what})", hint) from None
     if not isinstance(data, dict):
         raise _bad(path, f"a PyTorch file holding a {type(data).__name__}, must be a checkpoint dict", hint)
+    if CHECKSUM_KEY in data:  # files of earlier releases have none and load as before
+        stored = data.pop(CHECKSUM_KEY)
+        if stored != content_checksum(data):
+            raise _bad(path, "damaged: its content does not match the checksum written with it", hint)
     missing = [k for k in keys if k not in data]
     if missing:
         found = ", ".join(sorted(map(str, data))) or "none"
@@ -413,3 +570,161 @@ def load_checkpoint(
             hint,
         )
     return data
+
+
+def load_checkpoint_or_previous(
+    path: str | Path,
+    *,
+    keys: Sequence[str] = (),
+    map_location: Any = "cpu",
+    hint: str | None = None,
+    describe: Callable[[dict[str, Any]], str] | None = None,
+) -> dict[str, Any]:
+    """:func:`load_checkpoint` of ``path``, or, when it is damaged and the previous checkpoint
+    (:func:`previous_path`, kept by ``atomic_torch_save(..., keep_previous=True)``) loads, that one.
+
+    On the fallback the damaged file is kept as ``<name>.damaged<suffix>``, the previous checkpoint is put
+    back in its place (so the next write keeps a good previous one), and one warning line says what was
+    wrong and where the run resumes from (``describe(checkpoint)``, e.g. ``"step 2000"``).  When both are
+    bad, the error of ``path`` is raised.
+
+    Parameters
+    ----------
+    path : str or Path
+        The newest checkpoint (``RUN/checkpoint.pt``).
+    keys, map_location, hint
+        As for :func:`load_checkpoint`.
+    describe : callable, optional
+        ``checkpoint -> text`` naming where it stands, for the warning.
+
+    Returns
+    -------
+    dict
+        The checkpoint loaded.
+    """
+    p = Path(path)
+    try:
+        return load_checkpoint(p, keys=keys, map_location=map_location, hint=hint)
+    except ConfigError as exc:
+        prev = previous_path(p)
+        if not prev.is_file():
+            raise
+        try:
+            data = load_checkpoint(prev, keys=keys, map_location=map_location, hint=hint)
+        except ConfigError:
+            raise exc from None
+        import shutil
+
+        damaged = p.with_name(f"{p.stem}.damaged{p.suffix}")
+        if p.exists():
+            os.replace(p, damaged)
+        tmp = _tmp_path(p)
+        shutil.copy2(prev, tmp)
+        os.replace(tmp, p)
+        problem = str(exc).split(";")[0].rstrip(".")
+        where = f" ({describe(data)})" if describe is not None else ""
+        log.warning(
+            "%s; resuming from the previous checkpoint %s%s (the damaged file is kept as %s)",
+            problem,
+            prev,
+            where,
+            damaged.name,
+        )
+        return data
+
+
+# ------------------------------------------------------------------------------------------------------------
+# output paths: checked like input paths, before anything is written
+# ------------------------------------------------------------------------------------------------------------
+def _suffix_list(suffixes: Iterable[str]) -> str:
+    return ", ".join(suffixes)
+
+
+def _file_above(p: Path) -> Path | None:
+    """The nearest existing ancestor of ``p`` that is not a folder, if any."""
+    for parent in p.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_output_file(
+    path: str | Path,
+    *,
+    suffixes: Iterable[str],
+    option: str = "--out",
+    force: bool = False,
+) -> Path:
+    """The file a command is about to write, or a one-line ``ConfigError`` naming ``option`` and the path
+    as given: a folder there, no suffix or one the writer cannot produce (the format follows the suffix, so
+    the file written is exactly the one named), an existing file without ``force``, a parent folder that
+    does not exist (never created for a file: a typo in a folder name must not scatter files) or that is a
+    file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file as the user gave it.
+    suffixes : iterable of str
+        The suffixes the writer produces, with their dot (``".png"``, ``".csv"``), lower case.
+    option : str
+        The option that names the file, for the message.
+    force : bool
+        Whether an existing file may be replaced (``--force``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    p = Path(path)
+    allowed = [s.lower() for s in suffixes]
+    head = f"{option} == {str(path)!r}"
+    if p.is_dir():
+        raise ConfigError(f"{head}, must be a file name ending in {_suffix_list(allowed)} (it is a folder).")
+    if not p.suffix:
+        raise ConfigError(
+            f"{head}, must end in one of {_suffix_list(allowed)} (the suffix chooses the format; "
+            f"e.g. {p.name}{allowed[0]})."
+        )
+    if p.suffix.lower() not in allowed:
+        raise ConfigError(f"{head}, must end in one of {_suffix_list(allowed)} (not {p.suffix}).")
+    if p.exists() and not force:
+        raise ConfigError(f"{head}, must be a new file (it exists; pass force=True to replace it).")
+    blocker = _file_above(p)
+    if blocker is not None:
+        raise ConfigError(f"{head}, must be in a folder ({blocker} is a file).")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{head}, must be in an existing folder ({parent} does not exist; create it first)."
+        )
+    if not os.access(parent, os.W_OK):
+        raise ConfigError(f"{head}, must be in a folder you can write to ({parent} is not writable).")
+    return p
+
+
+def check_output_folder(path: str | Path, *, option: str = "--out") -> Path:
+    """The folder a command is about to fill (created with its parents when missing), or a one-line
+    ``ConfigError`` naming ``option`` and the path as given: a file there, or a file where one of its
+    parent folders would be.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output folder as the user gave it.
+    option : str
+        The option that names it, for the message.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"{option} == {str(path)!r}, must be a folder (it is a file).")
+    blocker = _file_above(p)
+    if blocker is not None:
+        raise ConfigError(f"{option} == {str(path)!r}, must be a folder path ({blocker} is a file).")
+    return p

@@ -101,7 +101,13 @@ def plot_class_curves(
 
 
 def plot_class_map(
-    table: pd.DataFrame, x: str, y: str, cls: str = "reaches_dnc", *, ax: Axes | None = None
+    table: pd.DataFrame,
+    x: str,
+    y: str,
+    cls: str = "reaches_dnc",
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
 ) -> tuple[Figure, Axes]:
     """A heat map of ``P(cls)`` over two axes, each cell annotated ``p [lo, hi]`` (Wilson 95%).
 
@@ -115,12 +121,21 @@ def plot_class_map(
         The class (``reaches_dnc``: dnc or dnc_converging).
     ax : Axes, optional
         Draw into it.
+    title : str, optional
+        The axes' title (default: ``P(class)`` over the two axes, with the number of runs per cell).
 
     Returns
     -------
     (Figure, Axes)
     """
     fig, ax = new_axes(ax, figsize=(5.6, 4.2))
+    if title is None:
+        runs = table["n_runs"] if "n_runs" in table else None
+        per_cell = "" if runs is None else f", {int(runs.min())}–{int(runs.max())} runs per cell"
+        if runs is not None and int(runs.min()) == int(runs.max()):
+            per_cell = f", {int(runs.min())} runs per cell"
+        title = f"P({CLASS_LABELS.get(cls, cls)}) over {field_text(x)} × {field_text(y)}{per_cell}"
+    ax.set_title(title, fontsize=9)
     xv = np.sort(table[x].unique())
     yv = np.sort(table[y].unique())
     P = np.full((len(yv), len(xv)), np.nan)

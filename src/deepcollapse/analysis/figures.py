@@ -28,6 +28,9 @@ from deepcollapse.analysis.fields import FIELDS, PROBABILITIES, field_label
 from deepcollapse.analysis.stats import geometric_grid_base, wilson_interval
 
 __all__ = [
+    "SMOKE_MARK",
+    "figure_suffixes",
+    "mark_smoke",
     "BOUNDED",
     "LABELS",
     "L_DNC",
@@ -113,6 +116,59 @@ def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (4.8, 3.6)) 
     return fig, fig.add_subplot(1, 1, 1)
 
 
+def figure_suffixes() -> list[str]:
+    """The file suffixes matplotlib can write a figure to (``.png``, ``.pdf``, ``.svg``, ...), with their dot:
+    what a command that saves a figure under a name the user gives accepts (the format follows the suffix).
+
+    Returns
+    -------
+    list of str
+        Lower-case suffixes, ``.png`` first.
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    found = sorted("." + s.lower() for s in FigureCanvasBase.get_supported_filetypes())
+    return sorted(found, key=lambda s: (s != ".png", s != ".pdf", s != ".svg", s))
+
+
+SMOKE_MARK = "SMOKE RUN: reduced settings, not the paper's result"
+
+
+def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
+    """Add a strip of ``strip`` inches below ``fig`` holding :data:`SMOKE_MARK` (red, boxed), so that a smoke
+    run's figure is never taken for the full experiment's, also outside its report.  The figure's content
+    keeps its size: its axes and texts move into the upper part (through the layout engine's ``rect`` where
+    the figure has one)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
+
+    width, height = fig.get_size_inches()
+    frac = height / (height + strip)  # the part of the new figure the old content takes, at the top
+    fig.set_size_inches(width, height + strip)
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.set(rect=(0.0, 1.0 - frac, 1.0, frac))  # (left, bottom, width, height)
+    elif isinstance(engine, TightLayoutEngine):
+        engine.set(rect=(0.0, 1.0 - frac, 1.0, 1.0))  # (left, bottom, right, top)
+    else:
+        for ax in fig.axes:
+            pos = ax.get_position()
+            ax.set_position((pos.x0, 1.0 - frac + pos.y0 * frac, pos.width, pos.height * frac))
+    for text in fig.texts:  # the suptitle and other figure texts, in figure coordinates
+        x, y = text.get_position()
+        text.set_position((x, 1.0 - frac + y * frac))
+    fig.text(
+        0.5,
+        0.5 * strip / (height + strip),
+        SMOKE_MARK,
+        ha="center",
+        va="center",
+        fontsize=8,
+        color="#b2182b",
+        fontweight="bold",
+        bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b"},
+    )
+
+
 def save_figure(fig: Figure, out_dir: str | Path, name: str, dpi: int = 130) -> tuple[Path, Path]:
     """Write ``name.png`` and ``name.pdf`` into ``out_dir``; return both paths."""
     out = Path(out_dir)
@@ -152,7 +208,7 @@ def _log_band(
     x: np.ndarray,
     m: np.ndarray,
     s: np.ndarray,
-    label: str,
+    label: str | None,
     upper: float | None = None,
     **kwargs: Any,
 ) -> None:
@@ -261,25 +317,39 @@ def plot_layer_metric(
     ax: Axes | None = None,
     logy: bool = True,
 ) -> tuple[Figure, Axes]:
-    """A per-layer metric over training, one curve (mean ± std over runs) per layer (2024 Fig. 2 middle, Fig.
-    4 left).  ``frame``: long table with columns ``x``, ``run``, ``layer``, ``kind``, ``metric``."""
+    """A per-layer metric over training, one curve per layer (2024 Fig. 2 middle, Fig. 4 left): on a log axis
+    (``logy``, the default: DNC1 spans many decades and runs differ by several) the median over runs with the
+    band from the 25 % to the 75 % quantile, which a log axis shows as it is (a ± std band of log values
+    covered every curve when runs collapse to different depths); on a linear axis mean ± std.  ``frame``:
+    long table with columns ``x``, ``run``, ``layer``, ``kind``, ``metric``."""
     fig, ax = new_axes(ax, figsize=(6.0, 3.6))
     df = frame[frame["kind"] == kind] if "kind" in frame else frame
     groups = list(df.groupby("layer"))
     for (layer, sub), style in zip(groups, line_styles(len(groups))):
         sub = sub.dropna(subset=[metric]).copy()
-        if logy:  # geometric band: mean ± std of log10 (these metrics span many decades)
-            sub[metric] = np.log10(sub[metric].astype(float).clip(lower=1e-300))
-        stats = _mean_std(sub, x, metric)
-        m, s = stats["mean"].to_numpy(), stats["std"].to_numpy()
-        every = max(1, len(m) // 12)  # markers: ~12 per curve, enough to tell the lines apart
+        every = max(1, sub[x].nunique() // 12)  # markers: ~12 per curve, enough to tell the lines apart
         kw = {**style, "markersize": 4, "markevery": every}
-        if logy:
-            _log_band(ax, stats[x].to_numpy(), m, s, label=f"layer {layer}", **kw)
+        if logy:  # runs that span decades: median and interquartile range (quantiles respect the log scale)
+            q = sub.groupby(x)[metric].quantile([0.25, 0.5, 0.75]).unstack()
+            xs = q.index.to_numpy(dtype=float)
+            (line,) = ax.plot(xs, q[0.5].to_numpy(), label=f"layer {layer}", **kw)
+            ax.fill_between(xs, q[0.25], q[0.75], color=line.get_color(), alpha=0.2, linewidth=0)
         else:
+            stats = _mean_std(sub, x, metric)
+            m, s = stats["mean"].to_numpy(), stats["std"].to_numpy()
             plot_band(stats[x], m, s, ax=ax, label=f"layer {layer}", **kw)
     if logy:
         ax.set_yscale("log")
+        ax.text(
+            0.99,
+            0.98,
+            "median over runs, band: 25–75 % of runs",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
+            color="0.3",
+        )
     ax.set_xlabel(axis_label(x))
     ax.set_ylabel(axis_label(metric))
     legend_outside(ax)
@@ -300,12 +370,13 @@ def plot_singular_values(
     divides each run's values by its largest one.
 
     Runs of different numerical rank (σ_i / σ_1 > ``rank_rtol``) are not averaged into one curve: each rank
-    gets its own curve, labelled with the rank and the number of runs.  The band of normalised values is
-    clipped at 1 (their bound).  Every curve gets its own colour and marker (:func:`line_styles`), the legend
-    sits to the right of the data area."""
+    gets its own curve.  Then the colour is the rank (a discrete colour map with a colour bar) and the marker
+    the layer (a legend of one entry per layer), so a flagship run with 17 (layer, rank) groups still reads;
+    otherwise each layer gets its own colour and marker (:func:`line_styles`) and the legend sits to the
+    right of the data area.  The band of normalised values is clipped at 1 (their bound)."""
     fig, ax = new_axes(ax, figsize=(6.8, 3.8))
-    curves: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for layer, arr in values.items():
+    curves: list[tuple[int, Any, int, str, np.ndarray, np.ndarray]] = []
+    for i_layer, (layer, arr) in enumerate(values.items()):
         a = np.atleast_2d(np.asarray(arr, dtype=float))
         top = a[:, :1]
         rel = np.divide(a, top, out=np.zeros_like(a), where=top > 0)
@@ -316,24 +387,67 @@ def plot_singular_values(
             if logy:  # geometric band; exact zeros shown at the floor 1e-16
                 g = np.log10(np.maximum(g, 1e-16))
             m, s = g.mean(0), (g.std(0, ddof=1) if g.shape[0] > 1 else np.zeros(g.shape[1]))
-            label = label_fmt.format(layer)
-            if len(groups) > 1:
-                label += f" (rank {r}, {g.shape[0]} run{'s' if g.shape[0] > 1 else ''})"
-            curves.append((label, m, s))
-    for (label, m, s), style in zip(curves, line_styles(len(curves))):
-        idx = np.arange(1, m.shape[0] + 1)
-        if logy:
-            upper = 1.0 if normalize else None
-            _log_band(ax, idx, m, s, label=label, upper=upper, markersize=4, **style)
-        else:
-            bounds = (0.0, 1.0) if normalize else None
-            plot_band(idx, m, s, ax=ax, label=label, markersize=4, bounds=bounds, **style)
+            curves.append((i_layer, layer, r, label_fmt.format(layer), m, s))
+    split = len(curves) > len(values)  # runs of some layer differ in rank: colour = rank, marker = layer
+    if split:
+        return _singular_values_by_rank(fig, ax, curves, list(values), label_fmt, normalize, logy)
+    for (_, _, _, label, m, s), style in zip(curves, line_styles(len(curves))):
+        _sv_curve(ax, m, s, label, normalize, logy, markersize=4, **style)
     if logy:
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("index i")
     ax.set_ylabel(r"singular value $\sigma_i$" + (r" / $\sigma_1$" if normalize else ""))
     legend_outside(ax)
+    return fig, ax
+
+
+def _sv_curve(
+    ax: Axes, m: np.ndarray, s: np.ndarray, label: str | None, normalize: bool, logy: bool, **style: Any
+) -> None:
+    idx = np.arange(1, m.shape[0] + 1)
+    if logy:
+        _log_band(ax, idx, m, s, label=label, upper=1.0 if normalize else None, **style)
+    else:
+        plot_band(idx, m, s, ax=ax, label=label, bounds=(0.0, 1.0) if normalize else None, **style)
+
+
+def _singular_values_by_rank(
+    fig: Figure,
+    ax: Axes,
+    curves: list[tuple[int, Any, int, str, np.ndarray, np.ndarray]],
+    layers: list[Any],
+    label_fmt: str,
+    normalize: bool,
+    logy: bool,
+) -> tuple[Figure, Axes]:
+    """The singular values when the runs of a layer end at different ranks: one curve per (layer, rank),
+    coloured by the rank on a discrete colour map with a colour bar, the layer told by the marker (a legend
+    of one entry per layer, whatever the number of curves)."""
+    import matplotlib
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm
+    from matplotlib.lines import Line2D
+
+    ranks = sorted({c[2] for c in curves})
+    cmap = matplotlib.colormaps["viridis"]
+    norm = BoundaryNorm(np.arange(ranks[0] - 0.5, ranks[-1] + 1.5), cmap.N)
+    for i, _layer, rank, _, m, s in curves:
+        marker = MARKERS[i % len(MARKERS)]
+        _sv_curve(ax, m, s, None, normalize, logy, color=cmap(norm(rank)), marker=marker, markersize=4)
+    if logy:
+        ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("index i")
+    ax.set_ylabel(r"singular value $\sigma_i$" + (r" / $\sigma_1$" if normalize else ""))
+    handles = [
+        Line2D([], [], color="0.35", marker=MARKERS[i % len(MARKERS)], label=label_fmt.format(layer))
+        for i, layer in enumerate(layers)
+    ]
+    ax.legend(handles=handles, loc="lower left", fontsize=8, title="marker: layer", title_fontsize=8)
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.02)
+    bar.set_ticks(ranks)
+    bar.set_label("numerical rank of the layer's runs\n(runs grouped by it; mean over a group)", fontsize=8)
     return fig, ax
 
 

@@ -46,9 +46,10 @@ def _clipped_band(
     )
 
 
-def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Figure:
+def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10, title: str | None = None) -> Figure:
     """Two panels against ``log2(x)``: average rank of ``M~_2..M~_L`` and training accuracy, one curve per
-    regularisation.  ``summary``: columns ``reg, x, avg_rank_mean/_std, train_acc_mean/_std``."""
+    regularisation, under ``title`` (what was trained).  ``summary``: columns ``reg, x,
+    avg_rank_mean/_std, train_acc_mean/_std``."""
     fig = Figure(figsize=(11.0, 3.6))
     ax_r, ax_a = fig.subplots(1, 2)
     regs = list(summary.groupby("reg", sort=False))
@@ -86,6 +87,8 @@ def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10) -> Fig
     ax_a.set_xlabel(_X_LABELS.get(x, f"log2 {x}"))
     ax_a.set_ylabel("training accuracy")
     legend_outside(ax_a, fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -96,7 +99,7 @@ def plot_dnc_panels(
     curves: pd.DataFrame,
     levels: Mapping[str, Any] | None,
 ) -> Figure:
-    """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (mean ± std over seeds, geometric
+    """DNC1 of the post-ReLU head features ``H_1..H_L`` over the epochs (median over seeds and the 25–75 %
     band), normalised singular values of ``M~_l`` at the end and, with ``levels`` (a
     :func:`deepcollapse.theory.compare` dict), the training loss against ``L_DNC`` and ``L_SRG``.
 

@@ -96,6 +96,9 @@ def srg_figure_data(classes: int, layers: int, n: int, lam_h: float, lam_w: floa
     return {
         "classes": classes,
         "layers": layers,
+        "n": n,
+        "lam_h": float(lam_h),
+        "lam_w": [float(x) for x in np.broadcast_to(np.asarray(lam_w, dtype=float), (layers,))],
         "construction": srg.construction,
         "unit_scales": unit,
         "srg_mid": M_mid,
@@ -105,6 +108,17 @@ def srg_figure_data(classes: int, layers: int, n: int, lam_h: float, lam_w: floa
         "loss_srg": srg.loss,
         "loss_dnc": dnc.loss,
     }
+
+
+def _setting_text(data: dict[str, Any]) -> str:
+    """``, n = 50, λ_H1 = 0.004, λ_W = 0.004`` (λ_W as a list where the layers differ); ``""`` for data of
+    earlier releases that did not record them."""
+    if data.get("n") is None:
+        return ""
+    lam_w = data.get("lam_w") or []
+    same = len(set(lam_w)) <= 1
+    w = f"{lam_w[0]:g}" if same and lam_w else "[" + ", ".join(f"{x:g}" for x in lam_w) + "]"
+    return f", $n = {data['n']}$, $\\lambda_{{H_1}} = {data['lam_h']:g}$, $\\lambda_W = {w}$"
 
 
 def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Figure, Sequence[Axes]]:
@@ -118,22 +132,23 @@ def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Fi
         fig = axes[0].figure  # type: ignore[assignment]
     L = data["layers"]
     panels = [
-        (data["srg_mid"], rf"SRG  $M_{{{L - 1}}}$"),
-        (data["srg_last"], rf"SRG  $\tilde M_{{{L}}}$"),
-        (data["srg_gram"], rf"SRG  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$"),
-        (data["dnc_gram"], rf"DNC  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$"),
+        (data["srg_mid"], rf"SRG  $M_{{{L - 1}}}$", f"unit of layer {L - 1} (row of $M_{{{L - 1}}}$)"),
+        (data["srg_last"], rf"SRG  $\tilde M_{{{L}}}$", rf"unit of layer {L} (row of $\tilde M_{{{L}}}$)"),
+        (data["srg_gram"], rf"SRG  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$", "class"),
+        (data["dnc_gram"], rf"DNC  $\tilde M_{{{L}}}^\top \tilde M_{{{L}}}$", "class"),
     ]
-    for a, (M, title) in zip(axes, panels):
+    for a, (M, title, ylabel) in zip(axes, panels):
         M = np.asarray(M)
         vmax = float(np.abs(M).max()) or 1.0
         im = a.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, interpolation="nearest")
         a.set_title(title, fontsize=10)
         a.set_xlabel("class")
+        a.set_ylabel(ylabel)
         fig.colorbar(im, ax=a, shrink=0.8)
     suffix = " (unit scales: an optimum is all-zero)" if data.get("unit_scales") else ""
     fig.suptitle(
-        f"$K = {data['classes']}$, $L = {L}$, {data['construction']}: {L_SRG} = {data['loss_srg']:.6g}, "
-        f"{L_DNC} = {data['loss_dnc']:.6g}{suffix}",
+        f"$K = {data['classes']}$, $L = {L}${_setting_text(data)}, SRG {data['construction']}: "
+        f"{L_SRG} = {data['loss_srg']:.6g}, {L_DNC} = {data['loss_dnc']:.6g}{suffix}",
         fontsize=10,
     )
     return fig, axes

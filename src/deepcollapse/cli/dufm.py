@@ -380,11 +380,15 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def print_summary(summary: Mapping[str, Any]) -> None:
-    """The readable per-run analysis of a DUFM run folder (``dufm train/resume/analyze`` and ``demo``)."""
+    """The readable per-run analysis of a DUFM run folder (``dufm train/resume/analyze`` and ``demo``):
+    numbers through ``fmt_num`` (summary.json keeps every digit), then, for runs without a verdict, how far
+    each is from one."""
+    from deepcollapse._core.format import fmt_num
+
     if "runs" not in summary:
         print(f"stopped at step {summary.get('step')}; continue with `deepcollapse dufm resume`")
         return
-    fmt = lambda x: "-" if x is None else f"{x:.6f}"
+    fmt = lambda x: fmt_num(x, 6)  # losses are compared with each other: 6 significant digits
     print(
         f"L_DNC = {fmt(summary['loss_dnc'])}   L_SRG = {fmt(summary['loss_srg'])}   "
         f"L_zero = {fmt(summary['loss_zero'])}   (step {summary['step']})"
@@ -396,10 +400,19 @@ def print_summary(summary: Mapping[str, Any]) -> None:
     )
     for r in summary["runs"]:
         d1 = r["dnc1"][-1] if r.get("dnc1") else None
+        polished = fmt(r["polished_loss"]) + ("*" if r.get("polish_source") == "run" else "")
         print(
-            f"{r['run']:>3} {r['seed']:>5} {fmt(r['final_loss']):>10} {fmt(r['polished_loss']):>10} "
-            f"{r['classification']:>14}  {str(r['ranks']):16} {'-' if d1 is None else f'{d1:.2e}'}"
+            f"{r['run']:>3} {r['seed']:>5} {fmt(r['final_loss']):>10} {polished:>10} "
+            f"{r['classification']:>14}  {str(r['ranks']):16} {fmt_num(d1, 3)}"
         )
+    if any(r.get("polish_source") == "run" for r in summary["runs"]):
+        print(
+            "* no collapsed re-fit of the run's class means is lower than the run itself: "
+            "its own point is kept"
+        )
+    notes = [(r["run"], r["convergence_note"]) for r in summary["runs"] if r.get("convergence_note")]
+    for run, note in notes:
+        print(f"run {run}: {note}")
     print(
         "classifications:",
         ", ".join(f"{k} {v}" for k, v in sorted(summary["classifications"].items())),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_float, check_int
+from deepcollapse._core.format import fmt_num
 
 _KNOWN = ("features", "labels", "weights", "bias")
 
@@ -63,13 +63,13 @@ def load_npz(path: str | Path) -> dict[str, np.ndarray]:
 
 
 def _fmt(v: Any) -> str:
+    """For the terminal (``fmt_num``: 6 significant digits, scientific where it reads better); ``--json``
+    keeps every digit."""
     if v is None:
         return "null"
-    if isinstance(v, float):
-        return f"{v:.6g}" if math.isfinite(v) else str(v)
     if isinstance(v, list):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    return str(v)
+    return fmt_num(v, 6) if isinstance(v, float) else str(v)
 
 
 def format_table(result: dict[str, Any]) -> str:

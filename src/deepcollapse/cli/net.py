@@ -100,24 +100,63 @@ def config_from_args(args: argparse.Namespace) -> Any:
     return NetConfig.from_dict(base)
 
 
-def _print_summary(summary: Mapping[str, Any], out: str) -> None:
-    t = summary.get("epoch_time_mean_s")
+def _print_summary(summary: Mapping[str, Any], out: str, config: Any = None) -> None:
+    """The run's last evaluation for people (numbers through ``fmt_num``; summary.json has every digit) and,
+    for a DUFM-like MSE run, its loss against the theory's L_DNC / L_SRG at its own K, L, n and λs."""
+    from deepcollapse._core.format import fmt_num, fmt_table, fmt_time
+
     print(f"run folder: {out}")
     print(
-        f"epochs {summary['epochs_done']}/{summary['epochs']}  train acc {summary.get('train_acc')}  "
-        f"test acc {summary.get('test_acc')}  loss {summary.get('loss')}  "
-        f"mean epoch time {'-' if t is None else f'{t:.2f} s'}"
+        f"epochs {summary['epochs_done']}/{summary['epochs']}  "
+        f"train acc {fmt_num(summary.get('train_acc'), 4)}  "
+        f"test acc {fmt_num(summary.get('test_acc'), 4)}  loss {fmt_num(summary.get('loss'))}  "
+        f"mean epoch time {fmt_time(summary.get('epoch_time_mean_s'))}"
     )
-    for name, rec in summary.get("layers", {}).items():
-        print(
-            f"  {name:>4}: rank {rec['rank']}  effective rank {rec['effective_rank']}  DNC1 {rec['dnc1']}  "
-            f"DNC2 cond {rec['dnc2_cond']}"
-        )
+    layers = summary.get("layers") or {}
+    if layers:
+        rows = [
+            {
+                "layer": name,
+                "rank": rec.get("rank"),
+                "effective rank": rec.get("effective_rank"),
+                "DNC1": rec.get("dnc1"),
+                "DNC2 cond": rec.get("dnc2_cond"),
+            }
+            for name, rec in layers.items()
+        ]
+        print("\n".join("  " + line for line in fmt_table(rows, digits=4).splitlines()))
+    if config is not None and summary.get("n_train") and summary.get("loss") is not None:
+        _print_theory(summary, config)
     outcome = summary.get("outcome")
     if outcome:
         print(f"outcome: {outcome['label']} ({outcome['why']})")
     if summary.get("diverged"):
         print("warning: the loss diverged (non-finite); training stopped.")
+
+
+def _print_theory(summary: Mapping[str, Any], config: Any) -> None:
+    """A DUFM-like MSE run's loss beside L_DNC / L_SRG of the DUFM it trains (nets.theory_levels)."""
+    from deepcollapse._core.format import fmt_num
+    from deepcollapse.nets.theory_levels import dufm_problem, theory_levels
+
+    problem = dufm_problem(config, int(summary["n_train"]))
+    levels = theory_levels(config, int(summary["n_train"]))
+    if problem is None or levels is None:
+        return
+    loss, dnc, srg = float(summary["loss"]), levels.loss_dnc, levels.loss_srg
+    if dnc is None:  # pragma: no cover - compare gives L_DNC for every problem with λ > 0
+        return
+    print(
+        f"DUFM of this run (reg dufm, MSE): K = {problem.classes}, L = {problem.layers}, n = {problem.n}, "
+        f"λ_H1 = {fmt_num(problem.lam_h)}, λ_W = {fmt_num(problem.lam_w[0])}: "
+        f"L_DNC = {fmt_num(dnc, 6)}, L_SRG = {fmt_num(srg, 6)}"
+    )
+    best = min(v for v in (dnc, srg) if v is not None)
+    print(
+        f"  loss {fmt_num(loss, 6)} = {fmt_num(loss / dnc, 4)} × L_DNC"
+        + ("" if srg is None else f" = {fmt_num(loss / srg, 4)} × L_SRG")
+        + f" (the backbone's H1 can approach, never beat, the DUFM optimum <= {fmt_num(best, 6)})"
+    )
 
 
 def _presets(args: argparse.Namespace) -> int:
@@ -144,7 +183,7 @@ def _train(args: argparse.Namespace) -> int:
         fields = [f.name for f in dataclasses.fields(NetConfig)]
         raise user_words(exc, {**field_options(fields, "net train"), "normalize": "--no-normalize"}) from None
     summary = train_net(config, args.out, force=args.force, progress=not args.no_progress)
-    _print_summary(summary, args.out)
+    _print_summary(summary, args.out, config)
     return 1 if summary.get("diverged") else 0
 
 
@@ -172,5 +211,5 @@ def _resume(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
     for summary, out in zip(summaries, args.out):
-        _print_summary(summary, out)
+        _print_summary(summary, out, NetConfig.from_yaml(f"{out}/config.yaml"))
     return 1 if any(s.get("diverged") for s in summaries) else 0

@@ -167,7 +167,9 @@ def _float_list(text: str) -> list[float]:
     try:
         values = json_or(text, lambda t: [float(v) for v in t.split(",") if v.strip()])
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} must be comma-separated numbers, e.g. 0.5,0.75") from None
+        raise argparse.ArgumentTypeError(
+            f"== {text!r}, must be comma-separated numbers, e.g. 0.5,0.75"
+        ) from None
     return [float(v) for v in values] if isinstance(values, list) else [float(values)]
 
 
@@ -371,46 +373,84 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        hint = ""
-        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        """One line in the user's words, no usage dump: a value of the wrong type is said as ``--classes ==
+        'four', must be an integer.``, a suggestion comes first (``'trian': did you mean 'train'? ...``), and
+        ``--help`` is named for the rest."""
+        self.exit(2, f"{self.prog}: error: {self._user_message(message)}\n")
+
+    def _user_message(self, message: str) -> str:
+        m = re.match(r"argument ([^:]+): invalid (\w+) value: (.*)$", message)
+        if m:  # a type conversion failed: the option, the value as typed, what it must be
+            option = m.group(1).split("/")[-1]
+            want = _TYPE_WORDS.get(m.group(2), f"a valid {m.group(2)}")
+            return f"{option} == {m.group(3)}, must be {want} (`{self.prog} --help` describes it)."
+        m = re.match(r"argument ([^:]+): (.*)$", message)
+        if m and "invalid choice" not in message:  # an ArgumentTypeError: its own words, after the option
+            option = m.group(1).split("/")[-1]
+            body = m.group(2)
+            text = f"{option} {body}" if body.startswith("==") else f"{option}: {body}"
+            return text + ("" if body.rstrip().endswith((".", "?", ")")) else ".")
+        m = re.search(r"argument ([^:]+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if m:
-            choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in m.group(2).split(",")]
-            close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.5)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            option = m.group(1).split("/")[-1]
+            choices = re.findall(r"'([^']*)'", m.group(3)) or [c.strip() for c in m.group(3).split(",")]
+            close = difflib.get_close_matches(m.group(2), choices, n=1, cutoff=0.5)
+            head = (
+                f"{m.group(2)!r}"
+                if option.startswith("{") or not option.startswith("-")
+                else (f"{option} == {m.group(2)!r}")
+            )
+            allowed = ", ".join(choices)
+            if close:
+                return f"{head}: did you mean {close[0]!r}? Must be one of {allowed}."
+            return f"{head}, must be one of {allowed}."
         m = re.search(r"unrecognized arguments: (.*)", message)
         if m:
-            root = self.root or self
-            chosen = _chosen(root, getattr(root, "_argv", None) or [])
-            here = sorted(_all_options(chosen))
-            everywhere = _all_options(root) | _all_options(self)
-            for word in m.group(1).split():
-                if word.startswith("--"):
-                    key = word.split("=")[0]
-                    close = _closest(key, here)
-                    if close and close[0] != key:
-                        hint = f" Did you mean {close[0]}?"
-                        break
-                    if key in everywhere:  # an option of another sub-command
-                        hint = (
-                            f" {key} is not an option of `{chosen.prog}`; "
-                            f"`{chosen.prog} --help` lists its options."
-                        )
-                        break
-                    close = _closest(key, sorted(everywhere))
-                    if close:
-                        hint = f" Did you mean {close[0]}?"
-                        break
-        self.print_usage(sys.stderr)
-        if hint and not message.rstrip().endswith((".", "?", ")")):
-            message = message.rstrip() + "."
-        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+            hint = self._unrecognized_hint(m.group(1))
+            return (
+                f"{message.rstrip('.')}.{hint}"
+                if hint
+                else f"{message.rstrip('.')}; `{self.prog} --help` lists the options."
+            )
+        return f"{message.rstrip('.')}; `{self.prog} --help` lists the options."
+
+    def _unrecognized_hint(self, words: str) -> str:
+        root = self.root or self
+        chosen = _chosen(root, getattr(root, "_argv", None) or [])
+        here = sorted(_all_options(chosen))
+        everywhere = _all_options(root) | _all_options(self)
+        for word in words.split():
+            if not word.startswith("--"):
+                continue
+            key = word.split("=")[0]
+            close = _closest(key, here)
+            if close and close[0] != key:
+                return f" Did you mean {close[0]}?"
+            if key in everywhere:  # an option of another sub-command
+                return (
+                    f" {key} is not an option of `{chosen.prog}`; `{chosen.prog} --help` lists its options."
+                )
+            close = _closest(key, sorted(everywhere))
+            if close:
+                return f" Did you mean {close[0]}?"
+        return ""
+
+
+#: argparse's type names (``invalid int value``) in words, for :meth:`Parser.error`.
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "_optional_int": "an integer or none",
+    "_optional_float": "a number or none",
+    "_float_list": "comma-separated numbers, e.g. 0.5,0.75",
+}
 
 
 def user_words(exc: ConfigError, options: Mapping[str, str]) -> ConfigError:
     """``exc`` with its leading field name (``lam_h == ...``, ``lam_w[2] == ...``) replaced by the option the
     user typed (``options[field]``, e.g. ``{"lam_h": "--lam"}``); unchanged if the field is not mapped."""
     text = str(exc)
-    m = re.match(r"^(?:unknown key \w+\.)?([A-Za-z_][A-Za-z0-9_]*)(\[\d+\])?( ==|,)", text)
+    m = re.match(r"^(?:unknown key \w+\.)?([A-Za-z_][A-Za-z0-9_]*)(\[\d+\])?( ==|,|:)", text)
     if not m or m.group(1) not in options:
         return exc
     return ConfigError(

@@ -142,5 +142,8 @@ def run(args: argparse.Namespace) -> int:
         batch_seeds=args.batch_seeds,
         announce=lambda text: print(f"deepcollapse: {text}", file=sys.stderr, flush=True),
     )
+    from deepcollapse.cli.summary_tables import print_experiment_tables
+
+    print_experiment_tables(path.parent)
     print(f"report: {path}")
     return 0

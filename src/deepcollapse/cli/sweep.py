@@ -107,8 +107,14 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         force=args.force,
     )
+    from deepcollapse.cli.summary_tables import summary_table
+
     n_done = sum(s["status"] != "skipped" for s in result.statuses)
     print(f"{len(result.statuses)} tasks ({n_done} run now, {len(result.statuses) - n_done} already done)")
+    table = summary_table(result.summary, ["point", *spec.varying_keys()])
+    if table:
+        print("per point (mean ± std over seeds; every digit in summary.csv):")
+        print(table)
     print(f"results: {result.out_dir / 'results.csv'} ({len(result.runs)} rows)")
     print(f"summary: {result.out_dir / 'summary.csv'}")
     print(f"report: {write_sweep_report(result)}")

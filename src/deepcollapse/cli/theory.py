@@ -18,10 +18,10 @@ import json
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
+from deepcollapse._core.format import fmt_list, fmt_num, fmt_time
 from deepcollapse.cli.options import add_option
 
 FLAGSHIP = {"classes": "10", "layers": "4", "n": "50", "lam_h": "0.004", "lam_w": "0.004"}
@@ -98,13 +98,11 @@ def _add_lams(p: argparse.ArgumentParser, default: str, per_layer: bool = False)
 
 
 def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.10g}"
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(v) for v in x) + "]"
-    return str(x)
+    """A number (6 significant digits: losses are compared with each other) or a list of them, for the
+    terminal; ``--json`` and files keep full precision."""
+    if isinstance(x, (list, tuple)):
+        return fmt_list(x, 6)
+    return fmt_num(x, 6)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -157,8 +155,8 @@ def _compare(args: argparse.Namespace) -> int:
 def print_compare(result: Mapping[str, Any], K: int, L: int, n: int, lam_h: float, lams: list[float]) -> None:
     """The readable table of :func:`deepcollapse.theory.compare` (used by ``theory compare`` and ``demo``)."""
     print(
-        f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {lam_h:g}, λ_W = {_fmt(lams)}  "
-        f"(Λ = {result['Lambda']:.6g})"
+        f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {_fmt(lam_h)}, λ_W = {_fmt(lams)}  "
+        f"(Λ = {_fmt(result['Lambda'])})"
     )
     rows = [
         ("DNC", result["loss_dnc"], result["scales_dnc"], result["rank_dnc"]),
@@ -175,11 +173,11 @@ def print_compare(result: Mapping[str, Any], K: int, L: int, n: int, lam_h: floa
         how = "closed form" if loss is not None else "unavailable"
         print(f"{name:<16} {_fmt(loss):>14}  {_fmt(rank):>4}  {how:<12}  {_fmt(scales)}")
     if result["ratio"] is not None:
-        print(f"L_SRG / L_DNC = {result['ratio']:.6f}; SRG beats DNC: {result['srg_beats_dnc']}")
+        print(f"L_SRG / L_DNC = {_fmt(result['ratio'])}; SRG beats DNC: {result['srg_beats_dnc']}")
     t5 = "hold" if result["theorem5"] else "do not hold"
     print(
         f"Theorem 5 conditions (K >= 6, L >= 4 or K >= 10, L = 3) {t5}; "
-        f"DNC optimum is zero: {result['dnc_is_zero']} (zero threshold Λ* = {result['zero_threshold']:.6g})"
+        f"DNC optimum is zero: {result['dnc_is_zero']} (zero threshold Λ* = {_fmt(result['zero_threshold'])})"
     )
 
 
@@ -188,7 +186,7 @@ def print_family(result: Mapping[str, Any]) -> None:
     its loss was obtained)."""
     print(
         f"L-DUFM {result['family']}  K = {result['classes']}, L = {result['layers']}, n = {result['n']}, "
-        f"λ_H1 = {result['lam_h']:g}, λ_W = {_fmt(result['lam_w'])}  (Λ = {result['Lambda']:.6g})"
+        f"λ_H1 = {_fmt(result['lam_h'])}, λ_W = {_fmt(result['lam_w'])}  (Λ = {_fmt(result['Lambda'])})"
     )
     print(f"{'solution':<22} {'loss':>14}  {'rank':>4}  how")
     for name, c in result["candidates"].items():
@@ -200,7 +198,7 @@ def print_family(result: Mapping[str, Any]) -> None:
         note = f" — {c['note']}" if c["note"] else ""
         print(f"{label:<22} {_fmt(c['loss']):>14}  {_fmt(c['rank']):>4}  {c['status']}{note}")
     if result["ratio"] is not None:
-        print(f"L_SRG / L_DNC = {result['ratio']:.6f}; SRG beats DNC: {result['srg_beats_dnc']}")
+        print(f"L_SRG / L_DNC = {_fmt(result['ratio'])}; SRG beats DNC: {result['srg_beats_dnc']}")
 
 
 GRID_COLUMNS = (
@@ -234,14 +232,26 @@ FAMILY_GRID_COLUMNS = (
 )
 
 
-def format_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] = GRID_COLUMNS) -> str:
-    """CSV or Markdown table (or a JSON list) of :func:`deepcollapse.theory.grid` rows."""
+#: The table formats of ``theory grid`` by the suffix of ``--out`` (the writer follows the suffix).
+GRID_FORMATS = {".csv": "csv", ".md": "markdown", ".json": "json"}
+
+
+def format_rows(
+    rows: list[dict[str, Any]],
+    fmt: str,
+    columns: tuple[str, ...] = GRID_COLUMNS,
+    title: str | None = None,
+) -> str:
+    """CSV or Markdown table (or a JSON list) of :func:`deepcollapse.theory.grid` rows; ``title`` (the
+    setting) heads a Markdown table."""
 
     def cell(v: Any) -> str:
         if v is None:
             return ""
         if isinstance(v, float):
-            return f"{v:.10g}"
+            return repr(v)  # files keep full precision (the shortest text that reads back the same float)
+        if isinstance(v, list):
+            return ";".join(cell(x) for x in v)
         return str(v)
 
     if fmt == "json":
@@ -249,9 +259,30 @@ def format_rows(rows: list[dict[str, Any]], fmt: str, columns: tuple[str, ...] =
     if fmt == "csv":
         lines = [",".join(columns)] + [",".join(cell(r[c]) for c in columns) for r in rows]
     else:
-        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines = [title, ""] if title else []
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(cell(r[c]) or "-" for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _grid_format(args: argparse.Namespace) -> str:
+    """The table format: from ``--out``'s suffix (checked: a folder, an unknown suffix, an existing file
+    without ``--force`` or a missing folder are refused), which ``--format`` must agree with; ``--format``
+    (default csv) on stdout."""
+    from deepcollapse._core.io import check_output_file
+
+    if args.format is not None:
+        check_choice("--format", args.format, ("csv", "markdown", "json"))
+    if not args.out:
+        return args.format or "csv"
+    out = check_output_file(args.out, suffixes=GRID_FORMATS, force=args.force)
+    fmt = GRID_FORMATS[out.suffix.lower()]
+    if args.format is not None and args.format != fmt:
+        raise ConfigError(
+            f"--format == {args.format!r}, must be {fmt!r} for --out {args.out} (the suffix chooses the "
+            "format; leave --format out, or change the suffix)."
+        )
+    return fmt
 
 
 def _grid(args: argparse.Namespace) -> int:
@@ -261,30 +292,43 @@ def _grid(args: argparse.Namespace) -> int:
     Ls = parse_range("--layers", args.layers, 1)
     n = _int("--n", args.n, 1)
     lam_h, lam_w = (check_float(*pair, gt=0.0) for pair in _lams(args))
-    fmt = check_choice("--format", args.format, ("csv", "markdown", "json"))
     loss, activation, eps = _family(args)
+    fmt = _grid_format(args)
     t0 = time.perf_counter()
+    setting = {"n": n, "lam_h": lam_h, "lam_w": lam_w}  # every row records the setting it was computed at
+    title = f"L_DNC and L_SRG of the L-DUFM at n = {n}, λ_H1 = {lam_h:g}, λ_W = {lam_w:g}"
     if (loss, activation) == ("mse", "relu"):
-        text = format_rows(grid(Ks, Ls, n, lam_h, lam_w), fmt)
+        rows = [{**r, **setting} for r in grid(Ks, Ls, n, lam_h, lam_w)]
+        text = format_rows(rows, fmt, GRID_COLUMNS + tuple(setting), title=title)
     else:
         rows = grid_family(Ks, Ls, n, lam_h, lam_w, loss=loss, activation=activation, eps=eps)
-        text = format_rows(rows, fmt, FAMILY_GRID_COLUMNS)
+        rows = [{**r, **setting} for r in rows]
+        text = format_rows(
+            rows, fmt, FAMILY_GRID_COLUMNS + tuple(setting), title=f"{title}, {rows[0]['family']}"
+        )
     nrows = len(Ks) * len(Ls)
     seconds = time.perf_counter() - t0
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-        print(f"wrote {nrows} rows to {args.out} in {seconds:.2f} s", file=sys.stderr)
+        from deepcollapse._core.io import atomic_write_text
+
+        atomic_write_text(args.out, text)
+        print(f"wrote {nrows} rows ({fmt}) to {args.out} in {fmt_time(seconds)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
 
 
+def _check_figure_out(args: argparse.Namespace) -> None:
+    """``--out`` of a figure command, checked before any work (the format follows the suffix)."""
+    from deepcollapse._core.io import check_output_file
+    from deepcollapse.analysis.figures import figure_suffixes
+
+    check_output_file(args.out, suffixes=figure_suffixes(), force=args.force)
+
+
 def _save(fig: Any, out: str) -> None:
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    print(f"wrote {path}")
+    fig.savefig(out, dpi=150)  # checked by _check_figure_out: the format is the suffix's
+    print(f"wrote {out}")
 
 
 def _plot_ratio(args: argparse.Namespace) -> int:
@@ -295,6 +339,7 @@ def _plot_ratio(args: argparse.Namespace) -> int:
     Ls = parse_range("--layers", args.layers, 2)
     n = _int("--n", args.n, 1)
     lam_h, lam_w = (check_float(*pair, gt=0.0) for pair in _lams(args))
+    _check_figure_out(args)
     fig, _ = plot_ratio(ratio_data(rs, Ls, n, lam_h, lam_w))
     _save(fig, args.out)
     return 0
@@ -309,6 +354,7 @@ def _plot_srg(args: argparse.Namespace) -> int:
         raise ConfigError(f"--layers == {L}, must be >= 3 for plot srg (Figure 1 shows a middle layer).")
     if not srg_defined(K, L):
         raise ConfigError(f"--classes == {K}, must be >= 6 for an SRG solution (Definition 11).")
+    _check_figure_out(args)
     fig, _ = plot_srg(srg_figure_data(K, L, n, lam_h, lams))
     _save(fig, args.out)
     return 0
@@ -331,11 +377,14 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     print(
         f"L-DUFM  K = {r['classes']}, L = {r['layers']}, n = {r['n']}, widths {r['widths']}, "
-        f"λ_H1 = {r['lam_h']:g}, λ_W = {_fmt(r['lam_w'])}, model {r['family']}"
+        f"λ_H1 = {_fmt(r['lam_h'])}, λ_W = {_fmt(r['lam_w'])}, model {r['family']}"
     )
-    print(f"eq. (1) in float64: loss {r['loss']:.12f}  (fit {r['fit']:.12f}, reg {r['reg']:.12f})")
+    print(f"eq. (1) in float64: loss {_fmt(r['loss'])}  (fit {_fmt(r['fit'])}, reg {_fmt(r['reg'])})")
     if r["claimed_loss"] is not None:
-        print(f"claimed in the file: {r['claimed_loss']:.12f}  (difference {r['difference']:.3e})")
+        print(
+            f"claimed in the file: {_fmt(r['claimed_loss'])}  (difference {fmt_num(r['difference'], 3)}; "
+            "--json for every digit)"
+        )
     return 0
 
 
@@ -361,8 +410,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--classes", default="2:100", help="K values: START:STOP[:STEP] (inclusive) or a,b,c")
     p.add_argument("--layers", default="2:8", help="L values: START:STOP[:STEP] (inclusive) or a,b,c")
     _add_problem(p, classes=False, layers=False, per_layer=False)
-    p.add_argument("--format", default="csv", help="csv, markdown or json (default csv)")
-    p.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
+    add_option(
+        p,
+        "--format",
+        "csv, markdown or json; with --out the file's suffix (.csv, .md, .json) chooses it",
+        shown_default="csv, or the suffix of --out",
+    )
+    p.add_argument(
+        "--out", default=None, help="write the table to FILE (.csv, .md or .json) instead of stdout"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     _add_family(p)
     p.set_defaults(func=_grid)
 
@@ -386,13 +443,19 @@ def register(subparsers: Any) -> None:
     plot.set_defaults(func=_help(plot))
     psub = plot.add_subparsers(dest="plot_command", metavar="FIGURE")
     p = psub.add_parser("ratio", help="L_SRG / L_DNC against r (K = C(r,2)) for L = 3, 4, 5")
-    p.add_argument("--out", required=True, help="output image (PNG/PDF/SVG)")
+    p.add_argument(
+        "--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--r", default="4:14", help="r values (default 4:14)")
     p.add_argument("--layers", default="3,4,5", help="one curve per L (default 3,4,5)")
     p.add_argument("--n", default="1", help="samples per class n >= 1 (default 1)")
     _add_lams(p, "0.001")
     p.set_defaults(func=_plot_ratio)
     p = psub.add_parser("srg", help="class means and Gram matrices of SRG beside DNC (Fig. 1)")
-    p.add_argument("--out", required=True, help="output image (PNG/PDF/SVG)")
+    p.add_argument(
+        "--out", required=True, help="output image; its suffix chooses the format (.png, .pdf, .svg)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     _add_problem(p)
     p.set_defaults(func=_plot_srg)

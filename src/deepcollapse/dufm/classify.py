@@ -39,15 +39,34 @@ Classification (first rule that applies):
 7. ``low_rank`` -- some intermediate ``M_l`` (``2 <= l <= L``) has rank ``< K``.
 8. otherwise ``not_converged`` (full rank yet no orthogonal frame: not a known stationary structure).
 
+How far a run is from a verdict (``steps_to_verdict``, ``convergence_note``; :func:`steps_to_verdict`).  A run
+labelled ``not_converged`` by rule 6 leaves it when its gradient norm falls to ``GRAD_TOL`` or its loss
+stops falling (``PLATEAU_TOL`` over the last 10 % of the steps), whichever comes first.  Both are
+extrapolated from the observed decay, assuming the loss approaches its limit geometrically (GD in a basin
+converges linearly): the rate of decrease per step over the last two intervals between logged losses,
+``r_a`` and ``r_b`` at their midpoints, gives the factor ``q = (r_b / r_a)^(1 / (m_b − m_a))`` by which the
+rate shrinks per step; for GD the decrease per step is ``≈ lr ‖∇‖²``, so the gradient norm shrinks by
+``√q`` per step and reaches ``GRAD_TOL`` after ``2 ln(GRAD_TOL / ‖∇‖) / ln q`` more steps; the loss drop over
+the last 10 % of ``T + N`` steps is the integral of the extrapolated rate, and the smallest ``N`` that brings
+it below ``PLATEAU_TOL`` is found by bisection.  The estimate is "at this rate": a run that leaves a plateau
+or changes basin will differ; where the decrease is not slowing (``r_b >= r_a``), or fewer than three losses
+were logged, no number is given and the note says why.  A run labelled ``not_converged`` by rule 8 has
+converged (the note says so, with its gradient norm): more steps will not change its label.
+
 Polish: keep the class-mean structure ``M~_2 .. M~_L`` and re-optimise the layers with the conditionally
 optimal ones (:func:`~deepcollapse.theory.layers.solution_from_class_means`: balanced first layer, min-norm
 middle layers, ridge last layer) and the scales (each ``M~_l`` times ``c_l > 0``, Nelder–Mead on ``log c``
 of the explicit eq. (1) value; ReLU is positively homogeneous, so the structure is kept).  Two sources of
 ``M~``: the learned pre-ReLU class means, and those of the *collapsed* network (:func:`collapsed_pre_means`:
 ``H_1`` replaced by its class means and pushed through the learned weights), which the middle layers can
-always interpolate.  ``polished_loss`` is the lowest explicit loss found: an upper bound on the best loss
-with this structure; ``polished_loss < final_loss`` means GD had not finished optimising within the
-structure.
+always interpolate.  Every re-fit is a *collapsed* point (``H_1`` = its class means), so a run that has not
+collapsed can sit lower than all of them (a non-collapsed critical point: ``dufm train --classes 4 --layers
+3 --width 8 --n 5 --steps 200000 --runs 2`` ends run 0 at 0.052384 with DNC1 of ``H_1`` 0.33, while its best
+collapsed re-fit is 0.052900).  The run's own point is therefore a candidate too: ``polished_loss`` is the
+lowest of the run's loss and the re-fits (never above ``final_loss``), ``polish_source`` says which
+(``"run"``: no re-fit is lower, the run's point is kept), and ``polish_refit_loss`` is the best re-fit's
+loss.  ``polished_loss`` is an upper bound on the best loss with this structure; ``polished_loss <
+final_loss`` means GD had not finished optimising within the structure.
 
 Other model families (``config.loss``/``activation``, :mod:`deepcollapse.family`): the closed forms
 (``loss_dnc``, ``loss_srg``, the SRG Gram match, the polish) exist for MSE + ReLU with every λ > 0 only;
@@ -65,6 +84,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.format import fmt_num
 from deepcollapse._core.results import Result
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import numpy_gradients
@@ -86,6 +106,7 @@ __all__ = [
     "classify_run",
     "gram_match",
     "polish",
+    "steps_to_verdict",
     "theory_of",
 ]
 
@@ -148,10 +169,20 @@ class DUFMRun(Result):
         closed form, or with ``config.polish`` false.
     polish_scales : list of float or None
         The scales ``c_l`` of the polished structure.
-    polish_source : {'learned', 'collapsed', 'zero'} or None
-        Which class means the polish started from.
+    polish_source : {'learned', 'collapsed', 'zero', 'run'} or None
+        Which class means the polish started from; ``'run'``: no re-fit is lower than the run's own point,
+        which is kept (``polished_loss == final_loss``).
+    polish_refit_loss : float or None
+        The lowest loss of the collapsed re-fits (may be above ``final_loss`` for a run that has not
+        collapsed).
     below_dnc : bool
         ``final_loss < loss_dnc``.
+    steps_to_verdict : int or None
+        For a run labelled ``not_converged`` that is still moving: about how many more steps at the observed
+        rate until the gradient norm reaches ``GRAD_TOL`` or the loss stops falling
+        (:func:`steps_to_verdict`).
+    convergence_note : str or None
+        In words: how far the run is from a verdict and why (``not_converged`` runs only).
     """
 
     run: int | None = None
@@ -173,7 +204,10 @@ class DUFMRun(Result):
     polished_loss: float | None = None
     polish_scales: list[float] | None = None
     polish_source: str | None = None
+    polish_refit_loss: float | None = None
     below_dnc: bool | None = None
+    steps_to_verdict: int | None = None
+    convergence_note: str | None = None
 
 
 def _cosine_gram(M: np.ndarray) -> np.ndarray:
@@ -254,6 +288,104 @@ def polish(
             if math.isfinite(v) and (best is None or v < best["polished_loss"]):
                 best = {"polished_loss": v, "scales": [float(math.exp(c)) for c in x], "source": name}
     return best
+
+
+def _decay_rate(history: list[tuple[int, float | None]] | None) -> tuple[float, float, int, int] | str:
+    """``(q, rate at the last step, last step, logging interval)`` of the geometric model of
+    :func:`steps_to_verdict`, or why there is none."""
+    pts = sorted((int(s), float(v)) for s, v in (history or []) if v is not None and math.isfinite(float(v)))
+    pts = [p for i, p in enumerate(pts) if i == 0 or p[0] > pts[i - 1][0]]
+    if len(pts) < 3:
+        return "fewer than three losses were logged (lower --log-every)"
+    (s1, f1), (s2, f2), (s3, f3) = pts[-3:]
+    ra, rb = (f1 - f2) / (s2 - s1), (f2 - f3) / (s3 - s2)
+    if rb <= 0:
+        return "the loss did not fall between the last two records"
+    if ra <= 0 or rb >= ra:
+        return "its decrease is not slowing down yet"
+    ma, mb = (s1 + s2) / 2, (s2 + s3) / 2
+    q = (rb / ra) ** (1.0 / (mb - ma))
+    gaps = [b[0] - a[0] for a, b in zip(pts, pts[1:])]
+    every = max(set(gaps), key=gaps.count)  # the logging interval (the last gap may be shorter)
+    return q, rb * q ** (s3 - mb), s3, every
+
+
+def steps_to_verdict(
+    history: list[tuple[int, float | None]] | None, grad_norm: float, loss: float
+) -> tuple[int | None, str]:
+    """About how many more GD steps, at the observed rate, until a ``not_converged`` run reaches a verdict:
+    its gradient norm at ``GRAD_TOL`` or its loss flat (``PLATEAU_TOL`` over the last 10 % of the steps).
+
+    The model (module docstring): the loss approaches its limit geometrically, the rate of decrease shrinking
+    by ``q`` per step (fitted to the last three logged losses) and the gradient norm by ``√q``; the plateau
+    rule compares the final loss with the last one logged at or before 90 % of the steps, as
+    :func:`classify_run` does with a log every ``log_every`` steps (read off the history).
+
+    Parameters
+    ----------
+    history : list of (step, loss)
+        The run's logged losses (``metrics.jsonl``), the last at the final step.
+    grad_norm : float
+        ``‖∇ eq.(1)‖`` at the final step.
+    loss : float
+        The final loss.
+
+    Returns
+    -------
+    steps : int or None
+        The estimate (``None`` where the model does not apply).
+    why : str
+        How it was obtained, or why there is none.
+    """
+    fit = _decay_rate(history)
+    if isinstance(fit, str):
+        return None, f"no estimate: {fit}"
+    q, rate, T, every = fit
+    log_q = math.log(q)
+    n_grad = math.inf if grad_norm <= GRAD_TOL else 2.0 * math.log(GRAD_TOL / grad_norm) / log_q
+
+    def flat(N: int) -> bool:  # the loss decrease of the plateau rule after T + N steps, under the model
+        end = T + N
+        start = (int(0.9 * end) // every) * every
+        drop = rate * (q ** (start - T) - q ** (end - T)) / -log_q
+        final = loss - rate * (1.0 - q**N) / -log_q  # the loss the rule divides by
+        return drop / max(abs(final), 1e-300) <= PLATEAU_TOL
+
+    grid = sorted({int(math.ceil(x)) for x in np.geomspace(1, 1e12, 1200)})
+    n_flat = next((float(N) for N in grid if flat(N)), math.inf)
+    N = min(n_grad, n_flat)
+    if not math.isfinite(N):
+        return None, "no estimate: the extrapolated decay does not reach a verdict"
+    which = f"the gradient norm reaches {GRAD_TOL:g}" if n_grad <= n_flat else "the loss stops falling"
+    return int(math.ceil(N)), f"until {which}, extrapolating the decay of the last logged losses"
+
+
+def convergence_note(
+    rec: dict[str, Any], history: list[tuple[int, float | None]] | None, loss_dnc: float | None
+) -> tuple[int | None, str]:
+    """``(steps_to_verdict, note)`` of a run labelled ``not_converged`` (module docstring)."""
+    g, plateau = rec["grad_norm"], rec["loss_decrease_last_10pct"]
+    moving = g > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL)
+    if not moving:  # rule 8: converged to a full-rank point that is not DNC
+        flat = "" if plateau is None else f", loss decrease over the last 10 % {fmt_num(plateau, 2)}"
+        cond = rec["dnc2_cond"][-1] if rec.get("dnc2_cond") else None
+        why = [f"M_L's σ_1/σ_K is {fmt_num(cond, 4)} (DNC: <= {1 + DNC2_TOL:g})"]
+        if loss_dnc:
+            gap = rec["final_loss"] / loss_dnc - 1.0
+            why.append(f"its loss is {fmt_num(100 * gap, 3)} % {'above' if gap >= 0 else 'below'} L_DNC")
+        return None, (
+            f"converged (gradient norm {fmt_num(g, 2)}{flat}) to a full-rank point that is not DNC: "
+            f"{' and '.join(why)}; more steps will not change this label"
+        )
+    fell = (
+        "" if plateau is None else f" and the loss fell {fmt_num(plateau, 2)} (relative) over the last 10 %"
+    )
+    steps, how = steps_to_verdict(history, g, rec["final_loss"])
+    head = f"not converged: gradient norm {fmt_num(g, 2)} (> {GRAD_TOL:g}){fell}"
+    if steps is None:
+        return None, f"{head}; {how}"
+    rounded = round(steps, 2 - len(str(steps))) if steps >= 100 else steps  # two significant digits
+    return steps, f"{head}; needs roughly {rounded:,} more steps at this rate ({how})"
 
 
 def _loss_parts(H1: np.ndarray, weights: list[np.ndarray], config: DUFMConfig) -> tuple[float, float, float]:
@@ -350,6 +482,9 @@ def classify_run(
         if theory["closed_form"] and config.polish
         else None
     )
+    refit = None if pol is None else pol["polished_loss"]
+    if pol is not None and loss <= pol["polished_loss"]:  # no collapsed re-fit beats the run's own point
+        pol = {"polished_loss": loss, "scales": None, "source": "run"}
     rec.update(
         {
             "final_loss": loss,
@@ -372,9 +507,14 @@ def classify_run(
             "polished_loss": None if pol is None else pol["polished_loss"],
             "polish_scales": None if pol is None else pol["scales"],
             "polish_source": None if pol is None else pol["source"],
+            "polish_refit_loss": refit,
             "below_dnc": bool(theory["loss_dnc"] is not None and loss < theory["loss_dnc"]),
         }
     )
+    if cls == "not_converged":
+        rec["steps_to_verdict"], rec["convergence_note"] = convergence_note(
+            rec, history, theory.get("loss_dnc")
+        )
     return rec
 
 

@@ -199,7 +199,7 @@ class DUFMConfig(ConfigMixin):
     )
 
     def __post_init__(self) -> None:
-        self.classes = check_int("classes", self.classes, min=1)
+        self.classes = check_int("classes", self.classes, min=2)
         self.n = check_int("n", self.n, min=1)
         self.layers = check_int("layers", self.layers, min=1)
         self.width = _int_list("width", self.width, self.layers, min=1)

@@ -8,8 +8,10 @@ and writes the run folder::
     metrics.jsonl    one JSON object per (logged step, run): step, run, seed, loss, fit, reg, diverged, layers
                      [{layer, kind: pre|post, dnc1, dnc2_cond, rank, singular_values}], every log_every steps
                      (step 0 and the last step always); non-finite numbers are written as null
-    checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config}; atomic (temp file +
-                     os.replace) every checkpoint_every steps, at the end, and on SIGINT / SIGTERM
+    checkpoint.pt    {step, params [H1, W_1..W_L] (R, ...), diverged {run: step}, config, checksum}; atomic
+                     (temp file + os.replace) every checkpoint_every steps, at the end, and on SIGINT /
+                     SIGTERM; the one it replaces stays as checkpoint.prev.pt, where resume starts (with a
+                     one-line warning) when checkpoint.pt does not match its checksum
     params.pt        {"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l) ...], "config", "step", "diverged"}
     summary.json     analyze_dufm(out_dir): theory losses, per-run classification, polish (atomic)
 
@@ -52,10 +54,11 @@ from deepcollapse._core.io import (
     append_jsonl,
     atomic_torch_save,
     finite_or_none,
-    load_checkpoint,
+    load_checkpoint_or_previous,
     prepare_run_folder,
     truncate_jsonl,
 )
+from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
 from deepcollapse.dufm.model import init_params
@@ -242,6 +245,7 @@ def _write_checkpoint(
             "config": config.to_dict(),
         },
         out / "checkpoint.pt",
+        keep_previous=True,  # checkpoint.prev.pt: where resume starts when this one is damaged
     )
 
 
@@ -308,8 +312,6 @@ def _run_loop(
     fresh: bool,
     max_steps: int | None,
 ) -> DUFMSummary:
-    from tqdm.auto import tqdm
-
     engine: NumpyEngine | TorchEngine
     engine = (
         NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
@@ -317,7 +319,7 @@ def _run_loop(
     engine.freeze(list(diverged))
     flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
-    bar = tqdm(
+    bar = progress_bar(  # a tqdm bar, or reports to the sweep's driver when run in a pool worker
         total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
     )
     t0, step0 = time.perf_counter(), step
@@ -410,9 +412,32 @@ def train_dufm(
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
-    out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse dufm resume`")
+    config.problem  # noqa: B018 - validates the problem of eq. (1) (e.g. K >= 2) before anything is written
+    if max_steps is not None and int(max_steps) < 0:
+        raise ConfigError(f"max_steps == {max_steps}, must be >= 0.")
+    _check_finished_here(Path(out_dir), config, force)
+    hint = f"resume_dufm({str(out_dir)!r}) / `deepcollapse dufm resume {shlex.quote(str(out_dir))}`"
+    out = prepare_run_folder(out_dir, RUN_FILES, force, hint)
     config.to_yaml(out / "config.yaml")
     return _start(out, config, progress=progress, max_steps=max_steps)
+
+
+def _check_finished_here(out: Path, config: DUFMConfig, force: bool) -> None:
+    """A folder that already holds a finished run of this very config (a notebook cell run twice): say how
+    to read it, or to train it again."""
+    if force or not (out / "summary.json").is_file() or not (out / "config.yaml").is_file():
+        return
+    try:
+        same = DUFMConfig.from_yaml(out / "config.yaml").to_dict() == config.to_dict()
+    except ConfigError:
+        return
+    if same:
+        raise ConfigError(
+            f"out == {str(out)!r}, must be a new or empty folder: it holds a finished run of this same "
+            "config "
+            f"(summary.json); read it with analyze_dufm({str(out)!r}) (`deepcollapse dufm analyze {out}`), "
+            "or pass force=True to train it again."
+        )
 
 
 def _start(out: Path, config: DUFMConfig, *, progress: bool, max_steps: int | None) -> DUFMSummary:
@@ -484,7 +509,12 @@ def resume_dufm(
         )
         return _start(out, config, progress=progress, max_steps=max_steps)
     hint = f"delete it to start again from config.yaml (deepcollapse dufm resume {out}), or use another run"
-    ck = load_checkpoint(out / "checkpoint.pt", keys=("format", "step", "params", "diverged"), hint=hint)
+    ck = load_checkpoint_or_previous(
+        out / "checkpoint.pt",
+        keys=("format", "step", "params", "diverged"),
+        hint=hint,
+        describe=lambda c: f"step {int(c['step'])}",
+    )
     if ck.get("format") != CHECKPOINT_FORMAT:
         raise ConfigError(
             f"{out / 'checkpoint.pt'}: format {ck.get('format')!r}, must be {CHECKPOINT_FORMAT!r}; {hint}."

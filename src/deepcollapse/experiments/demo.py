@@ -67,8 +67,8 @@ def _demo_body(steps: int, runs: int) -> object:
         fig2_panels(ctx, result, prefix="flagship")
         ctx.report.section("3. 2024 Fig. 3 left (theory)")
         fig3_left(ctx)
-        ctx.report.section("4. 2024 Fig. 1 (theory)")
-        fig1(ctx)
+        ctx.report.section("4. 2024 Fig. 1 (theory) at the flagship's n = 50")
+        fig1(ctx, n=FLAGSHIP["n"])
 
     return body
 

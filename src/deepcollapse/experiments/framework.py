@@ -31,7 +31,8 @@ import pandas as pd
 
 from deepcollapse._core.checks import ConfigError, check_choice
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse.runs.executors import EXECUTORS, Task, run_tasks
+from deepcollapse._core.io import check_output_folder
+from deepcollapse.runs.executors import Task, check_executor_options, run_tasks
 from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
 __all__ = ["Context", "Experiment", "NetRunOptions", "register", "registered"]
@@ -179,8 +180,10 @@ class Context:
             tqdm.write(f"{self.experiment.name}: {text}", file=sys.stderr)
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:
-        from deepcollapse.analysis.figures import save_figure
+        from deepcollapse.analysis.figures import mark_smoke, save_figure
 
+        if self.smoke:  # a smoke figure must never pass for the paper's: it says so on its face
+            mark_smoke(fig)
         png, _ = save_figure(fig, self.out_dir / "figures", name)
         self.report.add_figure(png, caption)
         return png
@@ -275,14 +278,14 @@ class Experiment:
         network experiment (``kind == "net"``; others refuse them), checked before anything is written (a
         missing CUDA device included); a network experiment that is not a smoke run first announces its
         runtime estimated on the device through ``announce`` (default: the log)."""
-        check_choice("executor", executor, EXECUTORS)
+        check_executor_options(executor, workers)
         family = check_experiment_family(self, family)
         settings = read_experiment_config(self, config, smoke)
         if isinstance(settings, NetRunOptions):  # the command line's options win over the file's
             device = device if device is not None else settings.device
             batch_seeds = batch_seeds if batch_seeds is not None else settings.batch_seeds
         net_options = check_net_options(self, device, batch_seeds)
-        out = Path(out_dir).resolve()
+        out = check_output_folder(out_dir, option="--out").resolve()
         self._claim_folder(out, force)
         ctx = Context(
             self,

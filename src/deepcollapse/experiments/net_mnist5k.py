@@ -357,8 +357,12 @@ def _rank_body(name: str) -> Callable[[Context], None]:
         summary = summarise(runs, "lam")
         cfg = result.spec.tasks(result.out_dir)[0].config
         ctx.report.section(f"Average rank against weight decay ({LABEL})")
+        title = (
+            f"Average rank against weight decay: {cfg['backbone']} + {cfg['layers']}-layer head, "
+            f"{cfg['n']} images per class of MNIST (bundled subset), {int(summary['seeds'].min())} seeds"
+        )
         ctx.figure(
-            plot_rank_sweep(summary, "lam"),
+            plot_rank_sweep(summary, "lam", title=title),
             f"{name}_rank",
             f"Left: average rank of M~_2..M~_{cfg['layers']} (rank_rtol = {cfg.get('rank_rtol', 1e-3)}) at "
             "the end of training against log2 weight decay λ (standard: on every parameter), mean ± std over "

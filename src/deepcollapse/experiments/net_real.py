@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.nets.theory_levels import theory_levels  # the one definition (nets may import theory)
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
 __all__ = [
@@ -267,35 +268,6 @@ def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
     out = pd.concat([mean, std], axis=1).reset_index()
     out["seeds"] = g.size().to_numpy()
     return out
-
-
-def theory_levels(config: dict[str, Any], n_train: int) -> Mapping[str, Any] | None:
-    """``theory.compare`` at a DUFM-like MSE run's ``K, L, n, λ_H1, λ_W`` (``None`` for other runs).
-
-    ``λ_H1 = lam_h / N`` (``batch_mean``) or ``lam_h`` (``dataset``), ``λ_W = lam``, ``n = N / K``.  An
-    unbalanced training set (``N`` not a multiple of ``K``) is evaluated at ``n = 1`` with ``λ_H1`` replaced
-    by ``(N / K) λ_H1``: the DNC and SRG losses depend on ``n`` and ``λ_H1`` only through ``n λ_H1``
-    (formulas.md).  ``mse_reduction: mean`` (torch's ``MSELoss``, ``2/K`` times eq. (1)'s fit) has no levels
-    here: ``None``.
-    """
-    if (
-        config.get("reg") != "dufm"
-        or config.get("loss") != "mse"
-        or config.get("mse_reduction", "sum") != "sum"
-    ):
-        return None
-    from deepcollapse.theory import compare
-
-    K = len(config["classes"]) if config.get("classes") else 10
-    lam_h = (
-        config["lam_h"] / n_train
-        if config.get("lam_h_scale", "batch_mean") == "batch_mean"
-        else config["lam_h"]
-    )
-    n = n_train // K
-    if n * K != n_train:
-        n, lam_h = 1, lam_h * n_train / K
-    return compare(K, int(config["layers"]), n, lam_h, float(config["lam"]))
 
 
 # ------------------------------------------------------------------------------------------------------------

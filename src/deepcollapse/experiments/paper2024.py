@@ -41,20 +41,25 @@ __all__ = ["FIG3_LEFT", "FIG3_MID_LAMS", "FIG3_RIGHT_WIDTHS", "STRUCTURE_LAMS", 
 # ----------------------------------------------------------------------------------------------------
 
 
-def fig1(ctx: Context) -> None:
+def fig1(ctx: Context, n: int = 1) -> None:
+    """2024 Fig. 1 at K = 10, L = 4, λ = 0.004 and ``n`` samples per class (the experiment: n = 1, the
+    paper's illustration; the demo: the flagship's n = 50, so its numbers are section 1's); the figure's
+    title, captions and tables all state n and λ."""
     from deepcollapse.analysis.theory_plots import plot_srg, srg_figure_data
     from deepcollapse.experiments.outputs import forward_class_means
     from deepcollapse.theory import compare, dnc_solution, srg_solution
 
-    K, L, n, lam = 10, 4, 1, 0.004
+    K, L, lam = 10, 4, 0.004
+    setting = f"K = {K}, L = {L}, n = {n}, λ_H1 = λ_W = {lam:g}"
     ctx.configs["theory"] = {"classes": K, "layers": L, "n": n, "lam_h": lam, "lam_w": lam}
-    ctx.report.section("SRG vs DNC class means (K = 10, L = 4, r = 5)")
+    ctx.report.section(f"SRG vs DNC class means ({setting}; r = 5)")
     fig, _ = plot_srg(srg_figure_data(K, L, n, lam, lam))
     ctx.figure(
         fig,
         "fig1_srg_dnc",
-        "SRG solution: M_3, pre-ReLU M~_4 (rank r = 5, ReLU(M~_4) has rank K) and "
-        "its Gram matrix; DNC solution: Gram matrix of M~_4 (a multiple of the identity).",
+        f"At {setting}: SRG solution: M_3, pre-ReLU M~_4 (rank r = 5, ReLU(M~_4) has rank K) and "
+        "its Gram matrix; DNC solution: Gram matrix of M~_4 (a multiple of the identity). The title gives "
+        "both optimal losses at this setting.",
     )
     srg = srg_solution(K, L, n, lam, lam)
     dnc = dnc_solution(K, L, n, lam, lam)
@@ -69,13 +74,13 @@ def fig1(ctx: Context) -> None:
         pd.DataFrame(ranks),
         "fig1_ranks",
         "Ranks of the class-mean matrices (recomputed from the explicit "
-        "H_1, W_l by a forward pass) and the losses (n = 1).",
+        f"H_1, W_l by a forward pass) and the losses ({setting}).",
     )
     c = compare(K, L, n, lam, lam)
     ctx.table(
         pd.DataFrame([{k: c.get(k) for k in ("loss_dnc", "loss_srg", "ratio", "rank_srg")}]),
         "fig1_theory",
-        "Closed-form optimal losses (theory engine).",
+        f"Closed-form optimal losses (theory engine) at {setting}.",
     )
 
 
@@ -141,17 +146,31 @@ def fig2_panels(ctx: Context, result: SweepResult, prefix: str = "fig2") -> None
     runs = result.runs
     loss_dnc = float(runs["loss_dnc"].iloc[0]) if not runs.empty else None
     loss_srg = float(runs["loss_srg"].iloc[0]) if not runs.empty else None
-    ctx.report.section("Training loss, DNC1 and singular values (mean ± 1 std over seeds)")
+    ctx.report.section(
+        "Training loss (mean ± 1 std over seeds, geometric), DNC1 (median and 25–75 % of seeds) and singular "
+        "values (grouped by rank)"
+    )
     fig, _ = plot_loss_curves(point_curves(result), loss_dnc, loss_srg)
     ctx.figure(fig, f"{prefix}_loss", "Training loss against the DNC and SRG optimal losses.")
     layers = point_layer_frame(result)
     if not layers.empty:
         fig, _ = plot_layer_metric(layers, "dnc1")
-        ctx.figure(fig, f"{prefix}_dnc1", "DNC1 = tr(Σ_W)/tr(Σ_B) per layer (post-ReLU) over training.")
+        ctx.figure(
+            fig,
+            f"{prefix}_dnc1",
+            "DNC1 = tr(Σ_W)/tr(Σ_B) per layer (post-ReLU) over training: median over seeds, the band from "
+            "the 25 % to the 75 % quantile (seeds collapse to depths decades apart, which a ± std band of "
+            "log values would smear over every curve).",
+        )
     sv = point_singular_values(result)
     if sv:
         fig, _ = plot_singular_values(sv)
-        ctx.figure(fig, f"{prefix}_singular_values", "Singular values of the class means M_l at the end.")
+        ctx.figure(
+            fig,
+            f"{prefix}_singular_values",
+            "Singular values of the class means M_l at the end, divided by the largest; runs of a layer that "
+            "end at different numerical ranks are averaged per rank (colour: the rank, marker: the layer).",
+        )
     ctx.report.section("Results")
     summary_table(
         ctx,

@@ -23,7 +23,7 @@ import logging
 
 import pandas as pd
 
-from deepcollapse._core.checks import ConfigError, did_you_mean
+from deepcollapse._core.checks import ConfigError, one_of_message
 from deepcollapse.experiments.dufm_helpers import (  # noqa: F401  (re-exported)
     DNC_CRITERION,
     FLAGSHIP,
@@ -80,9 +80,8 @@ def get_experiment(name: str) -> Experiment:
     """The experiment called ``name``; unknown names raise ``ConfigError`` listing the known ones."""
     names = [e.name for e in list_experiments()]
     if name not in names:
-        raise ConfigError(
-            f"experiment == {name!r}, must be one of {', '.join(names)}." + did_you_mean(name, names)
-        )
+        message = one_of_message("experiment", name, names, show_value=False)  # the suggestion first
+        raise ConfigError(f"experiment == {name!r}" + message[len("experiment") :])
     return next(e for e in registered() if e.name == name)
 
 

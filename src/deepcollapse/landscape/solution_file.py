@@ -11,6 +11,9 @@ File format (``numpy.savez``; every array float64 unless stated):
     family_loss        () str     (optional) the model family's fit term, ``mse`` or ``ce``
     family_activation  () str     (optional) its activation, ``relu``, ``linear`` or ``relu_eps``
     family_eps         ()         (optional) ε of ``relu_eps``
+    checksum           () str     (optional) ``sha256:...`` of every other array (name, dtype, shape, bytes:
+                                  :func:`~deepcollapse._core.io.content_checksum`); written by
+                                  :func:`save_solution`, checked by :func:`load_solution` when present
 
 A file without the ``family_*`` arrays (written before they existed) is MSE + ReLU.  Writers may add more
 arrays (ranks, Gram matrices, labels as 0-d string arrays); readers ignore them.  :func:`check_solution`
@@ -31,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_float, check_int
-from deepcollapse._core.io import read_npz
+from deepcollapse._core.io import CHECKSUM_KEY, content_checksum, read_npz
 from deepcollapse.family import Family, get_family
 from deepcollapse.theory.objective import dufm_objective
 
@@ -52,7 +55,7 @@ def save_solution(
     family: Family | None = None,
 ) -> Path:
     """Write ``H1``, ``W_1 .. W_L``, ``n``, ``lam_h``, ``lam_w``, the ``family_*`` arrays of ``family``
-    (default MSE + ReLU) and the ``extra`` arrays, atomically."""
+    (default MSE + ReLU), the ``extra`` arrays and the ``checksum`` of them all, atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, Any] = {"H1": np.asarray(H1, dtype=np.float64)}
@@ -65,6 +68,8 @@ def save_solution(
         arrays["family_eps"] = np.float64(fam.eps)
     for key, value in (extra or {}).items():
         arrays[key] = np.asarray(value)
+    arrays.pop(CHECKSUM_KEY, None)
+    arrays[CHECKSUM_KEY] = np.asarray(content_checksum(arrays))
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
@@ -78,6 +83,14 @@ def load_solution(path: str | Path) -> dict[str, Any]:
     matrices whose shapes do not chain (naming the array) and for non-finite entries (naming the array).
     """
     arrays = read_npz(path, hint=f"a solution file holds arrays {EXPECTED_ARRAYS}")
+    if CHECKSUM_KEY in arrays:  # files written before checksums existed have none and load as before
+        stored = str(arrays.pop(CHECKSUM_KEY))
+        if stored != content_checksum(arrays):
+            raise ConfigError(
+                f"{path}: damaged or edited: its arrays do not match the checksum written with them; "
+                "write it "
+                f"again, or delete its {CHECKSUM_KEY!r} array to use it as it is."
+            )
     path = Path(path)
     layers = sorted(int(m.group(1)) for k in arrays if (m := re.fullmatch(r"W_(\d+)", k)))
     missing = [k for k in ("H1", "n", "lam_h", "lam_w") if k not in arrays]

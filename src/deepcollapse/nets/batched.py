@@ -48,6 +48,7 @@ import torch
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import prepare_run_folder, read_jsonl
+from deepcollapse._core.progress import progress_bar
 from deepcollapse.nets.build import (
     build_network,
     load_net_data,
@@ -176,11 +177,11 @@ def _batched_loop(
         if run.needs_initial_record:
             record(s, 0, {"lr": lr_at(configs[s], 1), "train_loss_epoch": None, "epoch_time": 0.0})
 
-    from tqdm.auto import tqdm
-
     start_epoch = runs[0].state["epoch"]
     last = min(config.epochs, until) if until is not None else config.epochs
-    bar = tqdm(total=config.epochs, initial=start_epoch, disable=not progress, desc=f"net x{S}", unit="epoch")
+    bar = progress_bar(  # a tqdm bar, or reports to the driver inside a pool task (_core.progress)
+        total=config.epochs, initial=start_epoch, disable=not progress, desc=f"net x{S}", unit="epoch"
+    )
     active = list(range(S))  # seeds still training (a diverged one leaves)
     batch.train()  # the stacked pass (evaluate switches each seed's own network to eval mode and back)
     step = _step()

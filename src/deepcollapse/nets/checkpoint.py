@@ -31,7 +31,7 @@ from deepcollapse._core.io import (
     atomic_torch_save,
     atomic_write_json,
     finite_or_none,
-    load_checkpoint,
+    load_checkpoint_or_previous,
     truncate_jsonl,
 )
 from deepcollapse.nets.config import NetConfig
@@ -140,7 +140,9 @@ def stopped_error(flag: StopFlag, out: Path, epoch: int, written: bool) -> Inter
 
 
 def load_run_checkpoint(path: Path, device: Any) -> dict[str, Any]:
-    """A run's ``checkpoint.pt``, or a one-line ``ConfigError`` naming it when it is damaged or foreign.
+    """A run's ``checkpoint.pt`` (its previous one, ``checkpoint.prev.pt``, with a warning, when it is
+    damaged: :func:`~deepcollapse._core.io.load_checkpoint_or_previous`), or a one-line ``ConfigError``
+    naming it when it is damaged or foreign and no good previous one is there.
 
     Parameters
     ----------
@@ -155,7 +157,13 @@ def load_run_checkpoint(path: Path, device: Any) -> dict[str, Any]:
         The checkpoint: ``model``, ``optimizer``, ``state`` (and ``scaler``, ``config``).
     """
     hint = f"delete it to start the run again from config.yaml (deepcollapse net resume {path.parent})"
-    return load_checkpoint(path, keys=("model", "optimizer", "state"), map_location=device, hint=hint)
+    return load_checkpoint_or_previous(  # a damaged checkpoint.pt: the previous one (checkpoint.prev.pt)
+        path,
+        keys=("model", "optimizer", "state"),
+        map_location=device,
+        hint=hint,
+        describe=lambda c: f"epoch {c['state'].get('epoch') if isinstance(c['state'], dict) else '?'}",
+    )
 
 
 def same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
@@ -282,6 +290,7 @@ class RunFolder:
                 "config": self.config.to_dict(),
             },
             self.ckpt_path,
+            keep_previous=True,  # checkpoint.prev.pt: where resume starts if this one is found damaged
         )
 
     def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:

@@ -46,6 +46,7 @@ import torch
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import prepare_run_folder, read_jsonl
+from deepcollapse._core.progress import progress_bar
 from deepcollapse.nets.build import (
     build_network,
     channels_last_on,
@@ -137,9 +138,9 @@ def _loop(
     if run.needs_initial_record:
         record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})
 
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch")
+    bar = progress_bar(
+        total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch"
+    )
     model.train()
     while state["epoch"] < config.epochs and not state["diverged"]:
         epoch = state["epoch"] + 1

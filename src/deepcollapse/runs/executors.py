@@ -50,6 +50,7 @@ from typing import Any
 
 from deepcollapse._core.checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
+from deepcollapse._core.progress import report_progress_to
 from deepcollapse.runs.kinds import get_kind
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "RAY_INSTALL_HINT",
     "Task",
     "TaskError",
+    "check_executor_options",
     "connect_ray",
     "run_task",
     "run_tasks",
@@ -172,7 +174,7 @@ def run_unit(unit: Sequence[Task], progress: bool = False) -> list[dict[str, Any
     return [out[id(t)] for t in unit]
 
 
-_WORKER = {"in_task": False, "stop": False}  # state of a pool worker process
+_WORKER: dict[str, Any] = {"in_task": False, "stop": False, "queue": None}  # state of a pool worker process
 
 
 def _worker_signal(signum: int, frame: Any) -> None:  # pragma: no cover - runs in child processes
@@ -183,21 +185,95 @@ def _worker_signal(signum: int, frame: Any) -> None:  # pragma: no cover - runs 
         raise KeyboardInterrupt(f"stopped by signal {signum}")
 
 
-def _worker_init() -> None:  # pragma: no cover - runs in child processes
+def _worker_init(queue: Any = None) -> None:  # pragma: no cover - runs in child processes
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     logging.basicConfig(level=logging.WARNING)
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, _worker_signal)
+    if queue is not None:  # the driver draws the tasks' progress; no bar of a worker draws on the terminal
+        os.environ["TQDM_DISABLE"] = "1"  # read when tqdm is first imported: later, in this fresh process
+        _WORKER["queue"] = queue
 
 
-def _pool_task(unit: list[Task]) -> list[dict[str, Any]]:  # pragma: no cover - runs in child processes
+def _pool_task(unit: list[Task], index: int = 0) -> list[dict[str, Any]]:  # pragma: no cover - in children
     if _WORKER["stop"]:
         raise KeyboardInterrupt("not started: the sweep was stopped")
     _WORKER["in_task"] = True
+    queue = _WORKER["queue"]
     try:
-        return run_unit(unit, False)
+        if queue is None:
+            return run_unit(unit, False)
+        with report_progress_to(lambda rec: queue.put((index, rec))):  # bars report to the driver
+            return run_unit(unit, True)
     finally:
         _WORKER["in_task"] = False
+
+
+class _TaskBars:
+    """The driver's view of the tasks running in pool workers: one bar per task that reports progress
+    (:mod:`deepcollapse._core.progress`), under the ``sweep tasks`` bar, removed when the task ends."""
+
+    def __init__(self, labels: Sequence[str], enabled: bool) -> None:
+        self.labels, self.enabled = list(labels), enabled
+        self.bars: dict[int, Any] = {}
+
+    def show(self, index: int, rec: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        from tqdm.auto import tqdm
+
+        bar = self.bars.get(index)
+        if bar is None or bar.total != rec["total"]:
+            if bar is not None:
+                bar.close()
+            label = self.labels[index]
+            desc = f"  {label}: {rec['desc']}"  # disable=False: tqdm reads TQDM_DISABLE once, at import
+            bar = tqdm(total=rec["total"], desc=desc, unit=rec["unit"], leave=False, disable=False)
+            self.bars[index] = bar
+        bar.n = rec["n"]
+        if rec.get("postfix"):
+            bar.set_postfix_str(rec["postfix"], refresh=False)
+        bar.refresh()
+
+    def drain(self, queue: Any) -> None:
+        """Show every report waiting in ``queue``."""
+        import queue as queue_module
+
+        while True:
+            try:
+                index, rec = queue.get_nowait()
+            except (queue_module.Empty, EOFError, OSError):
+                return
+            self.show(index, rec)
+
+    def done(self, index: int) -> None:
+        bar = self.bars.pop(index, None)
+        if bar is not None:
+            bar.close()
+
+    def close(self) -> None:
+        for index in list(self.bars):
+            self.done(index)
+
+
+def check_executor_options(executor: str, workers: int | None) -> int | None:
+    """``executor`` one of :data:`EXECUTORS` and ``workers`` ``None`` or ``>= 1`` (one-line ``ConfigError``):
+    checked by :func:`run_tasks`, and by sweeps and experiments before they write anything.
+
+    Parameters
+    ----------
+    executor : str
+        ``"local"`` or ``"ray"``.
+    workers : int or None
+        Worker processes (``None``: one per pending task, up to the CPU count).
+
+    Returns
+    -------
+    int or None
+        ``workers``.
+    """
+    check_choice("executor", executor, EXECUTORS)
+    return None if workers is None else check_int("workers", workers, min=1)
 
 
 def run_tasks(
@@ -214,9 +290,7 @@ def run_tasks(
     ``workers``: processes (``local``) or the CPU count of a locally started Ray instance; default
     ``min(#pending tasks, os.cpu_count())``.  Raises :class:`TaskError` after all tasks ended if any failed.
     """
-    check_choice("executor", executor, EXECUTORS)
-    if workers is not None:
-        workers = check_int("workers", workers, min=1)
+    workers = check_executor_options(executor, workers)
     pending = [t for t in tasks if not t.done]
     results: dict[int, dict[str, Any]] = {
         i: {"label": t.label, "status": "skipped", "seconds": 0.0} for i, t in enumerate(tasks) if t.done
@@ -286,7 +360,11 @@ def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> l
         return out
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(pending)
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+    reports = ctx.Queue() if progress else None  # progress from inside the tasks (steps, epochs)
+    pool = cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(reports,)
+    )
+    task_bars = _TaskBars([_unit_label(u) or Path(u[0].out_dir).name for u in pending], progress)
 
     # The pool's worker processes (a private attribute, stable since Python 3.8): a signal sent to the main
     # process only (kill PID, a scheduler's SIGTERM) is passed on to them, so no worker outlives the sweep.
@@ -309,15 +387,18 @@ def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> l
             def top_up() -> None:
                 while unsubmitted and len(waiting) < workers and stop.signum is None:
                     i = unsubmitted.pop(0)
-                    fut = pool.submit(_pool_task, pending[i])
+                    fut = pool.submit(_pool_task, pending[i], i)
                     futures[fut] = i
                     waiting.add(fut)
 
             top_up()
             while waiting:
                 done, waiting = cf.wait(waiting, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                if reports is not None:
+                    task_bars.drain(reports)
                 for fut in done:
                     i = futures[fut]
+                    task_bars.done(i)
                     if fut.cancelled():
                         results[i] = KeyboardInterrupt("not started: the sweep was stopped")
                         continue
@@ -344,6 +425,7 @@ def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> l
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
+        task_bars.close()
         bar.close()
     pool.shutdown(wait=True)
     return results

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from deepcollapse._core.checks import ConfigError, check_keys, did_you_mean
+from deepcollapse._core.checks import ConfigError, check_keys, one_of_message
 from deepcollapse._core.io import read_json
 
 __all__ = ["TASK_KINDS", "TaskKind", "get_kind"]
@@ -269,8 +269,4 @@ def get_kind(name: Any, what: str = "kind") -> TaskKind:
     try:
         return TASK_KINDS[name]
     except (KeyError, TypeError):
-        shown = repr(name) if isinstance(name, str) else str(name)
-        raise ConfigError(
-            f"{what} == {shown}, must be one of {', '.join(map(repr, TASK_KINDS))}."
-            + did_you_mean(name, TASK_KINDS)
-        ) from None
+        raise ConfigError(one_of_message(what, name, list(TASK_KINDS))) from None

@@ -51,8 +51,8 @@ import pandas as pd
 import yaml
 
 from deepcollapse._core.checks import ConfigError, check_int, check_keys
-from deepcollapse._core.io import read_yaml
-from deepcollapse.runs.executors import Task, run_tasks
+from deepcollapse._core.io import check_output_folder, read_yaml
+from deepcollapse.runs.executors import Task, check_executor_options, run_tasks
 from deepcollapse.runs.kinds import TASK_KINDS, get_kind
 
 __all__ = [
@@ -363,7 +363,8 @@ def run_sweep(
 
     Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
     ``force`` trains them again)."""
-    out = Path(out_dir)
+    check_executor_options(executor, workers)
+    out = check_output_folder(out_dir, option="out")
     tasks = spec.tasks(out)
     preflight = get_kind(spec.kind).preflight
     if preflight is not None:  # e.g. device cuda without one: one line, before anything is written
@@ -372,6 +373,7 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     for t in tasks:
         _check_existing(t, force)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.yaml").write_text(yaml.safe_dump(spec.to_dict(), sort_keys=False))
     statuses = run_tasks(
         tasks, executor=executor, workers=workers, ray_address=ray_address, progress=progress
