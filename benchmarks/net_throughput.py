@@ -559,11 +559,10 @@ def main() -> None:
     args = ap.parse_args()
     budget = Budget(args.max_seconds)
     if args.device == "cuda" and not torch.cuda.is_available():
-        print(
-            f"device == 'cuda', must be a CUDA device: PyTorch {torch.__version__} found none; use "
-            "--device cpu.",
-            file=sys.stderr,
-        )
+        from deepcollapse._core.devices import cuda_missing_message
+
+        instead = "--device cpu (or all: cuda where present)"
+        print(cuda_missing_message("--device", "cuda", instead), file=sys.stderr)
         sys.exit(2)
     machine = machine_info()
     rows = Rows(budget)

@@ -178,7 +178,7 @@ def test_device_cuda_without_a_gpu_is_one_line_exit_2_nothing_written(tmp_path, 
         assert main(["dufm", "train", *args, "--out", str(out)]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
         assert len(lines) == 1, lines
-        assert "device == 'cuda', must be a device of this machine (found torch " in lines[0]
+        assert "device == 'cuda', must be a CUDA device of this machine (found torch " in lines[0]
         assert f"torch {torch.__version__}" in lines[0] and "use cpu" in lines[0]
         assert not out.exists()
 
