@@ -24,7 +24,7 @@ of one training step per image, ``torch.utils.flop_counter.FlopCounterMode``, 2 
 The final object adds ``machine`` (CPU model and flags, torch threads, oneDNN, the BLAS kernels via
 threadpoolctl, the load average: the machine may be shared, so read the interleaved ratios before absolute
 rates) and the CUDA device's name.  No runtime estimate from an assumed FLOP rate: the README's table of
-paper-scale runtimes is computed from these measured rows (``tools/readme_net_runtimes.py``).
+paper-scale runtimes is computed from these measured rows (``tools/runtime_table.py``).
 
 Run it as a user's machine runs it (``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` unset for this command)::
 
