@@ -398,7 +398,7 @@ class Rows:
         """Whether a row predicted to take ``predicted`` seconds (with a margin) fits; else a skipped row."""
         if self.budget.allows(1.5 * predicted + 1.0):
             return True
-        row = {"label": label, "device": device, "skipped": f"would take ~{predicted:.0f} s, "
+        row = {"label": label, "device": device, "skipped": f"budget: would take ~{predicted:.0f} s, "
                f"{max(self.budget.left(), 0):.0f} s of --max-seconds left", **info}  # fmt: skip
         self.skipped.append(row)
         emit(row)
@@ -586,13 +586,17 @@ def main() -> None:
                         threads, **changes,
                     )  # fmt: skip
         torch.set_num_threads(cores)
-        if budget.allows(120 if args.quick else 600):
+        need = 120 if args.quick else 600
+        if budget.allows(need):
             cpu = cpu_section(args)
             for shape in cpu["shapes"].values():
                 for r in shape["rows"]:
                     emit({"label": f"cpu option {r['option']}", "device": "cpu", **r})
         else:
-            rows.skipped.append({"label": "cpu options", "device": "cpu", "skipped": "--max-seconds"})
+            why = (
+                f"budget: the CPU options take ~{need} s, {max(budget.left(), 0):.0f} s of --max-seconds left"
+            )
+            rows.skipped.append({"label": "cpu options", "device": "cpu", "skipped": why})
             emit(rows.skipped[-1])
     if args.device in ("all", "cuda") and torch.cuda.is_available():
         torch.backends.cudnn.benchmark = True
