@@ -257,10 +257,10 @@ class Experiment:
             from deepcollapse.nets.config import DEVICES
 
             return DEVICES
-        fields = {f.name: f for f in dataclasses.fields(self.config_class or NetRunOptions)}
-        if self.config_class is None or "device" not in fields:
+        if self.config_class is None:
             return ()
-        return tuple(fields["device"].metadata.get("choices", ()))
+        fields = {f.name: f for f in dataclasses.fields(self.config_class)}
+        return tuple(fields["device"].metadata.get("choices", ())) if "device" in fields else ()
 
     def run(
         self,
