@@ -71,10 +71,6 @@ CPU_OPTIONS: dict[str, dict[str, bool]] = {
 }
 WORKER_OPTIONS = ("eager", "channels_last", "compile+channels_last")
 SHAPES = {"mnist": (1, 28), "cifar10": (3, 32)}  # (channels, size)
-DATA = {  # (channels, size, training images, test images)
-    "cifar10": (3, 32, 50_000, 10_000),
-    "mnist": (1, 28, 60_000, 10_000),
-}
 
 
 def _config(**changes: Any) -> NetConfig:
@@ -190,17 +186,6 @@ def gemm_gflops(threads: int, size: int = 2048, repeats: int = 5) -> float:
         torch.set_num_threads(prev)
 
 
-def step_flops(channels: int, size: int) -> float:
-    """FLOPs of one training step at batch 128 (forward + backward; FlopCounterMode, 2 per multiply-add)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    stepper = Stepper({}, channels)
-    x, y = _batch(channels, size)
-    with FlopCounterMode(display=False) as fc:
-        stepper.step(x, y)
-    return float(fc.get_total_flops())
-
-
 def determinism(options: dict[str, bool], channels: int, size: int, steps: int) -> list[list[float]]:
     """Losses of ``steps`` steps, twice from seed 0 (fresh network and optimiser), on batches 0..steps-1."""
     runs = []
@@ -243,7 +228,7 @@ def cpu_section(args: argparse.Namespace) -> dict[str, Any]:
     steps = args.steps or (2 if args.quick else 4)
     out: dict[str, Any] = {"threads": cores, "steps": steps, "repeats": args.repeats, "shapes": {}}
     for name, (C, S) in shapes.items():
-        flops = step_flops(C, S)
+        flops = flops_per_image((C, S, S), BATCH) * BATCH
         x, y = _batch(C, S)
         steppers, compile_s = {}, {}
         for label, opts in options.items():
@@ -396,10 +381,14 @@ class Rows:
 
     def fits(self, label: str, device: str, predicted: float, **info: Any) -> bool:
         """Whether a row predicted to take ``predicted`` seconds (with a margin) fits; else a skipped row."""
-        if self.budget.allows(1.5 * predicted + 1.0):
+        needed = 1.5 * predicted + 1.0
+        if self.budget.allows(needed):
             return True
-        row = {"label": label, "device": device, "skipped": f"budget: would take ~{predicted:.0f} s, "
-               f"{max(self.budget.left(), 0):.0f} s of --max-seconds left", **info}  # fmt: skip
+        left = max(self.budget.left(), 0)
+        why = (
+            f"budget: would take ~{predicted:.0f} s ({needed:.0f} s with a safety margin), {left:.0f} s left"
+        )
+        row = {"label": label, "device": device, "skipped": why, **info}
         self.skipped.append(row)
         emit(row)
         return False
@@ -566,7 +555,7 @@ def main() -> None:
         sys.exit(2)
     machine = machine_info()
     rows = Rows(budget)
-    flops = {name: flops_per_image(shape, BATCH) for name, shape in GPU_SHAPES.items()}
+    flops: dict[str, float] = {}  # the CUDA rows' FLOPs per image (counted on the CPU)
     cpu = None
     if args.device in ("all", "cpu"):
         cores = os.cpu_count() or 1
@@ -601,6 +590,7 @@ def main() -> None:
     if args.device in ("all", "cuda") and torch.cuda.is_available():
         torch.backends.cudnn.benchmark = True
         dev = torch.device("cuda")
+        flops = {name: flops_per_image(shape, BATCH) for name, shape in GPU_SHAPES.items()}
         steps = args.steps or (10 if args.quick else 20)
         S = args.seeds or ([1, 4, 8] if args.quick else [1, 2, 4, 8, 16])
         for name, shape in GPU_SHAPES.items():
