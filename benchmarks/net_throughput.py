@@ -49,6 +49,7 @@ import torch
 from machine import cpu_flags, cpu_model  # benchmarks/machine.py (a sibling script module)
 from stream import Budget, emit, final  # benchmarks/stream.py (a sibling script module)
 
+from deepcollapse._core.devices import synchronize
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.train import build_network, make_grad_scaler, train_step
 
@@ -77,11 +78,6 @@ def _config(**changes: Any) -> NetConfig:
     base: dict[str, Any] = dict(dataset="digits", layers=5, width=64, reg="dufm", lr=0.05, batch_size=BATCH,
                                 device="cpu")  # fmt: skip
     return NetConfig(**{**base, **changes})
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -348,11 +344,11 @@ class Seeds:
 
 
 def _rate(fn: Any, device: torch.device, images: int, steps: int) -> float:
-    _sync(device)
+    synchronize(device)
     t = time.perf_counter()
     for _ in range(steps):
         fn()
-    _sync(device)
+    synchronize(device)
     return steps * images / (time.perf_counter() - t)
 
 

@@ -9,10 +9,14 @@ says ``cpu`` stays cheap.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from deepcollapse._core.checks import ConfigError
 
-__all__ = ["check_cuda_device", "cuda_found", "cuda_missing_message"]
+__all__ = ["check_cuda_device", "cuda_found", "cuda_missing_message", "synchronize"]
+
+if TYPE_CHECKING:
+    import torch
 
 
 def cuda_found() -> str:
@@ -64,3 +68,12 @@ def cuda_missing_message(name: str, value: str, instead: str = "cpu (or auto: cu
     auto: cuda where present)."``"""
     found = cuda_found()
     return f"{name} == {value!r}, must be a CUDA device of this machine (found {found}); use {instead}."
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait until ``device`` has finished the work queued on it (a CUDA device; elsewhere work is done when
+    the call returns): what a timing of device work needs at its start and end."""
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(device)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from deepcollapse._core.devices import synchronize
 from deepcollapse.nets.build import build_network, make_grad_scaler, make_optimizer, select_device
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits
@@ -58,11 +59,6 @@ class StepRate:
     def images_per_s(self) -> float:
         """Training images per second, all runs together."""
         return self.seeds * self.batch_size / self.step_s
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def measure_step_rate(
@@ -124,24 +120,24 @@ def measure_step_rate(
 
         for _ in range(warmup):
             step()
-        _sync(device)
+        synchronize(device)
         t0 = time.perf_counter()
         for _ in range(3):
             step()
-        _sync(device)
+        synchronize(device)
         first = (time.perf_counter() - t0) / 3
         n = max(3, int(probe_seconds / max(first, 1e-9)))
         t0 = time.perf_counter()
         for _ in range(n):
             step()
-        _sync(device)
+        synchronize(device)
         step_s = (time.perf_counter() - t0) / n
         eval_s = None
         if data is not None:
             on_device = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
             t0 = time.perf_counter()
             evaluate(config, models[0], on_device)
-            _sync(device)
+            synchronize(device)
             eval_s = time.perf_counter() - t0
     finally:
         torch.set_num_threads(threads)
