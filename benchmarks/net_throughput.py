@@ -307,7 +307,7 @@ class Seeds:
         self, S: int, device: torch.device, shape: tuple[int, ...], batch: int, **changes: Any
     ) -> None:
         from deepcollapse.nets.build import make_optimizer
-        from deepcollapse.nets.seed_batch import SeedBatch
+        from deepcollapse.nets.seed_batch import build_seed_batch
 
         self.device, self.S, self.batch = device, S, batch
         self.cfgs = [_config(seed=s, batch_size=batch, **changes) for s in range(S)]
@@ -316,13 +316,7 @@ class Seeds:
         self.y = torch.randint(0, 10, (S, batch), generator=gen).to(device)  # (S, B)
         self.alone = [build_network(c, shape[0], shape, device).to(device) for c in self.cfgs]
         self.alone_opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, self.alone)]
-        models = [
-            build_network(c, shape[0], shape, device).to(device).to(memory_format=torch.contiguous_format)
-            for c in self.cfgs
-        ]
-        self.batch_ = SeedBatch(self.cfgs, models, N_TRAIN)
-        self.opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, models)]
-        self.scalers = [make_grad_scaler(c, device) for c in self.cfgs]
+        self.batch_, _, self.opts, self.scalers = build_seed_batch(self.cfgs, shape, device, N_TRAIN)
         self.graph: Any = None
 
     def sequential(self) -> None:
