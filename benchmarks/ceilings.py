@@ -23,6 +23,8 @@ from typing import Any
 import torch
 from stream import Budget, emit, final  # benchmarks/stream.py (a sibling script module)
 
+from deepcollapse._core.devices import synchronize
+
 FORMATS = ("fp32", "tf32", "bf16", "fp16")
 _DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -30,11 +32,6 @@ _DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
 def default_size(device: torch.device) -> int:
     """8192 on a GPU (a product of ≈ 1.1 TFLOP), 1024 on the CPU."""
     return 8192 if device.type == "cuda" else 1024
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def gemm_tflops(
@@ -58,18 +55,18 @@ def gemm_tflops(
         b = torch.randn(n, n, device=device, dtype=torch.float32, generator=g).to(dtype)
         c = torch.empty(n, n, device=device, dtype=dtype)
         torch.mm(a, b, out=c)  # warm-up (cuBLAS handles, clocks)
-        _sync(device)
+        synchronize(device)
         t = time.perf_counter()
         torch.mm(a, b, out=c)
-        _sync(device)
+        synchronize(device)
         k = max(1, int(0.05 / max(time.perf_counter() - t, 1e-9)))  # products per timing
         rates = []
         for _ in range(repeats):
-            _sync(device)
+            synchronize(device)
             t = time.perf_counter()
             for _ in range(k):
                 torch.mm(a, b, out=c)
-            _sync(device)
+            synchronize(device)
             rates.append(k * 2 * n**3 / (time.perf_counter() - t) / 1e12)
         return statistics.median(rates)
     finally:

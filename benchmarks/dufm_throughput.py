@@ -279,11 +279,6 @@ def _device_params(config: DUFMConfig, device: torch.device) -> list[torch.Tenso
     ]
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def step_row(label: str, cfg: DUFMConfig, loop: str, steps: int, fp32_tflops: float | None) -> dict[str, Any]:
     """runs·steps/s of ``steps`` GD steps of the torch engine with step loop ``loop`` after a warm-up (on cuda
     ``GRAPH_STEPS + 1`` steps, which capture both CUDA graphs; the compile loop compiles in it); ``setup_s``

@@ -9,11 +9,15 @@ benchmarks, a self-budget a little below it (``--max-seconds``, :data:`BUDGETS`)
 1. ``ceilings`` -- ``benchmarks/ceilings.py``: the device's own GEMM ceilings, measured now (TFLOP/s of a
    large fp32 product with TF32 off, TF32, bf16 and fp16);
 2. ``parity`` -- ``tests/gpu`` with ``DEEPCOLLAPSE_TEST_DEVICE``: the torch DUFM engine on the device
-   (CUDA-graph step loop, R up to 8192) against the CPU engines, one network training step against the CPU;
+   (CUDA-graph step loop, R up to 8192) against the CPU engines, one network training step against the CPU,
+   S batched seeds on the device against the seeds alone on the CPU and the CUDA-graph-captured batched step
+   against the eager one;
 3. ``dufm_throughput`` -- ``benchmarks/dufm_throughput.py --cuda-only``: runs·steps/s of the DUFM engine for
    R = 1 … 65 536 at the flagship and at K = 15, L = 7, per step loop, and the per-run analysis cost;
-4. ``net_throughput`` -- ``benchmarks/net_throughput.py --quick``: images/s of the network step (rows with
-   ``images_per_s``, ``flops_per_image``, ``label``, and ``seeds`` for batched seeds).
+4. ``net_throughput`` -- ``benchmarks/net_throughput.py --quick``: images/s of the network step, one seed
+   (row ``single``; on the CPU ``sequential S=...``: S seeds one after the other) and S seeds batched
+   (``batched S=...``, on CUDA also ``graph S=...``), rows with ``label``, ``shape``, ``seeds``,
+   ``images_per_s``, ``images_per_s_per_seed`` and ``flops_per_image``.
 
 Every benchmark prints its rows as JSON lines while it measures (``benchmarks/stream.py``); they are echoed
 to stderr as ``[step] ...`` and kept, so a step stopped at its limit still leaves its numbers.  The summary
@@ -21,8 +25,11 @@ to stderr as ``[step] ...`` and kept, so a step stopped at its limit still leave
 time and rows, the ceilings, and every workload as a fraction of them: DUFM rows ``runs_steps_per_s ·
 flops_per_step``, network rows ``images_per_s · flops_per_image``, each against fp32 (the DUFM engine's
 float32 ``bmm`` runs without TF32), TF32 (float32 network rows: cuDNN convolutions use TF32 by default) or
-bf16 (amp rows) as its primary ceiling, and against all of them.  A field a row lacks is listed under
-``missing``, never a crash.
+bf16 (amp rows) as its primary ceiling, and against all of them.  ``net`` picks out of them, per input
+shape, the images/s of one seed and of S batched seeds (with the batch's speed-up over stepping its seeds one
+after the other), each as a fraction of its ceiling.  A field a row lacks is listed under ``missing``, never
+a crash.  The limits add up to 290 s; a step's limit includes stopping it (:data:`GRACE`), so the whole
+check, with its own start, stays under 5 minutes.
 
 Exit status 1 if a parity test failed, a step crashed or ran past its limit, or a benchmark row failed;
 rows skipped because they would not fit in the budget are not failures.  Without a CUDA device it prints
@@ -52,8 +59,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from stream import read_rows  # noqa: E402  (benchmarks/stream.py)
 
-#: wall-clock limit of each step in seconds (the whole check: under 5 minutes)
+#: wall-clock limit of each step in seconds, stopping it included (the whole check: under 5 minutes)
 LIMITS = {"ceilings": 30, "parity": 100, "dufm_throughput": 100, "net_throughput": 60}
+#: seconds of a step's limit kept for stopping it (SIGTERM, then SIGKILL) when it runs past the rest
+GRACE = 3.0
 #: each benchmark's own budget (--max-seconds): its limit less start-up (imports, CUDA context) and one row
 BUDGETS = {"ceilings": 20, "dufm_throughput": 80, "net_throughput": 45}
 _AMP_WORDS = ("amp", "bf16", "fp16", "half")
@@ -97,18 +106,18 @@ def run_step(name: str, cmd: list[str], limit: float, device: str) -> dict[str, 
         r.start()
     timed_out = False
     try:
-        proc.wait(timeout=limit)
+        proc.wait(timeout=limit - GRACE)
     except subprocess.TimeoutExpired:
         timed_out = True
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        for sig, wait in ((signal.SIGTERM, GRACE - 1.0), (signal.SIGKILL, 1.0)):
             try:
                 os.killpg(proc.pid, sig)
-                proc.wait(timeout=5)
+                proc.wait(timeout=wait)
                 break
             except (subprocess.TimeoutExpired, ProcessLookupError):
                 continue
     for r in readers:
-        r.join(timeout=5)
+        r.join(timeout=1)
     rows, result = read_rows("".join(out))
     res: dict[str, Any] = {
         "command": " ".join(cmd[1:]),
@@ -163,12 +172,40 @@ def workloads(steps: dict[str, Any], ceilings: dict[str, float], missing: list[s
             assert rate is not None and per is not None
             tflops = float(rate) * float(per) / 1e12
             w: dict[str, Any] = {"step": name, "label": label, "rate": rate, "unit": unit, "tflops": tflops}
-            if "seeds" in row:
-                w["seeds"] = row["seeds"]
+            for key in ("device", "shape", "seeds", "images_per_s_per_seed", "ratio_to_sequential"):
+                if key in row:
+                    w[key] = row[key]
             w["ceiling"] = primary
             w["fraction_of_ceiling"] = tflops / ceilings[primary] if ceilings.get(primary) else None
             w["fraction_of"] = {k: tflops / v for k, v in ceilings.items() if v}
             out.append(w)
+    return out
+
+
+def net_summary(work: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per input shape of the network step: the images/s of one seed (``single``, ``single amp`` etc., or
+    ``sequential S=...``: S seeds stepped one after the other) and of S batched seeds (``batched S=...``,
+    ``graph S=...``: the same step captured in a CUDA graph), each with its fraction of its ceiling; a
+    batched row also gives ``speedup_over_one_at_a_time`` (its images/s over those of its S seeds stepped
+    one after the other, measured interleaved with it).  ``work``: :func:`workloads`' rows."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for w in work:
+        label = w["label"]
+        if w["step"] != "net_throughput" or "shape" not in w:
+            continue
+        if label == "single" or label.startswith(("single ", "sequential S=")):
+            what = "one seed"
+        elif label.startswith(("batched S=", "graph S=")):
+            what = f"{w['seeds']} batched seeds" + (" (CUDA graph)" if label.startswith("graph") else "")
+        else:
+            continue
+        entry = {"what": what, "label": label, "device": w.get("device"), "seeds": w.get("seeds", 1),
+                 "images_per_s": w["rate"], "images_per_s_per_seed": w.get("images_per_s_per_seed"),
+                 "tflops": w["tflops"], "ceiling": w["ceiling"],
+                 "fraction_of_ceiling": w["fraction_of_ceiling"]}  # fmt: skip
+        if what != "one seed" and "ratio_to_sequential" in w:
+            entry["speedup_over_one_at_a_time"] = w["ratio_to_sequential"]
+        out.setdefault(w["shape"], []).append(entry)
     return out
 
 
@@ -185,13 +222,26 @@ def _table(summary: dict[str, Any]) -> str:
     lines = [f"gpu-check on {summary['device']}: ceilings (TFLOP/s) " + ", ".join(
         f"{k} {v:.4g}" for k, v in summary["ceilings_tflops"].items())]  # fmt: skip
     for name, step in summary["steps"].items():
-        state = "ok" if step.get("ok") else ("not run" if step.get("ok") is None else "FAILED")
+        state = "ok" if step.get("ok") else "FAILED"
         lines.append(f"  {name:<16} {state:<8} {step.get('wall_s', 0):6.1f} s of {step.get('limit_s', 0):g} s"
                      + (f"  ({step['error']})" if step.get("error") else ""))  # fmt: skip
     for w in summary["workloads"]:
+        if w["step"] == "net_throughput":
+            continue  # below, by shape
         frac = w["fraction_of_ceiling"]
         lines.append(f"  {w['label']:<34} {w['rate']:12.5g} {w['unit']:<13} {w['tflops']:8.4g} TFLOP/s"
                      + (f"  {frac:.3g} of {w['ceiling']}" if frac is not None else ""))  # fmt: skip
+    for shape, entries in summary["net"].items():
+        lines.append(f"  network step, {shape} (images/s):")
+        for e in entries:
+            frac, per = e["fraction_of_ceiling"], e["images_per_s_per_seed"]
+            lines.append(
+                f"    {e['what'] + ' [' + e['label'] + ']':<40} {e['images_per_s']:10.5g}"
+                + (f" ({per:.5g} per seed)" if e["what"] != "one seed" and per is not None else "")
+                + (f"  {frac:.3g} of {e['ceiling']}" if frac is not None else "")
+                + (f", {e['speedup_over_one_at_a_time']:.3g}x one at a time"
+                   if "speedup_over_one_at_a_time" in e else "")
+            )  # fmt: skip
     return "\n".join(lines)
 
 
@@ -232,10 +282,10 @@ def main() -> int:
         "steps": {},
         "ceilings_tflops": {},
         "workloads": [],
+        "net": {},
         "missing": [],
     }
     t0 = time.perf_counter()
-    net = ROOT / "benchmarks" / "net_throughput.py"
     commands = {
         "ceilings": [py, "benchmarks/ceilings.py", "--device", dev],
         "parity": [
@@ -257,11 +307,6 @@ def main() -> int:
     for name, cmd in commands.items():
         if name in BUDGETS:
             cmd = [*cmd, "--max-seconds", str(BUDGETS[name])]
-        if name == "net_throughput" and "--max-seconds" not in net.read_text():
-            why = "benchmarks/net_throughput.py has no --max-seconds (the protocol of benchmarks/stream.py)"
-            summary["steps"][name] = {"ok": None, "error": why + ": not run"}
-            summary["missing"].append("net_throughput: not run (no --max-seconds)")
-            continue
         step = run_step(name, cmd, LIMITS[name], dev)
         if name == "parity":
             step["counts"] = pytest_counts(step.get("stdout_tail", "") or "")
@@ -275,6 +320,7 @@ def main() -> int:
     if "fp32" not in summary["ceilings_tflops"]:
         summary["missing"].append("ceilings: no fp32 GEMM ceiling measured")
     summary["workloads"] = workloads(summary["steps"], summary["ceilings_tflops"], summary["missing"])
+    summary["net"] = net_summary(summary["workloads"])
     summary["failed"] = [
         n for n, s in summary["steps"].items() if s.get("ok") is False or s.get("failed_rows")
     ]

@@ -24,7 +24,7 @@ of one training step per image, ``torch.utils.flop_counter.FlopCounterMode``, 2 
 The final object adds ``machine`` (CPU model and flags, torch threads, oneDNN, the BLAS kernels via
 threadpoolctl, the load average: the machine may be shared, so read the interleaved ratios before absolute
 rates) and the CUDA device's name.  No runtime estimate from an assumed FLOP rate: the README's table of
-paper-scale runtimes is computed from these measured rows (``tools/readme_net_runtimes.py``).
+paper-scale runtimes is computed from these measured rows (``tools/runtime_table.py``).
 
 Run it as a user's machine runs it (``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE`` unset for this command)::
 
@@ -49,6 +49,7 @@ import torch
 from machine import cpu_flags, cpu_model  # benchmarks/machine.py (a sibling script module)
 from stream import Budget, emit, final  # benchmarks/stream.py (a sibling script module)
 
+from deepcollapse._core.devices import synchronize
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.train import build_network, make_grad_scaler, train_step
 
@@ -71,21 +72,12 @@ CPU_OPTIONS: dict[str, dict[str, bool]] = {
 }
 WORKER_OPTIONS = ("eager", "channels_last", "compile+channels_last")
 SHAPES = {"mnist": (1, 28), "cifar10": (3, 32)}  # (channels, size)
-DATA = {  # (channels, size, training images, test images)
-    "cifar10": (3, 32, 50_000, 10_000),
-    "mnist": (1, 28, 60_000, 10_000),
-}
 
 
 def _config(**changes: Any) -> NetConfig:
     base: dict[str, Any] = dict(dataset="digits", layers=5, width=64, reg="dufm", lr=0.05, batch_size=BATCH,
                                 device="cpu")  # fmt: skip
     return NetConfig(**{**base, **changes})
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -190,17 +182,6 @@ def gemm_gflops(threads: int, size: int = 2048, repeats: int = 5) -> float:
         torch.set_num_threads(prev)
 
 
-def step_flops(channels: int, size: int) -> float:
-    """FLOPs of one training step at batch 128 (forward + backward; FlopCounterMode, 2 per multiply-add)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    stepper = Stepper({}, channels)
-    x, y = _batch(channels, size)
-    with FlopCounterMode(display=False) as fc:
-        stepper.step(x, y)
-    return float(fc.get_total_flops())
-
-
 def determinism(options: dict[str, bool], channels: int, size: int, steps: int) -> list[list[float]]:
     """Losses of ``steps`` steps, twice from seed 0 (fresh network and optimiser), on batches 0..steps-1."""
     runs = []
@@ -243,7 +224,7 @@ def cpu_section(args: argparse.Namespace) -> dict[str, Any]:
     steps = args.steps or (2 if args.quick else 4)
     out: dict[str, Any] = {"threads": cores, "steps": steps, "repeats": args.repeats, "shapes": {}}
     for name, (C, S) in shapes.items():
-        flops = step_flops(C, S)
+        flops = flops_per_image((C, S, S), BATCH) * BATCH
         x, y = _batch(C, S)
         steppers, compile_s = {}, {}
         for label, opts in options.items():
@@ -326,7 +307,7 @@ class Seeds:
         self, S: int, device: torch.device, shape: tuple[int, ...], batch: int, **changes: Any
     ) -> None:
         from deepcollapse.nets.build import make_optimizer
-        from deepcollapse.nets.seed_batch import SeedBatch
+        from deepcollapse.nets.seed_batch import build_seed_batch
 
         self.device, self.S, self.batch = device, S, batch
         self.cfgs = [_config(seed=s, batch_size=batch, **changes) for s in range(S)]
@@ -335,13 +316,7 @@ class Seeds:
         self.y = torch.randint(0, 10, (S, batch), generator=gen).to(device)  # (S, B)
         self.alone = [build_network(c, shape[0], shape, device).to(device) for c in self.cfgs]
         self.alone_opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, self.alone)]
-        models = [
-            build_network(c, shape[0], shape, device).to(device).to(memory_format=torch.contiguous_format)
-            for c in self.cfgs
-        ]
-        self.batch_ = SeedBatch(self.cfgs, models, N_TRAIN)
-        self.opts = [make_optimizer(c, m) for c, m in zip(self.cfgs, models)]
-        self.scalers = [make_grad_scaler(c, device) for c in self.cfgs]
+        self.batch_, _, self.opts, self.scalers = build_seed_batch(self.cfgs, shape, device, N_TRAIN)
         self.graph: Any = None
 
     def sequential(self) -> None:
@@ -363,11 +338,11 @@ class Seeds:
 
 
 def _rate(fn: Any, device: torch.device, images: int, steps: int) -> float:
-    _sync(device)
+    synchronize(device)
     t = time.perf_counter()
     for _ in range(steps):
         fn()
-    _sync(device)
+    synchronize(device)
     return steps * images / (time.perf_counter() - t)
 
 
@@ -396,10 +371,14 @@ class Rows:
 
     def fits(self, label: str, device: str, predicted: float, **info: Any) -> bool:
         """Whether a row predicted to take ``predicted`` seconds (with a margin) fits; else a skipped row."""
-        if self.budget.allows(1.5 * predicted + 1.0):
+        needed = 1.5 * predicted + 1.0
+        if self.budget.allows(needed):
             return True
-        row = {"label": label, "device": device, "skipped": f"would take ~{predicted:.0f} s, "
-               f"{max(self.budget.left(), 0):.0f} s of --max-seconds left", **info}  # fmt: skip
+        left = max(self.budget.left(), 0)
+        why = (
+            f"budget: would take ~{predicted:.0f} s ({needed:.0f} s with a safety margin), {left:.0f} s left"
+        )
+        row = {"label": label, "device": device, "skipped": why, **info}
         self.skipped.append(row)
         emit(row)
         return False
@@ -559,15 +538,14 @@ def main() -> None:
     args = ap.parse_args()
     budget = Budget(args.max_seconds)
     if args.device == "cuda" and not torch.cuda.is_available():
-        print(
-            f"device == 'cuda', must be a CUDA device: PyTorch {torch.__version__} found none; use "
-            "--device cpu.",
-            file=sys.stderr,
-        )
+        from deepcollapse._core.devices import cuda_missing_message
+
+        instead = "--device cpu (or all: cuda where present)"
+        print(cuda_missing_message("--device", "cuda", instead), file=sys.stderr)
         sys.exit(2)
     machine = machine_info()
     rows = Rows(budget)
-    flops = {name: flops_per_image(shape, BATCH) for name, shape in GPU_SHAPES.items()}
+    flops: dict[str, float] = {}  # the CUDA rows' FLOPs per image (counted on the CPU)
     cpu = None
     if args.device in ("all", "cpu"):
         cores = os.cpu_count() or 1
@@ -587,17 +565,22 @@ def main() -> None:
                         threads, **changes,
                     )  # fmt: skip
         torch.set_num_threads(cores)
-        if budget.allows(120 if args.quick else 600):
+        need = 120 if args.quick else 600
+        if budget.allows(need):
             cpu = cpu_section(args)
             for shape in cpu["shapes"].values():
                 for r in shape["rows"]:
                     emit({"label": f"cpu option {r['option']}", "device": "cpu", **r})
         else:
-            rows.skipped.append({"label": "cpu options", "device": "cpu", "skipped": "--max-seconds"})
+            why = (
+                f"budget: the CPU options take ~{need} s, {max(budget.left(), 0):.0f} s of --max-seconds left"
+            )
+            rows.skipped.append({"label": "cpu options", "device": "cpu", "skipped": why})
             emit(rows.skipped[-1])
     if args.device in ("all", "cuda") and torch.cuda.is_available():
         torch.backends.cudnn.benchmark = True
         dev = torch.device("cuda")
+        flops = {name: flops_per_image(shape, BATCH) for name, shape in GPU_SHAPES.items()}
         steps = args.steps or (10 if args.quick else 20)
         S = args.seeds or ([1, 4, 8] if args.quick else [1, 2, 4, 8, 16])
         for name, shape in GPU_SHAPES.items():

@@ -9,14 +9,27 @@ writes the table between the README's markers ``<!-- runtime-table:start -->`` a
     python tools/runtime_table.py --check    # exit 1 if README.md's table is not what the JSON gives
 
 The table is made of sections, one function each in :data:`SECTIONS` (``summary -> rows``, a row being
-``{"experiment", "work", "estimate", "basis"}``): :func:`dufm_section` gives the basin atlases from the
-DUFM engine's measured runs·steps/s and the per-run analysis cost (the model of
-:mod:`deepcollapse.experiments.basin_runtime`); a section for the network presets is one more function.
+``{"experiment", "work", "estimate", "basis"}``):
+
+- :func:`dufm_section`: the basin atlases from the DUFM engine's measured runs·steps/s and the per-run
+  analysis cost (the model of :mod:`deepcollapse.experiments.basin_runtime`);
+- :func:`net_section`: the network paper presets from the network step's measured images/s per seed.  The
+  runs of a preset are grouped into trainer calls exactly as ``reproduce NAME --device cuda`` groups them
+  (:func:`deepcollapse.nets.seed_groups.group_runs`: the seeds and learning-rate points of one architecture in
+  one batch); a call of S seeds takes ``epochs × N_train / r(S)`` seconds, with ``r(S)`` the images/s per seed
+  of ``benchmarks/net_throughput.py``'s CUDA rows ``batched S=...`` (``single`` for S = 1) for the preset's
+  input shape, linear between the measured S (beyond them: the nearest).  Training steps only: evaluations
+  (every 10 epochs) and data loading come on top; beside it, one seed at a time (``runs × epochs × N_train /
+  r(1)``).
+
+``tests/core/test_readme_runtime_table.py`` checks that the README holds what this tool gives and the
+arithmetic of both sections on made-up rates.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Callable
@@ -46,18 +59,104 @@ def dufm_section(summary: dict[str, Any]) -> list[Row]:
 
     rows = []
     for name, atlas in (("basins-gpu", BASINS_GPU), ("basins", BASINS_LAPTOP)):
-        costs = costs_from_gpu_check(atlas, summary)
+        work = f"{_n(atlas.total_runs)} runs × {_n(atlas.steps)} GD steps"
+        try:
+            costs = costs_from_gpu_check(atlas, summary)
+        except ValueError as exc:  # the DUFM step left no rows (stopped at its limit, or failed)
+            rows.append({"experiment": f"`reproduce {name}`", "work": work, "estimate": "not measured",
+                         "basis": str(exc).removeprefix("the gpu-check JSON has ")})  # fmt: skip
+            continue
         est = atlas_runtime(atlas, costs, summary.get("cpus"), "cuda")
         a = est.attrs
         source = next(iter(costs.values())).source
         rows.append(
             {
                 "experiment": f"`reproduce {name}`",
-                "work": f"{_n(atlas.total_runs)} runs × {_n(atlas.steps)} GD steps, {a['tasks']} trainer calls "
-                f"of {atlas.runs_per_task} runs",
+                "work": f"{work}, {a['tasks']} trainer calls of {atlas.runs_per_task} runs",
                 "estimate": f"{duration_text(a['wall_s'])} (stepping {duration_text(a['device_s'])}; analysis "
                 f"{duration_text(a['host_s'])} CPU time over {a['workers']} processes)",
                 "basis": f"DUFM {source}; analysis rows",
+            }
+        )
+    return rows
+
+
+#: Training images of the full datasets (the standard splits the network presets read).
+TRAIN_IMAGES = {"cifar10": 50_000, "mnist": 60_000}
+
+
+def net_rates(summary: dict[str, Any]) -> dict[str, dict[int, float]]:
+    """``shape -> {S: images/s per seed}`` of the network step's measured CUDA rows ``single`` and
+    ``batched S=...`` (the rows the step printed, kept also when it stopped at its limit)."""
+    rows = summary.get("steps", {}).get("net_throughput", {}).get("rows", [])
+    out: dict[str, dict[int, float]] = {}
+    for r in rows:
+        label = str(r.get("label", ""))
+        if r.get("device") != "cuda" or r.get("skipped") or r.get("error") or "shape" not in r:
+            continue
+        if (label == "single" or label.startswith("batched S=")) and "images_per_s_per_seed" in r:
+            out.setdefault(r["shape"], {})[int(r["seeds"])] = float(r["images_per_s_per_seed"])
+    return out
+
+
+def rate_at(rates: dict[int, float], S: int) -> float:
+    """Images/s per seed at S seeds: measured, or linear between the nearest measured S (beyond: the ends)."""
+    if S in rates:
+        return rates[S]
+    below, above = [s for s in rates if s < S], [s for s in rates if s > S]
+    if not below:
+        return rates[min(above)]
+    if not above:
+        return rates[max(below)]
+    a, b = max(below), min(above)
+    return rates[a] + (rates[b] - rates[a]) * (S - a) / (b - a)
+
+
+def preset_calls(name: str) -> tuple[str, int, int, list[int]]:
+    """``(input shape, epochs, training images, seeds per trainer call)`` of network preset ``name`` as
+    ``reproduce NAME --device cuda`` runs it (``batch_seeds``: the preset's, ``auto``)."""
+    from deepcollapse.experiments.net_presets import NET_PRESETS, net_preset
+    from deepcollapse.nets.seed_groups import group_runs
+
+    preset, cfg = NET_PRESETS[name], net_preset(name).to_dict()
+    cfg.update(device="cuda")
+    keys = list(preset.sweep)
+    overrides = [dict(zip(keys, values)) for values in itertools.product(*preset.sweep.values())]
+    configs = [{**cfg, **o, "seed": s} for o in overrides for s in range(preset.seeds)]
+    shape = cfg["dataset"]
+    n = TRAIN_IMAGES[shape] * (len(cfg["classes"]) if cfg.get("classes") else 10) // 10
+    return shape, int(cfg["epochs"]), n, [len(g) for g in group_runs(configs)]
+
+
+def net_section(summary: dict[str, Any]) -> list[Row]:
+    """The network paper presets (``net-*``) on the measured GPU, seeds batched as ``reproduce NAME
+    --device cuda`` batches them (module docstring)."""
+    from deepcollapse.experiments.net_presets import NET_PRESETS
+
+    rates = net_rates(summary)
+    rows = []
+    for name in NET_PRESETS:
+        shape, epochs, n, calls = preset_calls(name)
+        sizes = sorted(set(calls))
+        work = (
+            f"{sum(calls)} runs × {_n(epochs)} epochs of {_n(n)} images, {len(calls)} trainer "
+            f"call{'s' * (len(calls) > 1)} of {' or '.join(map(str, sizes))} seeds"
+        )
+        if shape not in rates:
+            rows.append({"experiment": f"`reproduce {name}`", "work": work,
+                         "estimate": "not measured", "basis": f"no network rows for {shape}"})  # fmt: skip
+            continue
+        r = rates[shape]
+        batched = sum(epochs * n / rate_at(r, S) for S in calls)
+        alone = sum(calls) * epochs * n / rate_at(r, 1)
+        per_seed = ", ".join(f"{rate_at(r, S):.0f} at S = {S}" for S in sizes)
+        rows.append(
+            {
+                "experiment": f"`reproduce {name}`",
+                "work": work,
+                "estimate": f"{duration_text(batched)} of training steps (one seed at a time: "
+                f"{duration_text(alone)})",
+                "basis": f"network rows ({shape}): images/s per seed {per_seed}",
             }
         )
     return rows
@@ -68,8 +167,8 @@ def _n(x: int) -> str:
     return f"{x:,}".replace(",", " ")
 
 
-#: the table's sections, in order (a network section is one more ``summary -> rows`` function)
-SECTIONS: list[Callable[[dict[str, Any]], list[Row]]] = [dufm_section]
+#: the table's sections, in order
+SECTIONS: list[Callable[[dict[str, Any]], list[Row]]] = [dufm_section, net_section]
 
 
 def measured(summary: dict[str, Any] | None) -> bool:
@@ -83,7 +182,8 @@ def render(summary: dict[str, Any] | None, source: str = "benchmarks/results/gpu
         return (
             f"Not measured yet: no `make gpu-check` from a GPU in `{source}`. Run `make gpu-check "
             "PYTHON=python3` on a GPU box, commit the JSON it writes, then `python tools/runtime_table.py "
-            "--write`."
+            "--write`. Meanwhile every `reproduce NAME` of the basin atlases and the network presets prints its "
+            "own estimate, measured on its device, before it starts."
         )
     assert summary is not None
     head = (

@@ -72,7 +72,7 @@ def test_train_then_resume(tmp_path, capsys):
         (["--dataset", "fashion_mnist"], "--data-dir == None"),
         pytest.param(
             ["--device", "cuda"],
-            "--device == 'cuda', must be a CUDA device: this PyTorch (",
+            "--device == 'cuda', must be a CUDA device of this machine (found torch ",
             marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present"),
         ),
         (["--backbone", "mlp", "--feature-dim", "8"], "--feature-dim == 8, must be None with backbone mlp"),
@@ -189,7 +189,8 @@ def test_device_cuda_without_one_is_one_line_and_writes_nothing(tmp_path, capsys
     out = tmp_path / "r"
     assert main([*TINY, "--epochs", "1", "--out", str(out), "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "--device == 'cuda', must be a CUDA device" in err and torch.__version__ in err
+    assert "\n" not in err and "--device == 'cuda', must be a CUDA device of this machine (found " in err
+    assert f"torch {torch.__version__}" in err and "use cpu" in err
     assert not out.exists()
 
 
@@ -218,7 +219,7 @@ def test_a_net_sweep_on_cuda_without_one_writes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["sweep", str(sweep), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "device == 'cuda', must be a CUDA device" in err
+    assert "\n" not in err and "device == 'cuda', must be a CUDA device of this machine (found torch " in err
     assert not out.exists()
 
 

@@ -95,3 +95,34 @@ def test_rank_tolerance_is_dtype_aware():
 )
 def test_rank_tolerance_dtype_spellings(dtype, eps):
     assert rank_tolerance(1.0, (4, 2), dtype) == pytest.approx(4 * eps)
+
+
+def test_a_missing_cuda_device_is_one_message_for_every_device_option():
+    """The DUFM trainer's, the basin atlas's and the network loop's ``device: cuda`` on a machine without
+    one: the same line from one function, naming the option, the device and what torch found."""
+    import torch
+
+    from deepcollapse._core.devices import check_cuda_device, cuda_found
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.experiments.basin_atlas import BasinAtlas
+    from deepcollapse.nets.build import select_device
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    messages = []
+    for make in (
+        lambda: check_cuda_device("device", "cuda"),
+        lambda: select_device("cuda"),
+        lambda: DUFMConfig(device="cuda"),
+        lambda: BasinAtlas(device="cuda"),
+    ):
+        with pytest.raises(ConfigError) as err:
+            make()
+        messages.append(str(err.value))
+    assert len(set(messages)) == 1, messages
+    assert messages[0] == (
+        f"device == 'cuda', must be a CUDA device of this machine (found {cuda_found()}); use cpu (or auto: "
+        "cuda where present)."
+    )
+    assert f"torch {torch.__version__}" in cuda_found()
+    check_cuda_device("device", "cpu")  # nothing to check

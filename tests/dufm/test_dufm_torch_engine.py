@@ -48,6 +48,25 @@ def _records(folder) -> list[dict]:
     return sorted(recs, key=lambda r: (r["step"], r["run"]))
 
 
+def test_chunk_loop_equals_eager_loop_in_the_engine_with_diverging_runs():
+    """The engine alone, over calls of several lengths: the chunk loop diverges the same runs at the same
+    steps as the eager loop and steps the others alike (the trainer's records and summary: the check-tier
+    test below)."""
+    c = DUFMConfig(**DIVERGING)
+    P = [t.numpy().copy() for t in init_params(c).tensors()]
+    lrs = np.array([c.learning_rate(t) for t in range(300)])
+    eager, chunk = TorchEngine(P, c, step_loop="eager"), TorchEngine(P, c, step_loop="chunk")
+    cut = [0, 3, 20, 137, 300]
+    de = {k: v for a, b in zip(cut, cut[1:]) for k, v in eager.advance(a, lrs[a:b]).items()}
+    dc = {k: v for a, b in zip(cut, cut[1:]) for k, v in chunk.advance(a, lrs[a:b]).items()}
+    assert de == dc and 0 < len(dc) < 16 and max(dc.values()) < 10  # some runs diverge, early
+    alive = np.array([r not in dc for r in range(16)])
+    for x, y, p in zip(chunk.numpy_params(), eager.numpy_params(), P):
+        np.testing.assert_allclose(x[alive], y[alive], rtol=1e-5, atol=1e-7)
+        assert not np.allclose(x[alive], p[alive])  # the survivors moved
+
+
+@pytest.mark.check  # two trainer runs with every record's float64 analysis (the engine alone: above)
 def test_chunk_loop_equals_eager_loop_with_diverging_runs(tmp_path):
     c = dict(DIVERGING, steps=300, log_every=20, checkpoint_every=300)
     train_dufm(DUFMConfig(**c, step_loop="eager"), tmp_path / "eager", progress=False)
@@ -178,7 +197,7 @@ def test_device_cuda_without_a_gpu_is_one_line_exit_2_nothing_written(tmp_path, 
         assert main(["dufm", "train", *args, "--out", str(out)]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
         assert len(lines) == 1, lines
-        assert "device == 'cuda', must be a device of this machine (found torch " in lines[0]
+        assert "device == 'cuda', must be a CUDA device of this machine (found torch " in lines[0]
         assert f"torch {torch.__version__}" in lines[0] and "use cpu" in lines[0]
         assert not out.exists()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 import yaml
 
 from deepcollapse.cli import main
@@ -99,20 +100,64 @@ def test_config_is_refused_where_it_has_no_meaning(tmp_path, capsys):
 
 
 def test_an_atlas_file_runs_resumes_and_names_itself_in_the_report(tmp_path, capsys):
-    path = _write(tmp_path, TINY)
+    path = _write(tmp_path, {**TINY, "device": "cuda"})  # written for a GPU box; --device cpu wins over it
     out = tmp_path / "out"
     argv = ["reproduce", "basins", "--config", str(path), "--out", str(out), "--no-progress"]
-    argv += ["--workers", "1"]
+    argv += ["--workers", "1", "--device", "cpu"]
     assert main(argv) == 0
+    configs = [yaml.safe_load(p.read_text()) for p in (out / "points").rglob("config.yaml")]
+    assert configs and all(c["device"] == "cpu" for c in configs)
     runs = pd.read_csv(out / "tables" / "basins_runs.csv")
     atlas = BasinAtlas(**TINY)  # type: ignore[arg-type]
     assert len(runs) == atlas.total_runs == 4
     assert sorted(runs["width"].unique()) == [6, 8] and (runs["classes"] == 4).all()
     report = (out / "report.html").read_text()
     assert f"Read from {path.resolve()}" in report
-    assert f"deepcollapse reproduce basins --config {path.resolve()} --out {out.resolve()}" in report
+    assert (
+        f"deepcollapse reproduce basins --config {path.resolve()} --device cpu --out {out.resolve()}"
+        in report
+    )
     assert "does not apply" in report  # the shipped settings' runtime is not promised for this file
     before = {p: p.stat().st_mtime_ns for p in (out / "points").rglob("params.pt")}
     assert len(before) == 2  # one trainer call per cell
     assert main(argv) == 0  # the same command again reuses every finished trainer call
     assert {p: p.stat().st_mtime_ns for p in (out / "points").rglob("params.pt")} == before
+
+
+def test_device_sets_where_the_shipped_atlas_runs(tmp_path, monkeypatch):
+    """``reproduce basins-gpu --device cpu``: the shipped GPU atlas with its device replaced (every other
+    setting as shipped), said in the report's settings and its command."""
+    import deepcollapse.experiments.basins as basins
+    from deepcollapse.experiments.registry import get_experiment
+
+    ran: list[BasinAtlas] = []
+    monkeypatch.setattr(basins, "run_atlas", lambda ctx, atlas, estimate=False: ran.append(atlas))
+    report = get_experiment("basins-gpu").run(tmp_path / "out", device="cpu").read_text()
+    (atlas,) = ran
+    assert basins.BASINS_GPU.device == "auto" and atlas == basins.BASINS_GPU.replace(device="cpu")
+    assert (
+        "runs per trainer call, device cpu." in report and "reproduce basins-gpu --device cpu --out" in report
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["fig3-left", "--device", "cpu"], "--device == 'cpu', experiment 'fig3-left' has no device setting"),
+        (["basins", "--device", "mps"], "--device == 'mps', must be one of 'cpu', 'cuda', 'auto'"),
+        (["basins", "--batch-seeds", "on"], "--batch-seeds == 'on', experiment 'basins' trains no network"),
+        pytest.param(
+            ["basins-gpu", "--device", "cuda"],
+            "--device == 'cuda', must be a CUDA device of this machine (found torch ",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present"),
+        ),
+    ],
+)
+def test_device_and_batch_seeds_where_they_have_no_meaning_or_no_device(argv, words, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["reproduce", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deepcollapse: error: ") and words in err and err.count("\n") == 1, err
+    if "fig3-left" in argv:
+        assert "run one that computes where you say (the network experiments, basins, basins-gpu)" in err
+    assert not out.exists()

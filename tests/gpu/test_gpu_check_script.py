@@ -49,23 +49,54 @@ def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are
         },
         "net_throughput": {
             "rows": [
-                {"label": "plain", "images_per_s": 10620.0, "flops_per_image": 2.5e9},
-                {"label": "amp", "images_per_s": 8600.0, "flops_per_image": 2.5e9},
-                {"label": "batched x5", "images_per_s": 50000.0, "flops_per_image": 2.5e9, "seeds": 5},
+                {"label": "single", "device": "cuda", "shape": "cifar10", "seeds": 1, "images_per_s": 10620.0,
+                 "images_per_s_per_seed": 10620.0, "flops_per_image": 2.5e9},
+                {"label": "single amp", "device": "cuda", "shape": "cifar10", "seeds": 1,
+                 "images_per_s": 8600.0, "images_per_s_per_seed": 8600.0, "flops_per_image": 2.5e9},
+                {"label": "sequential S=5", "device": "cuda", "shape": "cifar10", "seeds": 5,
+                 "images_per_s": 10000.0, "images_per_s_per_seed": 2000.0, "flops_per_image": 2.5e9},
+                {"label": "batched S=5", "device": "cuda", "shape": "cifar10", "seeds": 5,
+                 "images_per_s": 50000.0, "images_per_s_per_seed": 10000.0, "flops_per_image": 2.5e9,
+                 "ratio_to_sequential": 5.0},
+                {"label": "graph S=5", "device": "cuda", "shape": "mnist", "seeds": 5, "images_per_s": 8e4,
+                 "images_per_s_per_seed": 1.6e4, "flops_per_image": 1e9, "ratio_to_sequential": 6.0},
+                {"label": "batched S=8", "device": "cuda", "shape": "mnist", "skipped": "budget: 3 s left"},
                 {"label": "no flops", "images_per_s": 1.0},
             ]
         },
-    }
+    }  # fmt: skip
     missing: list[str] = []
-    w = {x["label"]: x for x in g.workloads(steps, ceilings, missing)}
-    assert set(w) == {"flagship R=4096 graph", "plain", "amp", "batched x5"}
+    work = g.workloads(steps, ceilings, missing)
+    w = {x["label"]: x for x in work}
+    assert set(w) == {"flagship R=4096 graph", "single", "single amp", "sequential S=5", "batched S=5",
+                      "graph S=5"}  # fmt: skip
     assert w["flagship R=4096 graph"]["tflops"] == pytest.approx(18.0)  # 2e6 · 9e6 / 1e12
     assert w["flagship R=4096 graph"]["ceiling"] == "fp32"
     assert w["flagship R=4096 graph"]["fraction_of_ceiling"] == pytest.approx(18.0 / 50.0)
-    assert w["plain"]["ceiling"] == "tf32" and w["plain"]["fraction_of_ceiling"] == pytest.approx(26.55 / 400)
-    assert w["amp"]["ceiling"] == "bf16" and w["amp"]["fraction_of"]["fp32"] == pytest.approx(21.5 / 50)
-    assert w["batched x5"]["seeds"] == 5
+    assert w["single"]["ceiling"] == "tf32" and w["single"]["fraction_of_ceiling"] == pytest.approx(
+        26.55 / 400
+    )
+    assert w["single amp"]["ceiling"] == "bf16" and w["single amp"]["fraction_of"]["fp32"] == pytest.approx(
+        21.5 / 50
+    )
+    assert w["batched S=5"]["seeds"] == 5
     assert missing == ["net_throughput row 'no flops': no flops_per_image"]
+    # the network step by shape: one seed and S batched seeds, each against its ceiling (TF32, bf16 for amp)
+    net = g.net_summary(work)
+    assert list(net) == ["cifar10", "mnist"]
+    c10 = {e["label"]: e for e in net["cifar10"]}
+    assert [e["what"] for e in net["cifar10"]] == ["one seed", "one seed", "one seed", "5 batched seeds"]
+    assert c10["single amp"]["ceiling"] == "bf16" and c10["single amp"][
+        "fraction_of_ceiling"
+    ] == pytest.approx(8600 * 2.5e9 / 1e12 / 800)
+    b = c10["batched S=5"]
+    assert b["fraction_of_ceiling"] == pytest.approx(50000 * 2.5e9 / 1e12 / 400)
+    assert b["images_per_s_per_seed"] == 10000.0 and b["speedup_over_one_at_a_time"] == 5.0
+    assert "speedup_over_one_at_a_time" not in c10["single"]
+    (graph,) = net["mnist"]
+    assert graph["what"] == "5 batched seeds (CUDA graph)" and graph["fraction_of_ceiling"] == pytest.approx(
+        8e4 * 1e9 / 1e12 / 400
+    )
     assert g.pytest_counts("4 passed, 1 skipped in 12.3s") == {"passed": 4, "skipped": 1}
 
 
@@ -85,11 +116,8 @@ def test_dry_run_on_the_cpu_every_step_within_its_limit_and_leaves_its_rows(tmp_
     assert json.loads(out.read_text()) == summary
     assert summary["gpu_check"] == "dry run on the CPU" and summary["failed"] == []
     assert summary["wall_s"] <= sum(g.LIMITS.values())
-    net_ready = "--max-seconds" in (ROOT / "benchmarks" / "net_throughput.py").read_text()
+    assert set(summary["steps"]) == set(g.LIMITS)
     for name, step in summary["steps"].items():
-        if name == "net_throughput" and not net_ready:
-            assert step["ok"] is None and any("net_throughput" in m for m in summary["missing"])
-            continue
         assert step["ok"] and not step["timed_out"] and step["wall_s"] <= step["limit_s"], (name, step)
         if name != "parity":
             measured = [r for r in step["rows"] if not r.get("skipped") and not r.get("error")]
@@ -98,8 +126,15 @@ def test_dry_run_on_the_cpu_every_step_within_its_limit_and_leaves_its_rows(tmp_
                 r["skipped"] for r in step["rows"] if r.get("skipped")
             ]  # the budget, or no such CPU format
             assert all("budget" in w or "on the CPU" in w for w in why), why
-    assert summary["steps"]["parity"]["counts"]["passed"] >= 3
-    assert "failed" not in summary["steps"]["parity"]["counts"]
+    counts = summary["steps"]["parity"]["counts"]
+    assert counts["passed"] >= 4 and "failed" not in counts  # tests/gpu, batched seeds included
+    # the network step: one seed and S batched seeds, each as a fraction of the CPU's fp32 ceiling
+    net = summary["net"]
+    assert net and all(
+        e["ceiling"] == "fp32" and e["fraction_of_ceiling"] > 0 for v in net.values() for e in v
+    )
+    whats = {e["what"] for v in net.values() for e in v}
+    assert "one seed" in whats and any(w.endswith("batched seeds") for w in whats), whats
     assert summary["ceilings_tflops"]["fp32"] > 0
     rows = [
         r for r in summary["steps"]["dufm_throughput"]["rows"] if r.get("kind") == "step" and "seconds" in r

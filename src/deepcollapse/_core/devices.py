@@ -1,6 +1,6 @@
 """Whether the compute device a user named exists on this machine: one check and one message for every
-command that takes ``--device`` (``dufm train``, the DUFM and basin-atlas settings files; the network loop
-can call the same).
+command that takes ``--device`` (``dufm train``, ``net train`` / ``net resume``, ``reproduce``, ``sweep``, the
+DUFM, network and basin-atlas settings files, the benchmarks).
 
 torch is imported inside the functions (only when a CUDA device is asked for), so validating a config that
 says ``cpu`` stays cheap.
@@ -9,10 +9,14 @@ says ``cpu`` stays cheap.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from deepcollapse._core.checks import ConfigError
 
-__all__ = ["check_cuda_device", "cuda_found"]
+__all__ = ["check_cuda_device", "cuda_found", "cuda_missing_message", "synchronize"]
+
+if TYPE_CHECKING:
+    import torch
 
 
 def cuda_found() -> str:
@@ -54,7 +58,22 @@ def check_cuda_device(name: str, value: str) -> None:
     index = value.partition(":")[2]
     if torch.cuda.is_available() and (not index or int(index) < torch.cuda.device_count()):
         return
-    raise ConfigError(
-        f"{name} == {value!r}, must be a device of this machine (found {cuda_found()}); "
-        "use cpu (or auto: cuda where present)."
-    )
+    raise ConfigError(cuda_missing_message(name, value))
+
+
+def cuda_missing_message(name: str, value: str, instead: str = "cpu (or auto: cuda where present)") -> str:
+    """The one line for a CUDA device ``value`` that this machine lacks (:func:`check_cuda_device`'s
+    message; also for scripts that print it themselves, with their own ``instead``), e.g. ``"device ==
+    'cuda', must be a CUDA device of this machine (found torch 2.13.0+cpu, a CPU-only build); use cpu (or
+    auto: cuda where present)."``"""
+    found = cuda_found()
+    return f"{name} == {value!r}, must be a CUDA device of this machine (found {found}); use {instead}."
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait until ``device`` has finished the work queued on it (a CUDA device; elsewhere work is done when
+    the call returns): what a timing of device work needs at its start and end."""
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(device)

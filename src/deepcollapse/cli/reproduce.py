@@ -9,6 +9,7 @@ Examples::
     deepcollapse reproduce best-known --loss ce --out runs/best-known-ce --workers 2
     deepcollapse reproduce basins --config configs/basins/lr_init.yaml --out runs/atlas --workers 2
     deepcollapse reproduce net-2024-fig4-mnist --device cuda --data-dir ~/data --out runs/fig4-mnist
+    deepcollapse reproduce basins-gpu --device cuda --out runs/atlas-gpu
 """
 
 from __future__ import annotations
@@ -55,31 +56,38 @@ def register(subparsers: Any) -> None:
         "--config",
         help="YAML of the experiment's settings instead of the shipped ones (basins, basins-gpu: the "
         "BasinAtlas fields, e.g. configs/basins/lr_init.yaml; the network experiments: device and "
-        "batch_seeds, as --device / --batch-seeds, which win); only for experiments that take a settings "
-        "file",
+        "batch_seeds); --device / --batch-seeds win over the file's; only for experiments that take a "
+        "settings file",
     )
     add_family_options(p)
-    add_net_options(p)
+    add_run_options(p)
     add_executor_options(p)
     p.set_defaults(func=run)
 
 
-def add_net_options(p: argparse.ArgumentParser) -> None:
-    """``--device``, ``--batch-seeds``: NetConfig fields set in every run of a network experiment (the same
-    names, help and choices as ``net train``, generated from the fields)."""
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """``--device`` (where an experiment computes: every run of a network experiment, the trainer calls of a
+    basin atlas) and ``--batch-seeds`` (every run of a network experiment): the names and choices of ``net
+    train``'s options, generated from the NetConfig fields."""
     from deepcollapse.cli.options import add_config_options
     from deepcollapse.nets.config import NetConfig
 
-    only = "; only for the network experiments (net-*, real-*)"
     fields = {f.name: f for f in dataclasses.fields(NetConfig)}
     add_config_options(
         p,
         NetConfig,
         include=("device", "batch_seeds"),
         overrides={
-            "device": {"help": fields["device"].metadata["help"] + only, "shown_default": "the experiment's"},
+            "device": {
+                "help": "where to compute: the network experiments (net-*, real-*: auto = cuda > mps > "
+                "cpu, cpu, cuda, mps; with cuda their seeds train as one batched network) and the basin "
+                "atlases (basins, basins-gpu: auto = cuda where present, cpu, cuda; basins-gpu runs with "
+                "auto); other experiments refuse it",
+                "shown_default": "the experiment's",
+            },
             "batch_seeds": {
-                "help": fields["batch_seeds"].metadata["help"] + only,
+                "help": fields["batch_seeds"].metadata["help"] + "; only for the network experiments (net-*, "
+                "real-*)",
                 "shown_default": "the experiment's",
             },
         },

@@ -16,6 +16,7 @@ from deepcollapse._core.checks import ConfigError, check_choice, check_float, ch
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.devices import check_cuda_device
 from deepcollapse._core.io import read_json
+from deepcollapse.dufm.config import DEVICES as DUFM_DEVICES
 from deepcollapse.runs.executors import Task
 
 __all__ = ["AXES", "BASIN_CLASSES", "BasinAtlas", "Cell", "atlas_tasks", "cell_config"]
@@ -90,7 +91,7 @@ class BasinAtlas(ConfigMixin):
     loss, activation, eps
         The model family (:mod:`deepcollapse.family`).
     device : {'cpu', 'cuda', 'auto'}
-        Where the trainer runs (``auto``: CUDA when present).
+        Where the trainer runs (``auto``: CUDA when present); ``reproduce basins --device`` sets it.
     best_known : str or None
         A ``best_known.csv`` of ``reproduce best-known`` for the reference losses (module docstring).
     rates : str or None
@@ -117,7 +118,7 @@ class BasinAtlas(ConfigMixin):
     loss: str = "mse"
     activation: str = "relu"
     eps: float | None = None
-    device: str = "cpu"
+    device: str = field(default="cpu", metadata={"choices": DUFM_DEVICES})
     best_known: str | None = None
     rates: str | None = None
 
@@ -157,9 +158,7 @@ class BasinAtlas(ConfigMixin):
         object.__setattr__(self, "records", check_int("records", self.records, min=10))
         if self.records > self.steps:
             raise ConfigError(f"records == {self.records}, must be <= steps = {self.steps}.")
-        from deepcollapse.dufm.config import DEVICES
-
-        check_choice("device", self.device, DEVICES)
+        check_choice("device", self.device, DUFM_DEVICES)
         check_cuda_device("device", self.device)
         if self.rates is not None:
             read_json(self.rates, hint="give the JSON that `benchmarks/gpu_check.py --out FILE` wrote")

@@ -557,12 +557,17 @@ def fig3_right_comparison(ctx: Context, atlas: BasinAtlas, runs: pd.DataFrame) -
 
 
 def _atlas(ctx: Context, shipped: BasinAtlas) -> BasinAtlas:
-    """The atlas of this run: the one read from ``--config`` (described in the report's settings), else the
-    smoke or the shipped preset."""
+    """The atlas of this run: the one read from ``--config`` (described in the report's settings; a
+    ``--device`` already in it), else the smoke or the shipped preset on ``--device`` where given."""
     if ctx.settings is not None:
         ctx.settings_section.text = f"Read from {ctx.config_file}: {describe_atlas(ctx.settings)}"
         return ctx.settings  # type: ignore[no-any-return]
-    return BASINS_SMOKE if ctx.smoke else shipped
+    atlas = BASINS_SMOKE if ctx.smoke else shipped
+    if "device" in ctx.run_options:
+        atlas = atlas.replace(device=ctx.run_options["device"])
+        if not ctx.smoke:
+            ctx.settings_section.text = describe_atlas(atlas)
+    return atlas
 
 
 def _basins(ctx: Context) -> None:

@@ -51,10 +51,12 @@ class NetRunOptions(ConfigMixin):
     batch_seeds: str | int | None = None
 
     def __post_init__(self) -> None:
+        from deepcollapse.nets.build import select_device
         from deepcollapse.nets.config import DEVICES, check_batch_seeds
 
         if self.device is not None:
             check_choice("device", self.device, DEVICES)
+            select_device(self.device)  # a CUDA (or MPS) device this machine lacks: one line naming the file
         if self.batch_seeds is not None:
             self.batch_seeds = check_batch_seeds(self.batch_seeds)
 
@@ -77,7 +79,7 @@ class Context:
         family: dict[str, Any] | None = None,
         settings: Any = None,
         config_file: str | None = None,
-        net_options: dict[str, Any] | None = None,
+        run_options: dict[str, Any] | None = None,
         announce: Callable[[str], None] | None = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
@@ -97,8 +99,9 @@ class Context:
         # the experiment's shipped settings
         self.settings = settings
         self.config_file = config_file
-        # ``reproduce NAME --device ... --batch-seeds ...``: NetConfig fields set in each network sweep's base
-        self.net_options: dict[str, Any] = dict(net_options or {})
+        # ``reproduce NAME --device ... --batch-seeds ...`` (validated, the settings file's under the command
+        # line's): set in each network sweep's base; the basin atlases read ``device``
+        self.run_options: dict[str, Any] = dict(run_options or {})
         # where messages for the user go before the work starts (the command line prints them; default: log)
         self.announce: Callable[[str], None] = announce or log.info
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
@@ -107,7 +110,7 @@ class Context:
             cmd += f" --config {shlex.quote(config_file)}"
         if data_dir is not None:
             cmd += f" --data-dir {shlex.quote(data_dir)}"
-        for key, value in self.net_options.items():
+        for key, value in self.run_options.items():
             cmd += f" --{key.replace('_', '-')} {value}"
         cmd += f" --out {shlex.quote(str(out_dir))}"
         title = f"{experiment.paper} {experiment.figure}: {experiment.name}{' (smoke)' if smoke else ''}"
@@ -135,12 +138,12 @@ class Context:
     def sweep(self, spec: SweepSpec, sub: str = "") -> SweepResult:
         """Run ``spec`` into ``out_dir/sub`` (skipping finished points) and keep its config for the report.
 
-        A network sweep (``kind: net``) takes the run's :attr:`net_options` (``--device``, ``--batch-seeds``)
+        A network sweep (``kind: net``) takes the run's :attr:`run_options` (``--device``, ``--batch-seeds``)
         into its base and, unless it is a smoke run, first announces its runtime estimated from a short
         calibration on the device (:func:`~deepcollapse.experiments.net_runtime.estimate_net_runtime`), which
         also goes into the report."""
-        if spec.kind == "net" and self.net_options:
-            spec = dataclasses.replace(spec, base={**spec.base, **self.net_options})
+        if spec.kind == "net" and self.run_options:
+            spec = dataclasses.replace(spec, base={**spec.base, **self.run_options})
         if spec.kind == "net" and not self.smoke:
             from deepcollapse.experiments.net_runtime import estimate_net_runtime
 
@@ -248,6 +251,20 @@ class Experiment:
     # (:class:`~deepcollapse._core.config.ConfigMixin`) the body finds as ``ctx.settings``; None: no file
     config_class: type[Any] | None = None
 
+    def device_choices(self) -> tuple[str, ...]:
+        """The values ``reproduce NAME --device`` takes for this experiment (empty: it takes none): a network
+        experiment's :class:`~deepcollapse.nets.config.NetConfig` devices, or the choices of the ``device``
+        field of its settings class (the basin atlases: :class:`~deepcollapse.experiments.basin_atlas.
+        BasinAtlas`, whose trainer calls run there)."""
+        if self.kind == "net":
+            from deepcollapse.nets.config import DEVICES
+
+            return DEVICES
+        if self.config_class is None:
+            return ()
+        fields = {f.name: f for f in dataclasses.fields(self.config_class)}
+        return tuple(fields["device"].metadata.get("choices", ())) if "device" in fields else ()
+
     def run(
         self,
         out_dir: str | Path,
@@ -274,17 +291,18 @@ class Experiment:
         ``families``; any other experiment refuses a family other than MSE + ReLU (``ConfigError``).
         ``config``: a YAML file of ``config_class`` fields, instead of the shipped settings (only for an
         experiment with a ``config_class``, not with ``smoke``); read before anything is written.
-        ``device``, ``batch_seeds``: the :class:`~deepcollapse.nets.config.NetConfig` fields of every run of a
-        network experiment (``kind == "net"``; others refuse them), checked before anything is written (a
-        missing CUDA device included); a network experiment that is not a smoke run first announces its
-        runtime estimated on the device through ``announce`` (default: the log)."""
+        ``device``: where it computes, for an experiment with :meth:`device_choices` (the network experiments:
+        every run's :class:`~deepcollapse.nets.config.NetConfig` device; the basin atlases: the atlas's
+        device); ``batch_seeds``: every run's NetConfig ``batch_seeds`` (network experiments only).  Others
+        refuse them; they win over a settings file's and are checked before anything is written (a missing
+        CUDA device included).  A network experiment that is not a smoke run first announces its runtime
+        estimated on the device through ``announce`` (default: the log)."""
         check_executor_options(executor, workers)
         family = check_experiment_family(self, family)
-        settings = read_experiment_config(self, config, smoke)
-        if isinstance(settings, NetRunOptions):  # the command line's options win over the file's
-            device = device if device is not None else settings.device
-            batch_seeds = batch_seeds if batch_seeds is not None else settings.batch_seeds
-        net_options = check_net_options(self, device, batch_seeds)
+        run_options = check_run_options(self, device, batch_seeds)
+        settings = read_experiment_config(self, config, smoke, run_options)
+        if isinstance(settings, NetRunOptions):  # the file's options under the command line's
+            run_options = {k: v for k, v in settings.to_dict().items() if v is not None}
         out = check_output_folder(out_dir, option="--out").resolve()
         self._claim_folder(out, force)
         ctx = Context(
@@ -300,7 +318,7 @@ class Experiment:
             family,
             settings,
             None if config is None else str(Path(config).resolve()),
-            net_options,
+            run_options,
             announce,
         )
         load, t0 = _load_average(), time.perf_counter()
@@ -400,7 +418,7 @@ def check_experiment_family(experiment: Experiment, family: dict[str, Any] | Non
     return fam
 
 
-def check_net_options(
+def check_run_options(
     experiment: Experiment, device: str | None, batch_seeds: str | int | None
 ) -> dict[str, Any]:
     """The validated ``--device`` / ``--batch-seeds`` of one run of ``experiment`` (one-line ``ConfigError``).
@@ -408,44 +426,58 @@ def check_net_options(
     Parameters
     ----------
     experiment : Experiment
-        The experiment to run; only a network experiment (``kind == "net"``) takes them.
+        The experiment to run: ``device`` needs one with :meth:`Experiment.device_choices` (the network
+        experiments, the basin atlases), ``batch_seeds`` a network experiment (``kind == "net"``).
     device : str or None
-        A :class:`~deepcollapse.nets.config.NetConfig` device (``None``: the experiment's own); ``cuda``
-        must exist here.
+        Where it computes (``None``: the experiment's own); ``cuda`` must exist here.
     batch_seeds : str, int or None
         ``auto``, ``on``, ``off`` or N (``None``: the experiment's own).
 
     Returns
     -------
     dict
-        The given options as NetConfig fields.
+        The given options (NetConfig fields; ``device`` is also the basin atlas's field).
     """
     given = {k: v for k, v in (("device", device), ("batch_seeds", batch_seeds)) if v is not None}
-    if not given:
-        return {}
-    first = next(iter(given))
-    if experiment.kind != "net":
+    if "batch_seeds" in given and experiment.kind != "net":
         nets = ", ".join(e.name for e in _REGISTRY.values() if e.kind == "net")
         raise ConfigError(
-            f"--{first.replace('_', '-')} == {given[first]!r}, experiment {experiment.name!r} trains no "
-            "network; "
-            f"drop --device / --batch-seeds, or run a network experiment ({nets})."
+            f"--batch-seeds == {given['batch_seeds']!r}, experiment {experiment.name!r} trains no network; "
+            f"drop --batch-seeds, or run a network experiment ({nets})."
         )
-    from deepcollapse.nets.build import select_device
-    from deepcollapse.nets.config import DEVICES, check_batch_seeds
-
     if "device" in given:
-        check_choice("--device", given["device"], DEVICES)
-        select_device(str(given["device"]))  # cuda without one: the line naming what was found
+        choices = experiment.device_choices()
+        if not choices:
+            takes = ", ".join(e.name for e in _REGISTRY.values() if e.device_choices() and e.kind != "net")
+            raise ConfigError(
+                f"--device == {given['device']!r}, experiment {experiment.name!r} has no device setting; "
+                f"drop --device, or run one that computes where you say (the network experiments, {takes})."
+            )
+        check_choice("--device", given["device"], choices)
+        if experiment.kind == "net":
+            from deepcollapse.nets.build import select_device
+
+            select_device(str(given["device"]))  # cuda (or mps) without one: the line naming what was found
+        else:
+            from deepcollapse._core.devices import check_cuda_device
+
+            check_cuda_device("device", str(given["device"]))
     if "batch_seeds" in given:
+        from deepcollapse.nets.config import check_batch_seeds
+
         given["batch_seeds"] = check_batch_seeds(given["batch_seeds"], "--batch-seeds")
     return given
 
 
-def read_experiment_config(experiment: Experiment, path: str | Path | None, smoke: bool) -> Any:
+def read_experiment_config(
+    experiment: Experiment,
+    path: str | Path | None,
+    smoke: bool,
+    overrides: dict[str, Any] | None = None,
+) -> Any:
     """The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
     ``--config`` or the file: an experiment without a settings file, ``--smoke`` beside it, the file's own
-    errors).
+    errors), with ``overrides`` (the command line's :func:`check_run_options`) in place of the file's values.
 
     Parameters
     ----------
@@ -455,6 +487,8 @@ def read_experiment_config(experiment: Experiment, path: str | Path | None, smok
         The YAML file as given (``None``: the shipped settings).
     smoke : bool
         ``--smoke`` was given (it runs the shipped seconds-long settings, so it excludes a file).
+    overrides : dict, optional
+        Fields set on the command line (validated), which win over the file's.
 
     Returns
     -------
@@ -479,7 +513,12 @@ def read_experiment_config(experiment: Experiment, path: str | Path | None, smok
             "seconds-long settings (a small settings file runs as fast)."
         )
     try:
-        return config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
+        if not overrides:
+            return config_class.from_yaml(Path(path))  # type: ignore[attr-defined]
+        from deepcollapse._core.io import read_yaml
+
+        data = read_yaml(Path(path), expected=f"{config_class.__name__} fields")  # a mapping, or one line
+        return config_class.from_dict({**data, **overrides})  # type: ignore[attr-defined]
     except ConfigError as exc:
         text = str(exc)
         raise ConfigError(text if text.startswith(str(path)) else f"{path}: {text}") from None

@@ -30,7 +30,7 @@ __all__ = ["NET_RUNTIMES"]
 # Expected full-size runtimes: no assumed FLOP rate.  Every run of these experiments (not --smoke) prints its
 # runtime estimated from a short calibration on its own device first (experiments.net_runtime); the README's
 # table of paper-scale runtimes on a GPU is computed from `make gpu-check`'s measured images/s
-# (tools/readme_net_runtimes.py).  On a 2-core CPU a 200-epoch CIFAR-10 run takes days.
+# (tools/runtime_table.py).  On a 2-core CPU a 200-epoch CIFAR-10 run takes days.
 NET_RUNTIMES = {
     name: "estimated at the start from a calibration on the device (--device cuda: seeds batched); "
     "hours on one GPU (README: measured by make gpu-check)"

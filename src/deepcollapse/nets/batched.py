@@ -50,10 +50,7 @@ from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import prepare_run_folder, read_jsonl
 from deepcollapse._core.progress import progress_bar
 from deepcollapse.nets.build import (
-    build_network,
     load_net_data,
-    make_grad_scaler,
-    make_optimizer,
     select_device,
 )
 from deepcollapse.nets.checkpoint import (
@@ -68,7 +65,7 @@ from deepcollapse.nets.checkpoint import (
 from deepcollapse.nets.config import NetConfig, check_batch_seeds
 from deepcollapse.nets.data.datasets import DataSplits, ImageData
 from deepcollapse.nets.evaluate import evaluate
-from deepcollapse.nets.seed_batch import SeedBatch
+from deepcollapse.nets.seed_batch import build_seed_batch
 from deepcollapse.nets.seed_groups import group_runs
 from deepcollapse.nets.step import epoch_order, lr_at
 from deepcollapse.nets.summary import NetSummary
@@ -150,14 +147,8 @@ def _batched_loop(
         torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
     datas = _shared_data(configs, device)
     shape = tuple(datas[0].train.images.shape[1:])
-    models = []
-    for c, d in zip(configs, datas):
-        m = build_network(c, d.in_channels, shape, device).to(device)
-        models.append(m.to(memory_format=torch.contiguous_format))  # type: ignore[call-overload]
     N = len(datas[0].train)
-    batch = SeedBatch(configs, models, N)
-    optimizers = [make_optimizer(c, m) for c, m in zip(configs, models)]
-    scalers = [make_grad_scaler(c, device) for c in configs]
+    batch, models, optimizers, scalers = build_seed_batch(configs, shape, device, N)
     runs = [RunFolder(o, c) for o, c in zip(outs, configs)]
     for run, m, opt, sc in zip(runs, models, optimizers, scalers):
         run.restore(device, m, opt, sc)

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.devices import check_cuda_device
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits, load_dataset
 from deepcollapse.nets.head import HeadNetwork, MLPHead, load_dufm_head_weights
@@ -38,31 +39,18 @@ __all__ = [
 
 
 def select_device(name: str) -> torch.device:
-    """``"auto"``: CUDA if available, else Apple MPS, else CPU; otherwise the named device (checked)."""
+    """``"auto"``: CUDA if available, else Apple MPS, else CPU; otherwise the named device (checked: a CUDA
+    device this machine lacks is :func:`~deepcollapse._core.devices.check_cuda_device`'s one line)."""
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
         if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(
-            f"device == 'cuda', must be a CUDA device: {_cuda_found()}; use --device auto or cpu."
-        )
+    check_cuda_device("device", name)
     if name == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise ConfigError("device == 'mps', must be available (no MPS device found); use auto or cpu.")
     return torch.device(name)
-
-
-def _cuda_found() -> str:
-    """What this machine offers instead of a CUDA device, in words (for the one-line error)."""
-    if torch.version.cuda is None:
-        return f"this PyTorch ({torch.__version__}) is a build without CUDA, so none was found"
-    import os
-
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    where = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
-    return f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}) found no GPU{where}"
 
 
 def load_net_data(config: NetConfig) -> DataSplits:

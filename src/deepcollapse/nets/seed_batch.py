@@ -46,7 +46,7 @@ from deepcollapse.nets.head import HeadNetwork
 from deepcollapse.nets.seed_groups import check_batchable
 from deepcollapse.nets.step import fit_loss, regularisation
 
-__all__ = ["SeedBatch", "batched_train_step"]
+__all__ = ["SeedBatch", "batched_train_step", "build_seed_batch"]
 
 
 class _Objective(nn.Module):
@@ -176,6 +176,42 @@ class SeedBatch:
         out = OrderedDict((k, v.detach().clone()) for k, v in sd.items())
         out._metadata = getattr(sd, "_metadata", None)  # type: ignore[attr-defined]  # module versions
         return out
+
+
+def build_seed_batch(
+    configs: Sequence[NetConfig], in_shape: tuple[int, ...], device: torch.device, n_train: int
+) -> tuple[SeedBatch, list[HeadNetwork], list[torch.optim.Optimizer], list[torch.amp.GradScaler]]:
+    """The S networks of ``configs`` set up for :func:`batched_train_step`, as the batched loop, the runtime
+    calibration and the benchmark set them up: each built by :func:`~deepcollapse.nets.build.build_network`
+    on ``device`` in the contiguous memory format (the batched pass picks its own layout), stacked in a
+    :class:`SeedBatch`, then each seed's optimizer (:func:`~deepcollapse.nets.build.make_optimizer`, over
+    its slices) and loss scaler (:func:`~deepcollapse.nets.build.make_grad_scaler`).
+
+    Parameters
+    ----------
+    configs : sequence of NetConfig
+        One per seed (batchable: :func:`~deepcollapse.nets.seed_groups.check_batchable`).
+    in_shape : tuple of int
+        One sample's shape ``(C, H, W)``.
+    device : torch.device
+        Where the networks live.
+    n_train : int
+        Training samples, for the regularisation.
+
+    Returns
+    -------
+    (SeedBatch, list of HeadNetwork, list of Optimizer, list of GradScaler)
+        The batch, the seeds' networks (views into it), their optimizers and loss scalers.
+    """
+    from deepcollapse.nets.build import build_network, make_grad_scaler, make_optimizer
+
+    models = []
+    for c in configs:
+        m = build_network(c, in_shape[0], in_shape, device).to(device)
+        models.append(m.to(memory_format=torch.contiguous_format))  # type: ignore[call-overload]
+    batch = SeedBatch(configs, models, n_train)
+    optimizers = [make_optimizer(c, m) for c, m in zip(configs, models)]
+    return batch, models, optimizers, [make_grad_scaler(c, device) for c in configs]
 
 
 def batched_train_step(

@@ -2,9 +2,10 @@
 
 :func:`measure_step_rate` times the training step that the loop would take for a batch of runs (one run:
 :func:`~deepcollapse.nets.step.train_step`; several: :func:`~deepcollapse.nets.seed_batch.batched_train_step`
-of a :class:`~deepcollapse.nets.seed_batch.SeedBatch`) on random inputs of the data's shape, on the runs'
-device, after a few warm-up steps (cuDNN's algorithm search, the CUDA context), and, given the data, one
-:func:`~deepcollapse.nets.evaluate.evaluate` of one run (forward passes and the host-side collapse metrics).
+set up by :func:`~deepcollapse.nets.seed_batch.build_seed_batch`) on random inputs of the data's shape, on
+the runs' device, after a few warm-up steps (cuDNN's algorithm search, the CUDA context), and, given the
+data, one :func:`~deepcollapse.nets.evaluate.evaluate` of one run (forward passes and the host-side collapse
+metrics).
 The inputs' values do not change the speed; the networks are fresh ones built from the configs, so the run
 folders are not touched.
 """
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 
 import torch
 
+from deepcollapse._core.devices import synchronize
 from deepcollapse.nets.build import build_network, make_grad_scaler, make_optimizer, select_device
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits
 from deepcollapse.nets.evaluate import evaluate
-from deepcollapse.nets.seed_batch import SeedBatch, batched_train_step
+from deepcollapse.nets.seed_batch import batched_train_step, build_seed_batch
 from deepcollapse.nets.step import train_step
 
 __all__ = ["StepRate", "measure_step_rate"]
@@ -58,11 +60,6 @@ class StepRate:
     def images_per_s(self) -> float:
         """Training images per second, all runs together."""
         return self.seeds * self.batch_size / self.step_s
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def measure_step_rate(
@@ -106,42 +103,39 @@ def measure_step_rate(
         gen = torch.Generator().manual_seed(0)
         x = torch.randn(S, B, *in_shape, generator=gen).to(device)  # (S, B, C, H, W)
         y = torch.randint(0, K, (S, B), generator=gen).to(device)  # (S, B)
-        models = [build_network(c, in_shape[0], in_shape, device).to(device) for c in configs]
-        scalers = [make_grad_scaler(c, device) for c in configs]
         if S == 1:
-            opt = make_optimizer(config, models[0])
+            models = [build_network(config, in_shape[0], in_shape, device).to(device)]
+            opt, scaler = make_optimizer(config, models[0]), make_grad_scaler(config, device)
 
             def step() -> None:
-                train_step(config, models[0], opt, scalers[0], x[0], y[0], 50_000)
+                train_step(config, models[0], opt, scaler, x[0], y[0], 50_000)
 
         else:
-            models = [m.to(memory_format=torch.contiguous_format) for m in models]  # type: ignore[call-overload]
-            batch = SeedBatch(configs, models, 50_000)
-            opts = [make_optimizer(c, m) for c, m in zip(configs, models)]
+            batch, models, opts, scalers = build_seed_batch(configs, in_shape, device, 50_000)
 
             def step() -> None:
                 batched_train_step(batch, opts, scalers, x, y)
 
         for _ in range(warmup):
             step()
-        _sync(device)
+        synchronize(device)
         t0 = time.perf_counter()
         for _ in range(3):
             step()
-        _sync(device)
+        synchronize(device)
         first = (time.perf_counter() - t0) / 3
         n = max(3, int(probe_seconds / max(first, 1e-9)))
         t0 = time.perf_counter()
         for _ in range(n):
             step()
-        _sync(device)
+        synchronize(device)
         step_s = (time.perf_counter() - t0) / n
         eval_s = None
         if data is not None:
             on_device = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
             t0 = time.perf_counter()
             evaluate(config, models[0], on_device)
-            _sync(device)
+            synchronize(device)
             eval_s = time.perf_counter() - t0
     finally:
         torch.set_num_threads(threads)
