@@ -96,8 +96,13 @@ def test_another_result_is_not_overwritten_without_force(tmp_path):
 
 def test_zoomed_slice_holds_the_certified_descent_step():
     """SRG at K = 6 (L = 4) has a descent along −∇f (see test_dufm_landscape); the zoomed slice spans ±3t*
-    and its value at t* is the decrease, checked against the theory engine's eq. (1) at θ − t* ∇f/‖∇f‖ with
-    ∇f from float64 autograd of an objective written here."""
+    and its value at t* is the decrease, checked against the theory engine's eq. (1) at θ + t* u.
+
+    u is the landscape's unit direction; that it is (close to) −∇f/‖∇f‖ is checked with ∇f from float64
+    autograd of an objective written here. SRG sits on ReLU kinks (pre-activations that are 0 in exact
+    arithmetic): which side of a kink a rounded product lands on depends on the BLAS kernel (AVX-512 Intel vs
+    AVX2 AMD), and autograd's one-sided derivative there with it, so the two directions agree only up to those
+    entries (cosine > 0.9), while the step along u itself must reproduce the slice to 1e-6."""
     import torch
 
     from deepcollapse.theory import dufm_objective
@@ -108,22 +113,25 @@ def test_zoomed_slice_holds_the_certified_descent_step():
     r = landscape(params, problem)
     d = r.certified_descent
     assert d is not None and d["along"] == "−∇f" and d["delta"] < 0
-    zoom = descent_slice(params, problem, r.descent_direction, d["step"])
+    u = r.descent_direction
+    assert np.linalg.norm(u) == pytest.approx(1.0, rel=1e-12)
+    zoom = descent_slice(params, problem, u, d["step"])
     t = d["step"]
     assert zoom["a"].min() == pytest.approx(-3 * t) and zoom["a"].max() == pytest.approx(3 * t)
     assert t in zoom["a"] and 0.0 in zoom["a"]
     at = zoom["f"][zoom["a"] == t][0] - zoom["loss"]
     assert at == pytest.approx(d["delta"], rel=1e-9)
+    sizes = np.cumsum([p.size for p in params])[:-1]
+    moved = [p + t * x.reshape(p.shape) for p, x in zip(params, np.split(u, sizes))]
+    f0 = dufm_objective(params[0], params[1:], 0.004, [0.004] * 4).total
+    assert dufm_objective(moved[0], moved[1:], 0.004, [0.004] * 4).total - f0 == pytest.approx(at, rel=1e-6)
     ts = [torch.tensor(p, requires_grad=True) for p in params]
     H = ts[0]
     for W in ts[1:-1]:
         H = torch.relu(W @ H)
     f = ((ts[-1] @ H - torch.eye(6)) ** 2).sum() / 12 + 0.002 * sum((x**2).sum() for x in ts)
-    g = torch.autograd.grad(f, ts)
-    norm = float(torch.sqrt(sum((x**2).sum() for x in g)))
-    moved = [p - t / norm * x.numpy() for p, x in zip(params, g)]
-    f0 = dufm_objective(params[0], params[1:], 0.004, [0.004] * 4).total
-    assert dufm_objective(moved[0], moved[1:], 0.004, [0.004] * 4).total - f0 == pytest.approx(at, rel=1e-6)
+    g = np.concatenate([x.numpy().ravel() for x in torch.autograd.grad(f, ts)])
+    assert float(np.dot(u, -g)) / np.linalg.norm(g) > 0.9
     # the main slice (±0.05 ‖θ‖) is far wider than the step: without the zoom the descent is not visible
     assert 0.05 * np.linalg.norm(np.concatenate([p.ravel() for p in params])) > 10 * t
 
