@@ -57,8 +57,8 @@ import logging
 import math
 import signal
 import time
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
