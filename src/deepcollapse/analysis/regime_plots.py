@@ -6,7 +6,7 @@ Every function takes the per-cell table of :func:`~deepcollapse.experiments.regi
 ``lam``, ``lr``, ``width``, ``outcome``, ``agreement``, ``seeds``, ``p_<label>`` ...) and returns the figure;
 nothing is shown.  The grid's cells are equally spaced, so a geometric grid (the maps' λ and η grow by a
 constant factor) is drawn on a log scale: the tick labels are the values and the axis labels say so.  A head
-``width`` axis (the GPU variant) gives one panel per width.
+``width`` axis (the GPU variant) and convention ``variant`` s give one panel per width and variant.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
@@ -82,20 +83,30 @@ def _position(values: np.ndarray, v: float) -> float | None:
 
 
 def _panels(cells: pd.DataFrame, title: str, per_panel: tuple[float, float]) -> tuple[Figure, list, list]:
-    widths = sorted(cells["width"].unique())
-    fig = Figure(figsize=(per_panel[0] * len(widths) + 0.6, per_panel[1]), layout="constrained")
-    axes = fig.subplots(1, len(widths), squeeze=False)[0]
+    keys = ["width", *(["variant"] if "variant" in cells else [])]
+    groups = [(_panel_title(dict(zip(keys, key))), sub) for key, sub in cells.groupby(keys, sort=False)]
+    cols = min(len(groups), 4)
+    rows = -(-len(groups) // cols)
+    fig = Figure(figsize=(per_panel[0] * cols + 0.6, per_panel[1] * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(groups) :]:
+        ax.set_visible(False)
     chars = max(36, int(11 * fig.get_figwidth()))  # what fits at 10 pt
     fig.suptitle(textwrap.fill(title, chars), fontsize=10)
-    return fig, list(axes), widths
+    return fig, list(axes), groups
 
 
-def _frame(ax, sub: pd.DataFrame, lams: np.ndarray, lrs: np.ndarray, marks: Sequence[Mark], width) -> None:
+def _panel_title(key: dict) -> str:
+    text = f"head width {int(key['width'])}"
+    return text + (f", {key['variant']}" if key.get("variant") else "")
+
+
+def _frame(ax, lams: np.ndarray, lrs: np.ndarray, marks: Sequence[Mark], title: str) -> None:
     ax.set_xticks(range(len(lams)), [f"{v:g}" for v in lams], rotation=30, fontsize=8)
     ax.set_yticks(range(len(lrs)), [f"{v:g}" for v in lrs], fontsize=8)
     ax.set_xlabel(_axis_title("lam", lams), fontsize=9)
     ax.set_ylabel(_axis_title("lr", lrs), fontsize=9)
-    ax.set_title(f"head width {int(width)}", fontsize=9)
+    ax.set_title(title, fontsize=9)
     ax.set_xlim(-0.5, len(lams) - 0.5)
     ax.set_ylim(-0.5, len(lrs) - 0.5)
     for k, (label, lam, lr) in enumerate(marks):
@@ -136,9 +147,8 @@ def plot_outcome_map(cells: pd.DataFrame, marks: Sequence[Mark] = (), *, title: 
     labels = list(OUTCOME_COLOURS)
     cmap = ListedColormap([OUTCOME_COLOURS[k] for k in labels])
     lams, lrs = np.sort(cells["lam"].unique()), np.sort(cells["lr"].unique())
-    fig, axes, widths = _panels(cells, title or "Where the network lands", (1.1 * len(lams) + 1.6, 4.2))
-    for ax, width in zip(axes, widths):
-        sub = cells[cells["width"] == width]
+    fig, axes, groups = _panels(cells, title or "Where the network lands", (1.1 * len(lams) + 1.6, 4.2))
+    for ax, (panel, sub) in zip(axes, groups):
         grid = np.full((len(lrs), len(lams)), np.nan)
         for _, r in sub.iterrows():
             i, j = int(np.searchsorted(lrs, r["lr"])), int(np.searchsorted(lams, r["lam"]))
@@ -161,15 +171,15 @@ def plot_outcome_map(cells: pd.DataFrame, marks: Sequence[Mark] = (), *, title: 
         ax.imshow(
             grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=len(labels) - 0.5, aspect="auto", alpha=0.8
         )
-        _frame(ax, sub, lams, lrs, marks, width)
+        _frame(ax, lams, lrs, marks, panel)
     present = [k for k in labels if (cells["outcome"] == k).any()]
-    handles = [Patch(facecolor=OUTCOME_COLOURS[k], alpha=0.8, label=OUTCOME_TEXT[k]) for k in present]
-    handles.append(Patch(facecolor="white", edgecolor="black", hatch="//", label="seeds disagree"))
+    handles: list[Artist] = [Patch(facecolor=OUTCOME_COLOURS[k], alpha=0.8) for k in present]
+    handles.append(Patch(facecolor="white", edgecolor="black", hatch="//"))
     handles += [
         Rectangle((0, 0), 1, 1, fill=False, edgecolor="black", linewidth=2, linestyle=("-", "--", ":")[k % 3])
         for k in range(len(marks))
     ]
-    names = [h.get_label() for h in handles[: len(present) + 1]] + [m[0] for m in marks]
+    names = [OUTCOME_TEXT[k] for k in present] + ["seeds disagree"] + [m[0] for m in marks]
     fig.legend(handles, names, loc="outside right center", fontsize=8, frameon=False)
     return fig
 
@@ -213,13 +223,12 @@ def plot_value_map(
     Figure
     """
     lams, lrs = np.sort(cells["lam"].unique()), np.sort(cells["lr"].unique())
-    fig, axes, widths = _panels(cells, title or label, (1.0 * len(lams) + 1.4, 4.0))
+    fig, axes, groups = _panels(cells, title or label, (1.0 * len(lams) + 1.4, 4.0))
     values = pd.to_numeric(cells[column], errors="coerce")
     lo = float(np.nanmin(values)) if vmin is None and values.notna().any() else (vmin or 0.0)
     hi = float(np.nanmax(values)) if vmax is None and values.notna().any() else (vmax or 1.0)
     im = None
-    for ax, width in zip(axes, widths):
-        sub = cells[cells["width"] == width]
+    for ax, (panel, sub) in zip(axes, groups):
         grid = np.full((len(lrs), len(lams)), np.nan)
         for _, r in sub.iterrows():
             i, j = int(np.searchsorted(lrs, r["lr"])), int(np.searchsorted(lams, r["lam"]))
@@ -229,9 +238,9 @@ def plot_value_map(
             dark = not pd.isna(v) and hi > lo and (float(v) - lo) / (hi - lo) < 0.5  # viridis: dark low end
             ax.text(j, i, text, ha="center", va="center", fontsize=7.5, color="white" if dark else "black")
         im = ax.imshow(grid, origin="lower", cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
-        _frame(ax, sub, lams, lrs, marks, width)
+        _frame(ax, lams, lrs, marks, panel)
     if im is not None:
-        fig.colorbar(im, ax=axes, label=label, shrink=0.9)
+        fig.colorbar(im, ax=[a for a in axes if a.get_visible()], label=label, shrink=0.9)
     if marks:
         handles = [
             Rectangle(

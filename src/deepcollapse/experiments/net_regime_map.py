@@ -114,6 +114,13 @@ def _regime(ctx: Context, shipped: RegimeMap) -> RegimeMap:
     return REGIME_SMOKE if ctx.smoke else shipped
 
 
+def _panel(row: pd.Series) -> str:
+    variant = row.get("variant")
+    return f"head width {int(row['width'])}" + (
+        f", {variant}" if isinstance(variant, str) and variant else ""
+    )
+
+
 def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime: RegimeMap) -> str:
     counts = cells["outcome"].value_counts()
     parts = [f"{int(counts[k])} cell(s) {k}" for k in OUTCOMES if k in counts]
@@ -123,13 +130,13 @@ def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime
         here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
         if here.empty:
             continue
-        found = "; ".join(f"width {int(r['width'])}: {r['outcomes']}" for _, r in here.iterrows())
+        found = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
         text += f" {label}: {loc.describe()}; there the seeds ended {found}."
     low = cells[cells["outcome"].isin(["low_rank", "srg_like"])]
     if low.empty:
         text += " No cell ends low-rank or SRG-like in the majority of its seeds."
     else:
-        where = ", ".join(f"(λ {r['lam']:g}, η {r['lr']:g})" for _, r in low.iterrows())
+        where = ", ".join(f"(λ {r['lam']:g}, η {r['lr']:g}, {_panel(r)})" for _, r in low.iterrows())
         text += f" Low-rank or SRG-like heads in the majority of seeds at {where}."
     return text
 
@@ -220,7 +227,7 @@ def run_map(ctx: Context, regime: RegimeMap) -> None:
         "regime_train_acc",
         "Training accuracy at the end of training, mean over seeds (0.1 = chance).",
     )
-    shown = ["lam", "lr", "width", "seeds", "outcome", "agreement", "outcomes"]
+    shown = ["lam", "lr", "width", "variant", "seeds", "outcome", "agreement", "outcomes"]
     for k in OUTCOMES:
         if cells[f"p_{k}"].max() > 0:
             shown += [f"p_{k}", f"p_{k}_lo", f"p_{k}_hi"]
@@ -277,36 +284,39 @@ def find_map(out_dir: Path) -> tuple[Path, RegimeMap, pd.DataFrame] | None:
     return None
 
 
-def regime_section(ctx: Context, lam: float, lr: float, claim: str) -> None:
-    """Add the report section "On the regime map": where ``(lam, lr)`` lies on a map found next to the
-    experiment's folder (:func:`find_map`) and what the map found there, then ``claim`` (whether the paper's
-    claim holds in this experiment's own runs, in words with the numbers).
+def regime_section(ctx: Context, settings: list[tuple[float, float]], claim: str) -> None:
+    """Add the report section "On the regime map": where each ``(λ, η)`` of ``settings`` lies on a map found
+    next to the experiment's folder (:func:`find_map`) and what the map found there, then ``claim`` (whether
+    the paper's claim holds in this experiment's own runs, in words with the numbers).
 
     Parameters
     ----------
     ctx : Context
         The figure experiment's context.
-    lam, lr : float
-        Its weight decay and learning rate.
+    settings : list of (float, float)
+        Its weight decays and learning rates.
     claim : str
         The claim's verdict in words.
     """
     found = find_map(ctx.out_dir)
+    parent = ctx.out_dir.resolve().parent
     if found is None:
         where = (
-            f"No regime map was found next to this folder (a net-regime-map* folder in "
-            f"{ctx.out_dir.resolve().parent}); `deepcollapse reproduce net-regime-map --out "
-            f"{ctx.out_dir.resolve().parent / 'net-regime-map'}` makes one, and a re-run of this command "
-            "then places this setting on it."
+            f"No regime map was found next to this folder (a net-regime-map* folder in {parent}); "
+            f"`deepcollapse reproduce net-regime-map --out {parent / 'net-regime-map'}` makes one, and a "
+            "re-run of this command (its runs are reused) then places this setting on it."
         )
     else:
         folder, regime, cells = found
-        loc = locate(regime.lam, regime.lr, lam, lr)
-        here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
-        seen = "; ".join(f"head width {int(r['width'])}: {r['outcomes']}" for _, r in here.iterrows())
+        parts = []
+        for lam, lr in settings:
+            loc = locate(regime.lam, regime.lr, lam, lr)
+            here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
+            seen = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
+            parts.append(f"{loc.describe()}; the map's seeds there ended {seen or 'in no finished run'}")
         where = (
-            f"On the {regime.name} regime map in {folder} ({regime.describe()}): {loc.describe()}; the map's "
-            f"seeds there ended {seen or 'in no finished run'}."
+            f"On the {regime.name} regime map in {folder} ({regime.describe()}; its network differs from "
+            "this experiment's in what the two settings list): " + ". ".join(parts) + "."
         )
     ctx.report.section("On the regime map", f"{where} {claim}")
 

@@ -91,6 +91,10 @@ class RegimeMap(ConfigMixin):
         Runs per cell (seeds ``0 .. seeds − 1``).
     conventions : dict
         Values of the :data:`CONVENTIONS` fields for every run (empty: NetConfig's defaults).
+    variants : dict of str to dict, or None
+        Named sets of :data:`CONVENTIONS` values, a further axis of the map (each cell runs under each
+        variant, over ``conventions``); ``None``: ``conventions`` only.  E.g. ``{default: {}, decoupled:
+        {wd_mode: decoupled}}`` measures one cell under two conventions.
     """
 
     name: str = "custom"
@@ -100,6 +104,7 @@ class RegimeMap(ConfigMixin):
     width: list[int] | None = None
     seeds: int = 3
     conventions: dict[str, Any] = field(default_factory=dict)
+    variants: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.base, dict):
@@ -123,6 +128,18 @@ class RegimeMap(ConfigMixin):
         for key in self.conventions:
             if key not in CONVENTIONS:
                 raise ConfigError(one_of_message("conventions", key, CONVENTIONS))
+        if self.variants is not None:
+            if not isinstance(self.variants, dict) or not self.variants:
+                raise ConfigError(
+                    f"variants == {self.variants!r}, must map variant names to conventions (e.g. "
+                    "{default: {}, decoupled: {wd_mode: decoupled}}), or be left out."
+                )
+            for name, conv in self.variants.items():
+                if not isinstance(conv, dict):
+                    raise ConfigError(f"variants[{name!r}] == {conv!r}, must map convention names to values.")
+                for key in conv:
+                    if key not in CONVENTIONS:
+                        raise ConfigError(one_of_message(f"variants[{name!r}]", key, CONVENTIONS))
         self.spec()  # every run's NetConfig, validated now (one line naming the field)
 
     # --------------------------------------------------------------------------------------------------------
@@ -133,14 +150,23 @@ class RegimeMap(ConfigMixin):
 
     @property
     def cells(self) -> list[dict[str, Any]]:
-        """Every cell's overrides ``{lam, lr[, width]}``, in grid order."""
+        """Every cell's overrides ``{lam, lr[, width]}`` and its variant's conventions, in grid order."""
         out = []
-        for lam, lr, width in itertools.product(self.lam, self.lr, self.widths):
+        variants = list((self.variants or {"": {}}).values())
+        for lam, lr, width, conv in itertools.product(self.lam, self.lr, self.widths, variants):
             cell: dict[str, Any] = {"lam": lam, "lr": lr}
             if width is not None:
                 cell["width"] = width
-            out.append(cell)
+            out.append({**cell, **conv})
         return out
+
+    def variant_of(self, overrides: dict[str, Any]) -> str:
+        """The name of the variant a cell's ``overrides`` belong to (``""`` without variants)."""
+        conv = {k: v for k, v in overrides.items() if k in CONVENTIONS}
+        for name, values in (self.variants or {}).items():
+            if values == conv:
+                return name
+        return ""
 
     @property
     def total_runs(self) -> int:
@@ -177,6 +203,12 @@ class RegimeMap(ConfigMixin):
         )
         if self.width:
             text += f" × head width ∈ {vals(self.width)}"
+        if self.variants:
+            shown = "; ".join(
+                f"{name}: " + (", ".join(f"{k} = {v}" for k, v in c.items()) or "as below")
+                for name, c in self.variants.items()
+            )
+            text += f" × conventions ∈ {{{shown}}}"
         text += f"; {self.seeds} seeds per cell, {self.total_runs} runs"
         conv = ", ".join(f"{k} = {v}" for k, v in self.conventions.items())
         return text + (f"; conventions: {conv}" if conv else "; NetConfig's default conventions")
@@ -219,7 +251,13 @@ def run_table(regime: RegimeMap, out_dir: str | Path, options: dict[str, Any] | 
     -------
     pandas.DataFrame
     """
-    return task_rows(regime.spec(options).tasks(Path(out_dir)))
+    tasks = regime.spec(options).tasks(Path(out_dir))
+    runs = task_rows(tasks)
+    if regime.variants and not runs.empty:
+        names = {t.out_dir: regime.variant_of(t.meta["overrides"]) for t in tasks}
+        finished = [t for t in tasks if _read_summary(Path(t.out_dir)) is not None]  # task_rows' rows
+        runs.insert(3, "variant", [names[t.out_dir] for t in finished])
+    return runs
 
 
 def task_rows(tasks: Sequence[Any]) -> pd.DataFrame:
@@ -274,7 +312,7 @@ def _levels(cfg: dict[str, Any], n_train: Any) -> tuple[float, float | None] | N
     if cfg.get("reg") != "dufm" or not n_train:
         return None
     comp = theory_levels(cfg, int(n_train))
-    return None if comp is None else (float(comp.loss_dnc), comp.loss_srg)
+    return None if comp is None or comp.loss_dnc is None else (float(comp.loss_dnc), comp.loss_srg)
 
 
 def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -296,7 +334,7 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
 
     if runs.empty:
         return pd.DataFrame()
-    keys = ["lam", "lr", "width"]
+    keys = ["lam", "lr", "width", *(["variant"] if "variant" in runs else [])]
     rank_cols = [c for c in runs.columns if c.startswith(("rank_", "coarse_"))]
     out = []
     for key, sub in runs.groupby(keys, sort=True):
