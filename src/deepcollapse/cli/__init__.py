@@ -18,7 +18,7 @@ from deepcollapse._core.checks import DeepCollapseError, Interrupted
 
 # Command-group modules, in the order they appear in --help.  A module that fails to import (e.g. an optional
 # dependency missing) only disables its own commands.
-_GROUPS = ("theory", "metrics", "dufm", "net", "reproduce", "sweep", "demo")
+_GROUPS = ("theory", "metrics", "dufm", "best_known", "net", "reproduce", "sweep", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,12 +38,11 @@ import hashlib
 import json
 import math
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_bytes, atomic_write_json, finite_or_none
@@ -67,7 +66,7 @@ FORMAT_VERSION = 1
 INDEX = "best_known.json"
 ENV = "DEEPCOLLAPSE_REGISTRY"
 #: a point replaces a row only if its loss is lower by more than this (relative, at least absolute 1·this)
-ROUNDING = 4 * float(np.finfo(np.float64).eps)
+ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
 
 
@@ -268,7 +267,8 @@ class Registry:
 
     Examples
     --------
-    >>> import tempfile, numpy as np
+    >>> import tempfile
+    >>> import numpy as np
     >>> from deepcollapse.landscape.solution_file import save_solution
     >>> tmp = tempfile.mkdtemp()
     >>> rng = np.random.default_rng(0)
