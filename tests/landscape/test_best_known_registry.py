@@ -249,3 +249,22 @@ def test_user_registry_follows_the_environment(tmp_path, monkeypatch):
 def test_cell_key_text_names_the_cell():
     key = CellKey("ce+relu", 10, 4, 50, (30, 30, 30, 30), 0.004, (0.004,) * 4)
     assert key.text() == "ce+relu K=10 L=4 n=50 width 30 λ_H1 0.004 λ_W 0.004"
+
+
+def test_a_table_row_takes_the_registry_point_when_lower(tmp_path):
+    """``reproduce best-known``'s row: the search's point is offered; a lower registry row replaces it."""
+    from deepcollapse.experiments.search_experiments import registry_minimum
+
+    high, f_high, low, f_low = two_points(tmp_path)
+    reg = Registry.load(tmp_path / "reg")
+    folder = tmp_path / "point"
+    (folder / "solutions").mkdir(parents=True)
+    (folder / "solutions" / "rank01.npz").write_bytes(high.read_bytes())
+    row = {"solution": "solutions/rank01.npz", "best_loss": f_high}
+    assert registry_minimum(folder, row, reg, "test") == {}  # the search's point is the only one: kept
+    assert reg.get(next(iter(merge(reg)))).loss == pytest.approx(f_high, rel=1e-12)
+    reg.offer(low, PROV)  # found elsewhere, lower
+    new = registry_minimum(folder, row, reg, "test")
+    assert new["best_loss"] == pytest.approx(f_low, rel=1e-12)
+    assert Path(new["solution"]).read_bytes() == low.read_bytes()
+    assert new["best_from"].startswith(f"registry {reg.name}: pytest")
