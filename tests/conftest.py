@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_registry(tmp_path_factory):
     """The best-known user registry of every test is a temporary folder, never the home directory
-    (``$DEEPCOLLAPSE_REGISTRY``; session fixtures such as :func:`smoke_report` and subprocesses inherit it)."""
+    (``$DEEPCOLLAPSE_REGISTRY``; session fixtures such as :func:`smoke_report` and subprocesses inherit
+    it)."""
     import os
 
     old = os.environ.get("DEEPCOLLAPSE_REGISTRY")

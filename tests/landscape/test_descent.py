@@ -32,7 +32,12 @@ def certified_point():
     """A certified point of K = 3, L = 3, n = 1, width 4 (descended from a random start)."""
     rng = np.random.default_rng(0)
     problem = Problem(classes=3, layers=3, n=1, lam_h=LAM, lam_w=[LAM] * 3)
-    start = [rng.normal(size=(4, 3)), rng.normal(size=(4, 4)), rng.normal(size=(4, 4)), rng.normal(size=(3, 4))]
+    start = [
+        rng.normal(size=(4, 3)),
+        rng.normal(size=(4, 4)),
+        rng.normal(size=(4, 4)),
+        rng.normal(size=(3, 4)),
+    ]
     out = descend_until_certified(start, problem)
     assert out.certified
     return problem, out.params

@@ -65,6 +65,7 @@ def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args._words = list(sys.argv[1:] if argv is None else argv)  # the command as typed (provenance)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s"
     )

@@ -35,9 +35,9 @@ def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -
     add_option(p, "--registry", help, shown_default=REGISTRY_DEFAULT, metavar="DIR|off")
 
 
-def command_line(argv: list[str] | None = None) -> str:
+def command_line(args: argparse.Namespace) -> str:
     """The command as typed (the registry rows' provenance)."""
-    return shlex.join(["deepcollapse", *(sys.argv[1:] if argv is None else argv)])
+    return shlex.join(["deepcollapse", *getattr(args, "_words", sys.argv[1:])])
 
 
 def register(subparsers: Any) -> None:
@@ -142,7 +142,7 @@ def _add(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"FILE_OR_DIR == {text!r} does not exist, must be a solution .npz or a registry folder."
             )
-    provenance = Provenance.now(command_line())
+    provenance = Provenance.now(command_line(args))
     offers = []
     for (kind, src), text in zip(sources, args.inputs):
         if kind == "registry":
@@ -194,7 +194,12 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def offer_point(
-    registry: Any, path: str | Path, *, verdict: str | None = None, clarke_residual: float | None = None
+    registry: Any,
+    path: str | Path,
+    args: argparse.Namespace,
+    *,
+    verdict: str | None = None,
+    clarke_residual: float | None = None,
 ) -> None:
     """Offer a command's best point to ``registry`` (``None``: ``--registry off``) and say what happened on
     stderr (one line)."""
@@ -203,7 +208,7 @@ def offer_point(
     from deepcollapse.landscape.best_known import Provenance
 
     offer = registry.offer(
-        path, Provenance.now(command_line()), verdict=verdict, clarke_residual=clarke_residual
+        path, Provenance.now(command_line(args)), verdict=verdict, clarke_residual=clarke_residual
     )
     what = "kept" if offer.kept else "not kept"
     print(f"deepcollapse: best-known registry {registry.path}: {what} ({offer.reason})", file=sys.stderr)

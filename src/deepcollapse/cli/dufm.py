@@ -209,9 +209,9 @@ def _search(args: argparse.Namespace) -> int:
     except SearchInterrupted as exc:
         print(f"deepcollapse: {exc}", file=sys.stderr)
         if best.is_file():  # the best point so far was written: offer it like a finished search's
-            offer_point(registry, best)
+            offer_point(registry, best, args)
         return exc.exit_code
-    offer_point(registry, best)
+    offer_point(registry, best, args)
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
         return 0
@@ -299,7 +299,7 @@ def _landscape(args: argparse.Namespace) -> int:
     if offered is None and args.target and str(args.target).endswith(".npz"):
         offered = Path(args.target)
     if args.refine_kinks and offered is not None:
-        offer_point(registry, offered, verdict=land.verdict, clarke_residual=land.clarke_residual)
+        offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
     if args.json:
         print(json.dumps(finite_or_none(result), indent=2))
         return 0
