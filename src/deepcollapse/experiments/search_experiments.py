@@ -6,8 +6,12 @@ best solution found (:func:`~deepcollapse.landscape.verdicts.landscape`, cached 
 a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
 (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`; ``kink_refinement.json``), whose point, when at least
 as low, is saved as ``solutions/refined.npz`` and re-judged (the row's ``verdict``, beside
-``verdict_before_refinement``, ``kink_refinement`` and the final ``clarke_residual``); the row goes to
-``point.json``.  Each point is one ``search`` task of
+``verdict_before_refinement``, ``kink_refinement`` and the final ``clarke_residual``); a point still not
+certified is descended further (:func:`~deepcollapse.landscape.descent.descend_until_certified`, a count of
+rounds; ``descent``, ``verdict_before_descent``, ``solutions/descended.npz``); the row goes to
+``point.json``.  With a best-known registry (``reproduce --registry``, default the user's) every point is
+offered to it and a lower registry row (user or shipped) replaces the point in the table (``best_from``
+says which, ``search_loss`` keeps the search's own).  Each point is one ``search`` task of
 :mod:`~deepcollapse.runs.executors`, so ``--workers`` processes (or a Ray cluster) run points in
 parallel.  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
 structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),
