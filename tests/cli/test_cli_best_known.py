@@ -77,16 +77,21 @@ def test_add_show_export(tmp_path, points, capsys):
     assert merged["kept"] and merged["loss"] == pytest.approx(f_low, rel=1e-12)
 
 
-def test_add_with_verdict_records_it(tmp_path, points, capsys):
-    _, _, low, _ = points
+def test_add_with_verdict_records_it(tmp_path, capsys):
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    low = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
     reg = str(tmp_path / "reg")
     assert main(["best-known", "add", str(low), "--registry", reg, "--verdict"]) == 0
     capsys.readouterr()
     main(["best-known", "show", "--registry", reg, "--json"])
     (row,) = json.loads(capsys.readouterr().out)
-    from deepcollapse.landscape.verdicts import VERDICTS
+    from deepcollapse.landscape.verdicts import landscape, load_point
 
-    assert row["verdict"] in VERDICTS and row["clarke_residual"] is not None
+    params, problem, _ = load_point(str(low))
+    land = landscape(params, problem)
+    assert row["verdict"] == land.verdict and row["clarke_residual"] == pytest.approx(land.clarke_residual)
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, points, capsys):
@@ -135,3 +140,19 @@ def test_dufm_search_offers_its_best_point(tmp_path, capsys):
     # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
     assert main([*args, "--registry", "off", "--force"]) == 0
     assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()
+
+
+def test_landscape_refine_kinks_offers_its_point_with_the_verdict(tmp_path, capsys):
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    path = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    reg = tmp_path / "reg"
+    args = ["dufm", "landscape", str(path), "--refine-kinks", "--out", str(tmp_path / "land"), "--json"]
+    assert main([*args, "--registry", str(reg), "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    main(["best-known", "show", "--registry", str(reg), "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["verdict"] == result["verdict"]
+    assert row["loss"] == pytest.approx(reference_loss(sol.H1, sol.weights), rel=1e-12)
+    assert row["provenance"]["command"].startswith("deepcollapse dufm landscape")
