@@ -397,7 +397,7 @@ def _is_fit(x: Any) -> bool:
 def _config_for(problem: Problem, params: Sequence[np.ndarray], step: int) -> DUFMConfig:
     """The :class:`DUFMConfig` of ``problem`` with the widths of ``params`` (``runs`` of them, ``steps =
     step``): what the classification reads (the family, ``K``, ``n``, the λs, ``rank_rtol``, ``polish``)."""
-    d = [int(params[0].shape[1])] + [int(W.shape[1]) for W in params[2:]]
+    d = [int(params[0].shape[1])] + [int(W.shape[1]) for W in params[1:-1]]  # d_1 (H1), d_2 .. d_L (rows)
     return DUFMConfig(
         classes=problem.classes,
         n=problem.n,
@@ -436,7 +436,8 @@ def classify(
     problem : Problem or DUFMConfig, optional
         The instance of eq. (1) the parameters solve.  Default: the fit's config (required for arrays).
         With a :class:`~deepcollapse.theory.problem.Problem`, the widths are read off the arrays and the
-        config's other fields (``rank_rtol``, ``polish``) take their defaults.
+        config's other fields (``rank_rtol``, ``polish``, seeds) take their defaults; a config of another
+        number of runs than the arrays hold is used with theirs (seeds ``seed + r``).
     criteria : Criteria
         The thresholds of the rules (default ``Criteria()``, those of ``summary.json`` files).
     diverged : mapping of int to int, optional
@@ -499,8 +500,12 @@ def classify(
         P = [p[None] for p in P]
     if step is None:
         step = max((int(s) for h in (history or {}).values() for s, _ in h), default=0)
-    if config is None:
-        config = problem if isinstance(problem, DUFMConfig) else _config_for(problem, P, step)  # type: ignore[arg-type]
+    if config is None and isinstance(problem, DUFMConfig):
+        config = problem
+        if P and config.runs != len(P[0]):  # e.g. one run of the config's: its seeds are not known
+            config = DUFMConfig.from_dict({**config.to_dict(), "runs": len(P[0]), "seeds": None})
+    elif config is None:
+        config = _config_for(problem, P, step)  # type: ignore[arg-type]
     shapes = [(config.runs, *s) for s in config.shapes]
     if [p.shape for p in P] != shapes:
         raise ConfigError(
