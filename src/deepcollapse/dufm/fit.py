@@ -341,6 +341,7 @@ class ProgressBar(FitCallback):
         self._step = 0
 
     def on_start(self, state: FitState) -> None:
+        """Open the bar at ``state.step``."""
         self._bar = progress_bar(
             total=state.config.steps,
             initial=state.step,
@@ -355,6 +356,9 @@ class ProgressBar(FitCallback):
             self._bar.set_postfix(best=f"{self._best:.6g}")
 
     def on_chunk(self, state: FitState) -> None:
+        """Advance the bar; ``best=`` is a running minimum of the loss."""
+        if self.disable:  # (no bar: spare the engine's best-loss evaluation)
+            return
         self._bar.update(state.step - self._step)
         self._step = state.step
         best = state.best_loss()
@@ -362,6 +366,7 @@ class ProgressBar(FitCallback):
         self._bar.set_postfix(best=f"{self._best:.6g}", diverged=len(state.diverged))
 
     def close(self) -> None:
+        """Close the bar."""
         if self._bar is not None:
             self._bar.close()
 

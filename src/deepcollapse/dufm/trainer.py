@@ -165,10 +165,12 @@ class MetricsLog(FitCallback):
         self.out = Path(out)
 
     def on_start(self, state: FitState) -> None:
-        if state.logged:  # a fresh start (a resumed run's first record is already in the file)
+        """The records of the first step of a fresh run (a resumed run's are already in the file)."""
+        if state.logged:
             self._append(state)
 
     def on_chunk(self, state: FitState) -> None:
+        """The records of a logged step."""
         if state.logged:
             self._append(state)
 
@@ -217,11 +219,13 @@ class Checkpoints(FitCallback):
         self.out = Path(out)
 
     def on_chunk(self, state: FitState) -> None:
+        """A checkpoint at a multiple of ``checkpoint_every``, at ``stop_at`` and when stopping."""
         c = state.config
         if state.step % c.checkpoint_every == 0 or state.step == state.stop_at or state.stopping:
             _write_checkpoint(self.out, state.step, state.params(), state.diverged, c)
 
     def on_end(self, state: FitState) -> None:
+        """A checkpoint if none was written (``steps == 0`` or ``max_steps == 0``)."""
         if not (self.out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
             _write_checkpoint(self.out, state.step, state.params(), state.diverged, state.config)
 
@@ -242,7 +246,7 @@ def _run_loop(
     flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
     # (a tqdm bar, or reports to the sweep's driver when run in a pool worker)
-    callbacks = [MetricsLog(out), Checkpoints(out), ProgressBar(disable=not progress)]
+    callbacks: list[FitCallback] = [MetricsLog(out), Checkpoints(out)] + ([ProgressBar()] if progress else [])
     with stop_on_signals(flag):
         fit = _fit(config, params, step, diverged, callbacks, stop_at=stop_at, log_start=fresh, stop=flag)
     if flag.signum is not None:
