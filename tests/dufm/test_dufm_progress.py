@@ -7,7 +7,7 @@ import itertools
 import torch
 import tqdm.auto
 
-import deepcollapse.dufm.trainer as dufm_module
+import deepcollapse.dufm.fit as dufm_module  # the loop (and its progress bar) of train_dufm
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.trainer import train_dufm
 

@@ -18,14 +18,16 @@ __all__ = ["lazy_exports"]
 def lazy_exports(
     package: str, table: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
-    """``(__getattr__, __dir__, __all__)`` for ``package`` exporting ``table`` (public name -> submodule)."""
+    """``(__getattr__, __dir__, __all__)`` for ``package`` exporting ``table`` (public name -> submodule, or
+    ``"submodule:attribute"`` to export an attribute under another name)."""
 
     def __getattr__(name: str) -> Any:
         try:
             module = table[name]
         except KeyError:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        return getattr(importlib.import_module(f"{package}.{module}"), name)
+        module, _, attribute = module.partition(":")
+        return getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
 
     def __dir__() -> list[str]:
         return sorted(table)

@@ -5,10 +5,14 @@
   analytic and autograd gradients, batched over R runs.
 - :mod:`.kernel` -- the numpy CPU kernel (``advance``, ``advance_limited``, ``numpy_gradients``);
   :mod:`.compiled` -- the same step loop compiled with numba (optional, used when installed).
-- :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: run folders, checkpoints, per-layer metrics.
-- :mod:`.classify` -- ``classify_run``: one trained run classified (``dnc``, ``srg_like``, ``low_rank``, ...)
-  against the theory, with the polish step; :mod:`.summary` -- ``analyze_dufm``: a run folder's runs
-  classified, ``summary.json``.
+- :mod:`.fit` -- ``fit_dufm(config, callbacks) -> DUFMFit``: the GD loop, in memory, nothing written.
+- :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: that loop plus the run folder (checkpoints,
+  ``metrics.jsonl`` with per-layer metrics) as callbacks.
+- :mod:`.classify` -- ``classify(params, problem, criteria) -> DUFMSummary``: runs in memory classified
+  (``dnc``, ``srg_like``, ``low_rank``, ...) against the theory, with the polish step (``classify_run``: one
+  run); :mod:`.criteria` -- its thresholds (``Criteria``); :mod:`.convergence` -- how far a run is from a
+  verdict; :mod:`.results` -- ``DUFMRun``, ``DUFMSummary``; :mod:`.summary` -- ``analyze_dufm``: a run
+  folder read and classified, ``summary.json``.
 
 Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
 ``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
@@ -36,13 +40,20 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "targets": "model",
         "labels": "model",
         "init_run": "model",
+        "fit_dufm": "fit",
+        "DUFMFit": "fit",
+        "FitCallback": "fit",
+        "FitState": "fit",
+        "ProgressBar": "fit",
+        # (not "classify": the name of the submodule dufm.classify; its function is deepcollapse.classify)
+        "Criteria": "criteria",
         "train_dufm": "trainer",
         "resume_dufm": "trainer",
         "observe_run": "trainer",
         "RUN_FILES": "trainer",
         "analyze_dufm": "summary",
-        "DUFMSummary": "summary",
-        "DUFMRun": "classify",
+        "DUFMSummary": "results",
+        "DUFMRun": "results",
         "CLASSIFICATIONS": "classify",
         "advance": "kernel",
         "numpy_gradients": "kernel",

@@ -1,4 +1,11 @@
-"""Classify one trained L-DUFM run against the theory engine: ``classify_run(H1, weights, ...) -> dict``.
+"""Classify trained L-DUFM runs against the theory: ``classify(params, problem, criteria) -> DUFMSummary``.
+
+:func:`classify` takes parameters held in memory (a :class:`~deepcollapse.dufm.fit.DUFMFit` of
+:func:`~deepcollapse.dufm.fit.fit_dufm`, or ``[H1, W_1 .. W_L]``); a run folder is read and classified the
+same way by :func:`deepcollapse.dufm.summary.analyze_dufm`.  The thresholds below (``ZERO_TOL`` ...) are the
+fields of one frozen :class:`~deepcollapse.dufm.criteria.Criteria` (``zero_tol`` ...); the module constants
+keep their old names and hold ``Criteria()``'s defaults.  :func:`classify_run` is the per-run step
+(``summary.json``'s entry as a dict), also used by the search.
 
 For one run ``(H1, weights)`` (all in float64): ``final_loss, fit, reg, grad_norm, ranks`` (numerical rank of
 the post-ReLU class means ``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``),
@@ -76,25 +83,36 @@ otherwise they are ``None`` and ``theory["note"]`` says "no closed form".  Ranks
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse._core.format import fmt_num
-from deepcollapse._core.results import Result
+from deepcollapse._core.io import finite_or_none
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.convergence import convergence_note, steps_to_verdict
+from deepcollapse.dufm.criteria import Criteria
 from deepcollapse.dufm.kernel import numpy_gradients
+from deepcollapse.dufm.results import DUFMRun, DUFMSummary
 from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
-from deepcollapse.theory.constructions.gram import cosine_gram, gram_match
+from deepcollapse.theory.constructions.gram import cosine_gram, gram_match, srg_gram
 from deepcollapse.theory.objective import evaluate, forward
+from deepcollapse.theory.problem import Problem
+
+if TYPE_CHECKING:
+    from deepcollapse.dufm.fit import DUFMFit
 
 __all__ = [
     "CLASSIFICATIONS",
+    "Criteria",
+    "DUFMSummary",
+    "classify",
+    "convergence_note",
     "DNC2_TOL",
     "DNC_CONVERGING_COND",
     "DNC_CONVERGING_GAP",
@@ -112,102 +130,18 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ZERO_TOL = 1e-4
-GRAD_TOL = 1e-4
-PLATEAU_TOL = 1e-3
-GRAM_TOL = 0.05
-DNC2_TOL = 0.05
-DNC_CONVERGING_COND = 0.25
-DNC_CONVERGING_GAP = 5e-3
+_DEFAULT = Criteria()
+# the thresholds by their names of earlier releases: Criteria()'s defaults (pass a Criteria to change them)
+ZERO_TOL = _DEFAULT.zero_tol
+GRAD_TOL = _DEFAULT.grad_tol
+PLATEAU_TOL = _DEFAULT.plateau_tol
+GRAM_TOL = _DEFAULT.gram_tol
+DNC2_TOL = _DEFAULT.dnc2_tol
+DNC_CONVERGING_COND = _DEFAULT.dnc_converging_cond
+DNC_CONVERGING_GAP = _DEFAULT.dnc_converging_gap
 #: Every label :func:`~deepcollapse.dufm.summary.analyze_dufm` gives a run, in the order the rules are tried
 #: (module docstring).
 CLASSIFICATIONS = ("diverged", "zero", "srg_like", "dnc", "dnc_converging", "not_converged", "low_rank")
-
-
-@dataclass(frozen=True, eq=False)
-class DUFMRun(Result):
-    """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
-    :attr:`~deepcollapse.dufm.summary.DUFMSummary.runs`; the classification rules are in the module
-    docstring).
-
-    A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
-    ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
-    first four ``None`` / ``False``); ``norms``, ``loss_decrease_last_10pct`` and ``polish_*`` are absent.
-
-    Attributes
-    ----------
-    run : int
-        Index of the run in the folder (``0 .. runs − 1``).
-    seed : int
-        Its seed (``config.seed + run``).
-    diverged : bool
-        Marked diverged by the trainer, or its final parameters are not finite.
-    diverged_step : int or None
-        The step at which the trainer marked it diverged.
-    final_loss, fit, reg : float or None
-        Eq. (1) (or the family's objective) and its two terms at the final parameters.
-    norms : dict
-        ``{"H1": ‖H_1‖_F, "W": [‖W_l‖_F ...]}`` (they grow without bound at λ = 0).
-    grad_norm : float or None
-        ``‖∇ eq.(1)‖_F`` at the final parameters (float64).
-    loss_decrease_last_10pct : float or None
-        Relative loss decrease over the last 10 % of the steps (``metrics.jsonl``).
-    ranks : list of int or None
-        Numerical ranks of the post-activation class means ``M_1 .. M_L`` (tolerance ``rank_rtol · σ_1``).
-    ranks_pre : list of int or None
-        Those of the pre-activation class means ``M~_2 .. M~_L``.
-    dnc1 : list of float or None
-        ``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``.
-    dnc2_cond : list of float or None
-        ``σ_1 / σ_K`` of ``M_1 .. M_L``.
-    srg_gram_distance : float or None
-        Distance of the cosine Gram matrix of ``M_L`` to the SRG's, up to a permutation (``K >= 6``).
-    classification : str
-        One of :data:`CLASSIFICATIONS`.
-    polished_loss : float or None
-        The lowest explicit loss with the run's class-mean structure (:func:`polish`); ``None`` without a
-        closed form, or with ``config.polish`` false.
-    polish_scales : list of float or None
-        The scales ``c_l`` of the polished structure.
-    polish_source : {'learned', 'collapsed', 'zero', 'run'} or None
-        Which class means the polish started from; ``'run'``: no re-fit is lower than the run's own point,
-        which is kept (``polished_loss == final_loss``).
-    polish_refit_loss : float or None
-        The lowest loss of the collapsed re-fits (may be above ``final_loss`` for a run that has not
-        collapsed).
-    below_dnc : bool
-        ``final_loss < loss_dnc``.
-    steps_to_verdict : int or None
-        For a run labelled ``not_converged`` that is still moving: about how many more steps at the observed
-        rate until the gradient norm reaches ``GRAD_TOL`` or the loss stops falling
-        (:func:`steps_to_verdict`).
-    convergence_note : str or None
-        In words: how far the run is from a verdict and why (``not_converged`` runs only).
-    """
-
-    run: int | None = None
-    seed: int | None = None
-    diverged: bool | None = None
-    diverged_step: int | None = None
-    final_loss: float | None = None
-    fit: float | None = None
-    reg: float | None = None
-    norms: dict[str, Any] | None = None
-    grad_norm: float | None = None
-    loss_decrease_last_10pct: float | None = None
-    ranks: list[int] | None = None
-    ranks_pre: list[int] | None = None
-    dnc1: list[float | None] | None = None
-    dnc2_cond: list[float | None] | None = None
-    srg_gram_distance: float | None = None
-    classification: str | None = None
-    polished_loss: float | None = None
-    polish_scales: list[float] | None = None
-    polish_source: str | None = None
-    polish_refit_loss: float | None = None
-    below_dnc: bool | None = None
-    steps_to_verdict: int | None = None
-    convergence_note: str | None = None
 
 
 def _cosine_gram(M: np.ndarray) -> np.ndarray:
@@ -290,104 +224,6 @@ def polish(
     return best
 
 
-def _decay_rate(history: list[tuple[int, float | None]] | None) -> tuple[float, float, int, int] | str:
-    """``(q, rate at the last step, last step, logging interval)`` of the geometric model of
-    :func:`steps_to_verdict`, or why there is none."""
-    pts = sorted((int(s), float(v)) for s, v in (history or []) if v is not None and math.isfinite(float(v)))
-    pts = [p for i, p in enumerate(pts) if i == 0 or p[0] > pts[i - 1][0]]
-    if len(pts) < 3:
-        return "fewer than three losses were logged (lower --log-every)"
-    (s1, f1), (s2, f2), (s3, f3) = pts[-3:]
-    ra, rb = (f1 - f2) / (s2 - s1), (f2 - f3) / (s3 - s2)
-    if rb <= 0:
-        return "the loss did not fall between the last two records"
-    if ra <= 0 or rb >= ra:
-        return "its decrease is not slowing down yet"
-    ma, mb = (s1 + s2) / 2, (s2 + s3) / 2
-    q = (rb / ra) ** (1.0 / (mb - ma))
-    gaps = [b[0] - a[0] for a, b in zip(pts, pts[1:])]
-    every = max(set(gaps), key=gaps.count)  # the logging interval (the last gap may be shorter)
-    return q, rb * q ** (s3 - mb), s3, every
-
-
-def steps_to_verdict(
-    history: list[tuple[int, float | None]] | None, grad_norm: float, loss: float
-) -> tuple[int | None, str]:
-    """About how many more GD steps, at the observed rate, until a ``not_converged`` run reaches a verdict:
-    its gradient norm at ``GRAD_TOL`` or its loss flat (``PLATEAU_TOL`` over the last 10 % of the steps).
-
-    The model (module docstring): the loss approaches its limit geometrically, the rate of decrease shrinking
-    by ``q`` per step (fitted to the last three logged losses) and the gradient norm by ``√q``; the plateau
-    rule compares the final loss with the last one logged at or before 90 % of the steps, as
-    :func:`classify_run` does with a log every ``log_every`` steps (read off the history).
-
-    Parameters
-    ----------
-    history : list of (step, loss)
-        The run's logged losses (``metrics.jsonl``), the last at the final step.
-    grad_norm : float
-        ``‖∇ eq.(1)‖`` at the final step.
-    loss : float
-        The final loss.
-
-    Returns
-    -------
-    steps : int or None
-        The estimate (``None`` where the model does not apply).
-    why : str
-        How it was obtained, or why there is none.
-    """
-    fit = _decay_rate(history)
-    if isinstance(fit, str):
-        return None, f"no estimate: {fit}"
-    q, rate, T, every = fit
-    log_q = math.log(q)
-    n_grad = math.inf if grad_norm <= GRAD_TOL else 2.0 * math.log(GRAD_TOL / grad_norm) / log_q
-
-    def flat(N: int) -> bool:  # the loss decrease of the plateau rule after T + N steps, under the model
-        end = T + N
-        start = (int(0.9 * end) // every) * every
-        drop = rate * (q ** (start - T) - q ** (end - T)) / -log_q
-        final = loss - rate * (1.0 - q**N) / -log_q  # the loss the rule divides by
-        return drop / max(abs(final), 1e-300) <= PLATEAU_TOL
-
-    grid = sorted({int(math.ceil(x)) for x in np.geomspace(1, 1e12, 1200)})
-    n_flat = next((float(N) for N in grid if flat(N)), math.inf)
-    N = min(n_grad, n_flat)
-    if not math.isfinite(N):
-        return None, "no estimate: the extrapolated decay does not reach a verdict"
-    which = f"the gradient norm reaches {GRAD_TOL:g}" if n_grad <= n_flat else "the loss stops falling"
-    return int(math.ceil(N)), f"until {which}, extrapolating the decay of the last logged losses"
-
-
-def convergence_note(
-    rec: dict[str, Any], history: list[tuple[int, float | None]] | None, loss_dnc: float | None
-) -> tuple[int | None, str]:
-    """``(steps_to_verdict, note)`` of a run labelled ``not_converged`` (module docstring)."""
-    g, plateau = rec["grad_norm"], rec["loss_decrease_last_10pct"]
-    moving = g > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL)
-    if not moving:  # rule 8: converged to a full-rank point that is not DNC
-        flat = "" if plateau is None else f", loss decrease over the last 10 % {fmt_num(plateau, 2)}"
-        cond = rec["dnc2_cond"][-1] if rec.get("dnc2_cond") else None
-        why = [f"M_L's σ_1/σ_K is {fmt_num(cond, 4)} (DNC: <= {1 + DNC2_TOL:g})"]
-        if loss_dnc:
-            gap = rec["final_loss"] / loss_dnc - 1.0
-            why.append(f"its loss is {fmt_num(100 * gap, 3)} % {'above' if gap >= 0 else 'below'} L_DNC")
-        return None, (
-            f"converged (gradient norm {fmt_num(g, 2)}{flat}) to a full-rank point that is not DNC: "
-            f"{' and '.join(why)}; more steps will not change this label"
-        )
-    fell = (
-        "" if plateau is None else f" and the loss fell {fmt_num(plateau, 2)} (relative) over the last 10 %"
-    )
-    steps, how = steps_to_verdict(history, g, rec["final_loss"])
-    head = f"not converged: gradient norm {fmt_num(g, 2)} (> {GRAD_TOL:g}){fell}"
-    if steps is None:
-        return None, f"{head}; {how}"
-    rounded = round(steps, 2 - len(str(steps))) if steps >= 100 else steps  # two significant digits
-    return steps, f"{head}; needs roughly {rounded:,} more steps at this rate ({how})"
-
-
 def _loss_parts(H1: np.ndarray, weights: list[np.ndarray], config: DUFMConfig) -> tuple[float, float, float]:
     """``(loss, fit, reg)`` of eq. (1) (or of the config's model family) for one run, in float64: the
     theory's :func:`~deepcollapse.theory.objective.evaluate`, as the trainer's ``loss_parts``."""
@@ -407,11 +243,19 @@ def classify_run(
     theory: dict[str, Any],
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
+    criteria: Criteria = _DEFAULT,
 ) -> dict[str, Any]:
     """The per-run entry of ``summary.json`` for one run ``(H1, weights)`` of ``config``: loss parts,
     gradient norm, ranks, DNC metrics, SRG Gram distance, the classification (module docstring) and the
-    polish against ``theory`` (:func:`theory_of`).  Also used by the search for its solutions."""
+    polish against ``theory`` (:func:`theory_of`).  Also used by the search for its solutions.
+
+    The step under :func:`classify` (which takes every run of a fit or of a point at once and returns a
+    :class:`~deepcollapse.dufm.results.DUFMSummary`); it returns a dict because it is the JSON entry that
+    :class:`~deepcollapse.dufm.results.DUFMRun` reads.
+    """
     K, L = config.classes, config.layers
+    c = criteria
+    rtol = c.rank_tolerance(config.rank_rtol)
     rec: dict[str, Any] = {"diverged": diverged_step is not None, "diverged_step": diverged_step}
     finite = np.isfinite(H1).all() and all(np.isfinite(W).all() for W in weights)
     if diverged_step is not None or not finite:
@@ -447,29 +291,29 @@ def classify_run(
     grad_norm = math.sqrt(sum(float(np.sum(g**2)) for g in grads))
     posts, pres, feats = _pre_means(H1, weights, K, fam)
     y = np.repeat(np.arange(K), config.n)
-    ranks = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in posts]
-    ranks_pre = [int(numerical_rank(M, rtol=config.rank_rtol)) if np.abs(M).max() > 0 else 0 for M in pres]
+    ranks = [int(numerical_rank(M, rtol=rtol)) if np.abs(M).max() > 0 else 0 for M in posts]
+    ranks_pre = [int(numerical_rank(M, rtol=rtol)) if np.abs(M).max() > 0 else 0 for M in pres]
     dnc1 = [_num(nc1_trace_ratio(X.T, y, K)) for X in feats]
     dnc2 = [_num(nc2_cond(M.T)) if np.abs(M).max() > 0 else None for M in posts]
     srg_dist = None
     if G_srg is not None and np.abs(posts[-1]).max() > 0:
         m = gram_match(_cosine_gram(posts[-1]), G_srg)
-        srg_dist = m["distance"] if m["lower"] <= GRAM_TOL else m["lower"]
-    if fit >= theory["loss_zero"] - ZERO_TOL and reg <= ZERO_TOL:
+        srg_dist = m["distance"] if m["lower"] <= c.gram_tol else m["lower"]
+    if fit >= theory["loss_zero"] - c.zero_tol and reg <= c.zero_tol:
         cls = "zero"
-    elif srg_dist is not None and srg_dist <= GRAM_TOL and L >= 3 and min(ranks[1:-1]) < K:
+    elif srg_dist is not None and srg_dist <= c.gram_tol and L >= 3 and min(ranks[1:-1]) < K:
         cls = "srg_like"
-    elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + DNC2_TOL:
+    elif all(r == K for r in ranks[1:]) and dnc2[-1] is not None and dnc2[-1] <= 1.0 + c.dnc2_tol:
         cls = "dnc"
     elif (
         all(r == K for r in ranks[1:])
         and dnc2[-1] is not None
-        and dnc2[-1] <= 1.0 + DNC_CONVERGING_COND
+        and dnc2[-1] <= 1.0 + c.dnc_converging_cond
         and theory.get("loss_dnc") is not None
-        and 0.0 <= loss / theory["loss_dnc"] - 1.0 <= DNC_CONVERGING_GAP
+        and 0.0 <= loss / theory["loss_dnc"] - 1.0 <= c.dnc_converging_gap
     ):
         cls = "dnc_converging"
-    elif grad_norm > GRAD_TOL and not (plateau is not None and plateau <= PLATEAU_TOL):
+    elif grad_norm > c.grad_tol and not (plateau is not None and plateau <= c.plateau_tol):
         cls = "not_converged"
     elif L >= 2 and min(ranks[1:]) < K:
         cls = "low_rank"
@@ -513,7 +357,7 @@ def classify_run(
     )
     if cls == "not_converged":
         rec["steps_to_verdict"], rec["convergence_note"] = convergence_note(
-            rec, history, theory.get("loss_dnc")
+            rec, history, theory.get("loss_dnc"), c
         )
     return rec
 
@@ -539,3 +383,192 @@ def theory_of(config: DUFMConfig) -> dict[str, Any]:
         "loss_srg": None,
         "loss_zero": loss_zero,
     }
+
+
+# ------------------------------------------------------------------------------------------------------------
+# every run at once: parameters in memory -> DUFMSummary
+# ------------------------------------------------------------------------------------------------------------
+def _is_fit(x: Any) -> bool:
+    # duck-typed rather than isinstance(x, DUFMFit): importing dufm.fit would load torch, and the
+    # classification is numpy/scipy only
+    return all(hasattr(x, a) for a in ("config", "H1", "weights", "diverged", "logged_steps", "history"))
+
+
+def _config_for(problem: Problem, params: Sequence[np.ndarray], step: int) -> DUFMConfig:
+    """The :class:`DUFMConfig` of ``problem`` with the widths of ``params`` (``runs`` of them, ``steps =
+    step``): what the classification reads (the family, ``K``, ``n``, the λs, ``rank_rtol``, ``polish``)."""
+    d = [int(params[0].shape[1])] + [int(W.shape[1]) for W in params[1:-1]]  # d_1 (H1), d_2 .. d_L (rows)
+    return DUFMConfig(
+        classes=problem.classes,
+        n=problem.n,
+        layers=problem.layers,
+        width=d,
+        lam_h=problem.lam_h,
+        lam_w=list(problem.lam_w),
+        loss=problem.loss,
+        activation=problem.activation,
+        eps=problem.eps,
+        runs=int(params[0].shape[0]),
+        steps=step,
+        log_every=max(step, 1),
+        checkpoint_every=max(step, 1),
+    )
+
+
+def classify(
+    params: DUFMFit | Sequence[Any],
+    problem: Problem | DUFMConfig | None = None,
+    criteria: Criteria = _DEFAULT,
+    *,
+    diverged: Mapping[int, int] | None = None,
+    history: Mapping[int, Sequence[tuple[int, float | None]]] | None = None,
+    step: int | None = None,
+) -> DUFMSummary:
+    """Classify every run of a fit held in memory (``dnc``, ``srg_like``, ``low_rank``, ...; module
+    docstring) and compare it with the theory.
+
+    Parameters
+    ----------
+    params : DUFMFit or sequence of array
+        A :class:`~deepcollapse.dufm.fit.DUFMFit` (its config, divergence steps, loss history and step are
+        used), or ``[H1, W_1 .. W_L]`` with a leading run axis (``H1`` of shape ``(R, d_1, K n)``) or of
+        one run (``H1`` of shape ``(d_1, K n)``); numpy arrays or CPU tensors, computed in float64.
+    problem : Problem or DUFMConfig, optional
+        The instance of eq. (1) the parameters solve.  Default: the fit's config (required for arrays).
+        With a :class:`~deepcollapse.theory.problem.Problem`, the widths are read off the arrays and the
+        config's other fields (``rank_rtol``, ``polish``, seeds) take their defaults; a config of another
+        number of runs than the arrays hold is used with theirs (seeds ``seed + r``).
+    criteria : Criteria
+        The thresholds of the rules (default ``Criteria()``, those of ``summary.json`` files).
+    diverged : mapping of int to int, optional
+        ``{run: step}`` of runs the trainer marked diverged (default: the fit's, else none).
+    history : mapping of int to list of (step, loss), optional
+        Each run's logged losses, for the plateau rule and ``steps_to_verdict`` (default: the fit's; without
+        one the plateau rule is not applied).
+    step : int, optional
+        The step the parameters are at (default: the fit's; else the last step of ``history``, else 0).
+
+    Returns
+    -------
+    DUFMSummary
+        As :func:`~deepcollapse.dufm.summary.analyze_dufm` returns for a run folder of the same runs (and
+        writes to ``summary.json``): ``loss_dnc``, ``loss_srg``, ``classifications``, ``runs`` (one
+        :class:`~deepcollapse.dufm.results.DUFMRun` each), ``criteria``, ``theory``, ``config``.
+
+    Raises
+    ------
+    ConfigError
+        ``params`` do not have the shapes of ``problem``, or no problem is given for arrays.
+
+    Examples
+    --------
+    >>> import deepcollapse as dc
+    >>> config = dc.DUFMConfig(classes=3, n=2, layers=2, width=6, lam_h=0.02, lam_w=0.02, steps=2000, runs=4)
+    >>> summary = dc.classify(dc.fit_dufm(config))
+    >>> [run.classification for run in summary.runs]
+    ['dnc', 'low_rank', 'not_converged', 'not_converged']
+    >>> [run.ranks for run in summary.runs]  # of the class means M_1, M_2
+    [[3, 3], [2, 2], [3, 3], [3, 3]]
+    >>> cond = summary.runs[2].dnc2_cond[-1]  # M_2's σ_1/σ_K: a full-rank point, not an orthogonal frame
+    >>> bool(1 + dc.Criteria().dnc2_tol < cond < 1.5)
+    True
+    >>> lenient = dc.classify(dc.fit_dufm(config), criteria=dc.Criteria(dnc2_tol=0.5))  # DNC: σ_1/σ_K <= 1.5
+    >>> [run.classification for run in lenient.runs]
+    ['dnc', 'low_rank', 'dnc', 'dnc']
+    """
+    config: DUFMConfig | None = None
+    if _is_fit(params):
+        fit: Any = params
+        config = problem if isinstance(problem, DUFMConfig) else fit.config
+        if isinstance(problem, Problem) and problem != fit.config.problem:
+            raise ConfigError("problem: differs from the fit's config.problem; pass the fit alone.")
+        arrays: list[Any] = list(fit.params)
+        diverged = fit.diverged if diverged is None else diverged
+        history = {r: fit.history(r) for r in range(len(fit.H1))} if history is None else history
+        step = fit.step if step is None else step
+    elif problem is None:
+        raise ConfigError(
+            "problem: required with arrays (a Problem, or the DUFMConfig they were trained with)."
+        )
+    else:
+        arrays = list(params)  # type: ignore[arg-type]  # (not a DUFMFit: a sequence of arrays)
+    try:
+        P = [np.asarray(p, dtype=np.float64) for p in arrays]
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise ConfigError(f"params: must be a DUFMFit or arrays [H1, W_1 .. W_L] ({e}).") from None
+    if P and P[0].ndim == 2:  # one run
+        P = [p[None] for p in P]
+    if step is None:
+        step = max((int(s) for h in (history or {}).values() for s, _ in h), default=0)
+    if config is None and isinstance(problem, DUFMConfig):
+        config = problem
+        if P and config.runs != len(P[0]):  # e.g. one run of the config's: its seeds are not known
+            config = DUFMConfig.from_dict({**config.to_dict(), "runs": len(P[0]), "seeds": None})
+    elif config is None:
+        config = _config_for(problem, P, step)  # type: ignore[arg-type]
+    shapes = [(config.runs, *s) for s in config.shapes]
+    if [p.shape for p in P] != shapes:
+        raise ConfigError(
+            f"params: shapes {[p.shape for p in P]}, must be {shapes} (H1, W_1 .. W_L of "
+            f"{config.runs} runs of the problem)."
+        )
+    return _summary(config, P, dict(diverged or {}), dict(history or {}), int(step), criteria)
+
+
+def _summary(
+    config: DUFMConfig,
+    params: list[np.ndarray],
+    diverged: dict[int, int],
+    histories: dict[int, Sequence[tuple[int, float | None]]],
+    step: int,
+    criteria: Criteria,
+) -> DUFMSummary:
+    theory = theory_of(config)
+    G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
+    runs = []
+    for r, seed in enumerate(config.run_seeds):
+        rec: dict[str, Any] = {"run": r, "seed": seed}
+        h = histories.get(r)
+        rec.update(
+            classify_run(
+                params[0][r],
+                [W[r] for W in params[1:]],
+                config,
+                diverged.get(r),
+                theory,
+                G_srg,
+                None if h is None else list(h),
+                criteria,
+            )
+        )
+        runs.append(rec)
+    losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run["classification"]] = counts.get(run["classification"], 0) + 1
+    summary: dict[str, Any] = {
+        "loss_dnc": theory["loss_dnc"],
+        "loss_srg": theory["loss_srg"],
+        "loss_zero": theory["loss_zero"],
+        "step": step,
+        "finished": step == config.steps,
+        "best_loss": min(losses) if losses else None,
+        "n_below_dnc": sum(bool(r["below_dnc"]) for r in runs),
+        "classifications": counts,
+        "criteria": criteria.to_dict(config.rank_rtol),
+        "theory": theory,
+        "config": config.to_dict(),
+        "runs": runs,
+    }
+    summary = json.loads(json.dumps(summary, default=_json_default))  # numpy scalars -> JSON numbers
+    return DUFMSummary.from_dict(finite_or_none(summary))
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

@@ -21,16 +21,11 @@ GD is deterministic and the initialisation is a function of the seeds, so a chec
 Model family: ``config.loss``/``activation``/``eps`` (:mod:`deepcollapse.family`) choose the fit term and σ
 of eq. (1) in every engine and in the float64 observation below; defaults are MSE + ReLU.
 
-Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.dufm.kernel`, hand-written
-gradients on OpenBLAS (the compiled step loop of :mod:`dufm_compiled` when numba is installed, else numpy
-with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1``
-splits the runs over that many single-threaded processes (one per core is the fastest layout on CPU).
-``backend='torch'``: :mod:`deepcollapse.dufm.torch_engine`, batched ``bmm``/``baddbmm`` analytic gradients
-or autograd (``grad='autograd'``), on ``cpu`` or ``cuda``, stepped by ``step_loop`` (graph-safe chunks with
-one host synchronisation each, on cuda replayed as CUDA graphs); its chunks last about 1.5 s.
-
-Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
-diverged at ``t`` and frozen there; the other runs go on.
+The loop itself is :func:`deepcollapse.dufm.fit.fit_dufm`'s (engines, chunks, divergence: see there); this
+module adds the run folder as callbacks of that loop (:class:`MetricsLog`, :class:`Checkpoints`, and the
+:class:`~deepcollapse.dufm.fit.ProgressBar`), so a run folder and an in-memory fit of one config hold the same
+numbers bit for bit.  A SIGINT / SIGTERM ends the loop after its current chunk with a checkpoint; the
+message names the resume command.
 """
 
 from __future__ import annotations
@@ -38,10 +33,7 @@ from __future__ import annotations
 import logging
 import math
 import shlex
-import signal
-import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +50,17 @@ from deepcollapse._core.io import (
     prepare_run_folder,
     truncate_jsonl,
 )
-from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
-from deepcollapse.dufm.model import init_params
+from deepcollapse.dufm.fit import (
+    FitCallback,
+    FitState,
+    NumpyEngine,
+    ProgressBar,
+    _fit,
+    initial_params,
+    loss_parts,
+)
+from deepcollapse.dufm.kernel import one_blas_thread
 from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.torch_engine import TorchEngine
 from deepcollapse.metrics.functional import (
@@ -71,13 +70,16 @@ from deepcollapse.metrics.functional import (
     numerical_rank,
     singular_values,
 )
-from deepcollapse.theory.objective import evaluate, forward, objective_from_output
+from deepcollapse.theory.objective import forward, objective_from_output
 
 __all__ = [
+    "Checkpoints",
     "DUFMConfig",
+    "MetricsLog",
     "NumpyEngine",
     "RUN_FILES",
     "TorchEngine",
+    "loss_parts",
     "observe_run",
     "resume_dufm",
     "train_dufm",
@@ -87,26 +89,11 @@ log = logging.getLogger(__name__)
 
 RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoint.pt", "params.pt", "summary.json")
 CHECKPOINT_FORMAT = "deepcollapse.dufm.checkpoint/1"
-_CHUNK = 1000  # at most this many steps between progress-bar updates / interrupt checks ...
-_CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5 s): Ctrl-C is honoured fast
-_CHUNK_SECONDS = 1.5  # the torch engine's chunks: about this long (measured as it goes), 10 .. _CHUNK steps
 
 
-# ------------------------------------------------------------------------------------------------------------
-# small helpers
-# ------------------------------------------------------------------------------------------------------------
 # ------------------------------------------------------------------------------------------------------------
 # observation
 # ------------------------------------------------------------------------------------------------------------
-def loss_parts(
-    H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
-) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64:
-    :func:`deepcollapse.theory.objective.evaluate` of ``config.problem``."""
-    parts = evaluate(H1, weights, config.problem)
-    return parts.total, parts.fit, parts.reg
-
-
 def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: DUFMConfig) -> dict[str, Any]:
     feats = X.T  # (N, d): rows = samples (metrics convention)
     means = class_means(feats, y, config.classes)  # (K, d); M = means.T (d, K)
@@ -150,85 +137,6 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
     return rec
 
 
-# ------------------------------------------------------------------------------------------------------------
-# engines
-# ------------------------------------------------------------------------------------------------------------
-def _ignore_sigint() -> None:  # worker initialiser: Ctrl-C is handled by the parent only
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class NumpyEngine:
-    """The CPU engine: parameters as numpy arrays, stepped by :func:`deepcollapse.dufm.kernel.advance`
-    in-process or in worker processes (the trainer picks it for ``resolved_backend == "numpy"``)."""
-
-    def __init__(self, params: list[np.ndarray], config: DUFMConfig):
-        self.params = params
-        self.config = config
-        self._logged = False
-        self.alive = np.ones(params[0].shape[0], dtype=bool)
-        self._pool: ProcessPoolExecutor | None = None
-        if config.workers > 1 and config.runs > 1:
-            import multiprocessing as mp
-
-            # fork (Linux): workers only run the numpy kernel; scripts need no ``if __name__ == "__main__"``
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(
-                max_workers=min(config.workers, config.runs),
-                mp_context=mp.get_context(method),
-                initializer=_ignore_sigint,
-            )
-
-    def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
-        c = self.config
-        if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
-            # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
-            # and σ_ε may drift apart between the two over many steps, so the log names the one that ran
-            log.info("DUFM kernel: %s, model %s", resolve_kernel(), c.family.name)
-            self._logged = True
-        idx = np.flatnonzero(self.alive)
-        if idx.size == 0:
-            return {}
-        args = (c.classes, c.n, c.lam_h, c.lam_w, c.sub_batch)
-        fam = c.family
-        if self._pool is None:
-            groups = [idx]
-            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args, family=fam)]
-        else:
-            groups = [g for g in np.array_split(idx, min(c.workers, idx.size)) if g.size]
-            futs = [
-                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args, family=fam)
-                for g in groups
-            ]
-            results = [f.result() for f in futs]
-        diverged: dict[int, int] = {}
-        for g, (new, div) in zip(groups, results):
-            for p, q in zip(self.params, new):
-                p[g] = q
-            for j, s in div.items():
-                diverged[int(g[j])] = s
-                self.alive[g[j]] = False
-        return diverged
-
-    def freeze(self, runs: Sequence[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint)."""
-        self.alive[list(runs)] = False
-
-    def best_loss(self) -> float:
-        with one_blas_thread():
-            return _best_loss(self.params, self.alive, self.config)
-
-    def numpy_params(self) -> list[np.ndarray]:
-        return self.params
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-
-
-# ------------------------------------------------------------------------------------------------------------
-# the loop
-# ------------------------------------------------------------------------------------------------------------
 def _params_to_torch(params: Sequence[np.ndarray]) -> list[torch.Tensor]:
     return [torch.from_numpy(np.array(p, copy=True)) for p in params]
 
@@ -249,22 +157,34 @@ def _write_checkpoint(
     )
 
 
-def _append_records(
-    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
-) -> float:
-    """Observe every run at ``step``; append to metrics.jsonl; return the best (lowest) finite loss."""
-    with one_blas_thread():
-        return _observe_all(out, step, params, diverged, config)
+class MetricsLog(FitCallback):
+    """Appends one record per run to ``out/metrics.jsonl`` at every logged step (module docstring): the loss
+    parts of the fit's history and the per-layer collapse metrics of :func:`observe_run`."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+
+    def on_start(self, state: FitState) -> None:
+        """The records of the first step of a fresh run (a resumed run's are already in the file)."""
+        if state.logged:
+            self._append(state)
+
+    def on_chunk(self, state: FitState) -> None:
+        """The records of a logged step."""
+        if state.logged:
+            self._append(state)
+
+    def _append(self, state: FitState) -> None:
+        with one_blas_thread():
+            append_jsonl(self.out / "metrics.jsonl", _records(state))
 
 
-def _observe_all(
-    out: Path, step: int, params: Sequence[np.ndarray], diverged: dict[int, int], config: DUFMConfig
-) -> float:
+def _records(state: FitState) -> list[dict[str, Any]]:
+    config, P, diverged = state.config, state.params(), state.diverged
     seeds = config.run_seeds
-    best = math.inf
     records = []
     for r in range(config.runs):
-        rec: dict[str, Any] = {"step": int(step), "run": r, "seed": seeds[r]}
+        rec: dict[str, Any] = {"step": int(state.step), "run": r, "seed": seeds[r]}
         if r in diverged:
             rec.update(
                 {
@@ -277,7 +197,7 @@ def _observe_all(
                 }
             )
         else:
-            obs = observe_run(params[0][r], [W[r] for W in params[1:]], config)
+            obs = observe_run(P[0][r], [W[r] for W in P[1:]], config)
             rec.update(
                 {
                     "loss": obs["loss"],
@@ -287,18 +207,27 @@ def _observe_all(
                     "layers": obs["layers"],
                 }
             )
-            if obs["loss"] is not None:
-                best = min(best, obs["loss"])
         records.append(rec)
-    append_jsonl(out / "metrics.jsonl", records)
-    return best
+    return records
 
 
-def _best_loss(params: Sequence[np.ndarray], alive: np.ndarray, config: DUFMConfig) -> float:
-    """The lowest finite float64 loss among the ``alive`` runs (NaN if none): the progress bar's best=."""
-    vals = [loss_parts(params[0][r], [W[r] for W in params[1:]], config)[0] for r in np.flatnonzero(alive)]
-    vals = [v for v in vals if math.isfinite(v)]
-    return min(vals) if vals else math.nan
+class Checkpoints(FitCallback):
+    """Writes ``out/checkpoint.pt`` (module docstring) every ``checkpoint_every`` steps, at the step the loop
+    stops at, when asked to stop (a signal), and at the end if none was written (``steps == 0``)."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+
+    def on_chunk(self, state: FitState) -> None:
+        """A checkpoint at a multiple of ``checkpoint_every``, at ``stop_at`` and when stopping."""
+        c = state.config
+        if state.step % c.checkpoint_every == 0 or state.step == state.stop_at or state.stopping:
+            _write_checkpoint(self.out, state.step, state.params(), state.diverged, c)
+
+    def on_end(self, state: FitState) -> None:
+        """A checkpoint if none was written (``steps == 0`` or ``max_steps == 0``)."""
+        if not (self.out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
+            _write_checkpoint(self.out, state.step, state.params(), state.diverged, state.config)
 
 
 def _run_loop(
@@ -312,81 +241,29 @@ def _run_loop(
     fresh: bool,
     max_steps: int | None,
 ) -> DUFMSummary:
-    engine: NumpyEngine | TorchEngine
-    engine = (
-        NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
-    )
-    engine.freeze(list(diverged))
+    """:func:`~deepcollapse.dufm.fit.fit_dufm`'s loop with the run folder's callbacks; then ``params.pt`` and
+    ``summary.json`` (a finished run) or the resume command (stopped by a signal)."""
     flag = StopFlag()  # SIGINT / SIGTERM: checkpoint after the current chunk (a second Ctrl-C gives up)
     stop_at = config.steps if max_steps is None else min(config.steps, step + int(max_steps))
-    bar = progress_bar(  # a tqdm bar, or reports to the sweep's driver when run in a pool worker
-        total=config.steps, initial=step, disable=not progress, desc="dufm", unit="step", dynamic_ncols=True
-    )
-    t0, step0 = time.perf_counter(), step
-    if isinstance(engine, NumpyEngine):
-        chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // math.ceil(config.runs / config.workers)))
-    else:
-        chunk = 10  # then about _CHUNK_SECONDS long, from the rate measured on the previous chunk
-    best_seen = math.inf  # the progress bar's best=: the lowest loss seen so far (a running minimum)
-    try:
-        with stop_on_signals(flag):
-            if fresh:
-                best_seen = _append_records(out, step, engine.numpy_params(), diverged, config)
-                bar.set_postfix(best=f"{best_seen:.6g}")
-            while step < stop_at:
-                nxt = min(
-                    stop_at,
-                    step + chunk,
-                    (step // config.log_every + 1) * config.log_every,
-                    (step // config.checkpoint_every + 1) * config.checkpoint_every,
-                )
-                lrs = np.array([config.learning_rate(t) for t in range(step, nxt)])
-                t_chunk = time.perf_counter()
-                for r, s in engine.advance(step, lrs).items():
-                    diverged[r] = s
-                    log.warning("run %d (seed %d) diverged at step %d", r, config.run_seeds[r], s)
-                if isinstance(engine, TorchEngine):  # (advance synchronised with the device)
-                    rate = (nxt - step) / max(time.perf_counter() - t_chunk, 1e-9)
-                    chunk = int(min(_CHUNK, max(10, rate * _CHUNK_SECONDS)))
-                bar.update(nxt - step)
-                step = nxt
-                record = step % config.log_every == 0 or step == config.steps
-                save = step % config.checkpoint_every == 0 or step == stop_at or flag.signum is not None
-                P = engine.numpy_params() if record or save else []  # (a device-to-host copy)
-                best = _append_records(out, step, P, diverged, config) if record else engine.best_loss()
-                best_seen = best if not math.isfinite(best_seen) else min(best_seen, best)
-                bar.set_postfix(best=f"{best_seen:.6g}", diverged=len(diverged))
-                if save:
-                    _write_checkpoint(out, step, P, diverged, config)
-                if flag.signum is not None:
-                    log.warning("signal %d: checkpoint written at step %d", flag.signum, step)
-                    raise flag.interrupted(
-                        f"stopped by {flag.name} at step {step}; checkpoint written to {out}",
-                        resume=f"deepcollapse dufm resume {shlex.quote(str(out))}",
-                    )
-    finally:
-        bar.close()
-        engine.close()
-    elapsed = time.perf_counter() - t0
-    log.info(
-        "%d steps x %d runs in %.1f s (%.0f runs*steps/s)",
-        step - step0,
-        config.runs,
-        elapsed,
-        (step - step0) * config.runs / max(elapsed, 1e-9),
-    )
-    P = engine.numpy_params()
-    if not (out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
-        _write_checkpoint(out, step, P, diverged, config)
-    if step < config.steps:  # stopped early on purpose (max_steps): a resumable checkpoint is on disk
-        return DUFMSummary.from_dict({"step": step, "finished": False})
+    # (a tqdm bar, or reports to the sweep's driver when run in a pool worker)
+    callbacks: list[FitCallback] = [MetricsLog(out), Checkpoints(out)] + ([ProgressBar()] if progress else [])
+    with stop_on_signals(flag):
+        fit = _fit(config, params, step, diverged, callbacks, stop_at=stop_at, log_start=fresh, stop=flag)
+    if flag.signum is not None:
+        log.warning("signal %d: checkpoint written at step %d", flag.signum, fit.step)
+        raise flag.interrupted(
+            f"stopped by {flag.name} at step {fit.step}; checkpoint written to {out}",
+            resume=f"deepcollapse dufm resume {shlex.quote(str(out))}",
+        )
+    if not fit.finished:  # stopped early on purpose (max_steps): a resumable checkpoint is on disk
+        return DUFMSummary.from_dict({"step": fit.step, "finished": False})
     atomic_torch_save(
         {
-            "H1": torch.from_numpy(np.array(P[0])),
-            "weights": [torch.from_numpy(np.array(W)) for W in P[1:]],
+            "H1": torch.from_numpy(np.array(fit.H1)),
+            "weights": [torch.from_numpy(np.array(W)) for W in fit.weights],
             "config": config.to_dict(),
-            "step": step,
-            "diverged": {int(k): int(v) for k, v in diverged.items()},
+            "step": fit.step,
+            "diverged": {int(k): int(v) for k, v in fit.diverged.items()},
         },
         out / "params.pt",
     )
@@ -443,8 +320,7 @@ def _check_finished_here(out: Path, config: DUFMConfig, force: bool) -> None:
 def _start(out: Path, config: DUFMConfig, *, progress: bool, max_steps: int | None) -> DUFMSummary:
     """Run ``config`` from its initialisation (step 0) in ``out``, which holds its ``config.yaml``."""
     (out / "metrics.jsonl").write_text("")
-    p = init_params(config)
-    params = [t.numpy().copy() for t in p.tensors()]
+    params = initial_params(config)
     return _run_loop(out, config, params, 0, {}, progress=progress, fresh=True, max_steps=max_steps)
 
 

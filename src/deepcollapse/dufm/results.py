@@ -1,0 +1,154 @@
+"""The typed results of the DUFM classification: :class:`DUFMRun` (one run) and :class:`DUFMSummary` (a fit or
+a run folder), returned by :func:`~deepcollapse.dufm.classify.classify` and
+:func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from deepcollapse._core.results import Result
+
+__all__ = ["DUFMRun", "DUFMSummary"]
+
+
+@dataclass(frozen=True, eq=False)
+class DUFMRun(Result):
+    """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
+    :attr:`~deepcollapse.dufm.summary.DUFMSummary.runs`; the classification rules are in the module
+    docstring).
+
+    A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
+    ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
+    first four ``None`` / ``False``); ``norms``, ``loss_decrease_last_10pct`` and ``polish_*`` are absent.
+
+    Attributes
+    ----------
+    run : int
+        Index of the run in the folder (``0 .. runs − 1``).
+    seed : int
+        Its seed (``config.seed + run``).
+    diverged : bool
+        Marked diverged by the trainer, or its final parameters are not finite.
+    diverged_step : int or None
+        The step at which the trainer marked it diverged.
+    final_loss, fit, reg : float or None
+        Eq. (1) (or the family's objective) and its two terms at the final parameters.
+    norms : dict
+        ``{"H1": ‖H_1‖_F, "W": [‖W_l‖_F ...]}`` (they grow without bound at λ = 0).
+    grad_norm : float or None
+        ``‖∇ eq.(1)‖_F`` at the final parameters (float64).
+    loss_decrease_last_10pct : float or None
+        Relative loss decrease over the last 10 % of the steps (``metrics.jsonl``).
+    ranks : list of int or None
+        Numerical ranks of the post-activation class means ``M_1 .. M_L`` (tolerance ``rank_rtol · σ_1``).
+    ranks_pre : list of int or None
+        Those of the pre-activation class means ``M~_2 .. M~_L``.
+    dnc1 : list of float or None
+        ``tr Σ_W / tr Σ_B`` of ``H_1 .. H_L``.
+    dnc2_cond : list of float or None
+        ``σ_1 / σ_K`` of ``M_1 .. M_L``.
+    srg_gram_distance : float or None
+        Distance of the cosine Gram matrix of ``M_L`` to the SRG's, up to a permutation (``K >= 6``).
+    classification : str
+        One of :data:`CLASSIFICATIONS`.
+    polished_loss : float or None
+        The lowest explicit loss with the run's class-mean structure (:func:`polish`); ``None`` without a
+        closed form, or with ``config.polish`` false.
+    polish_scales : list of float or None
+        The scales ``c_l`` of the polished structure.
+    polish_source : {'learned', 'collapsed', 'zero', 'run'} or None
+        Which class means the polish started from; ``'run'``: no re-fit is lower than the run's own point,
+        which is kept (``polished_loss == final_loss``).
+    polish_refit_loss : float or None
+        The lowest loss of the collapsed re-fits (may be above ``final_loss`` for a run that has not
+        collapsed).
+    below_dnc : bool
+        ``final_loss < loss_dnc``.
+    steps_to_verdict : int or None
+        For a run labelled ``not_converged`` that is still moving: about how many more steps at the observed
+        rate until the gradient norm reaches ``GRAD_TOL`` or the loss stops falling
+        (:func:`steps_to_verdict`).
+    convergence_note : str or None
+        In words: how far the run is from a verdict and why (``not_converged`` runs only).
+    """
+
+    run: int | None = None
+    seed: int | None = None
+    diverged: bool | None = None
+    diverged_step: int | None = None
+    final_loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    norms: dict[str, Any] | None = None
+    grad_norm: float | None = None
+    loss_decrease_last_10pct: float | None = None
+    ranks: list[int] | None = None
+    ranks_pre: list[int] | None = None
+    dnc1: list[float | None] | None = None
+    dnc2_cond: list[float | None] | None = None
+    srg_gram_distance: float | None = None
+    classification: str | None = None
+    polished_loss: float | None = None
+    polish_scales: list[float] | None = None
+    polish_source: str | None = None
+    polish_refit_loss: float | None = None
+    below_dnc: bool | None = None
+    steps_to_verdict: int | None = None
+    convergence_note: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class DUFMSummary(Result):
+    """The analysis of a DUFM run folder (``summary.json``) or of a fit in memory: returned by
+    :func:`~deepcollapse.dufm.summary.analyze_dufm`, :func:`~deepcollapse.dufm.classify.classify`,
+    :func:`~deepcollapse.dufm.trainer.train_dufm` and :func:`~deepcollapse.dufm.trainer.resume_dufm`.
+
+    A training stopped early on purpose (``max_steps``) returns a summary holding only ``step`` and
+    ``finished = False`` (its other fields are ``None`` and absent from ``to_dict()``).  Read-only key access
+    (``summary["runs"][0]["classification"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    loss_dnc, loss_srg : float or None
+        The closed-form optimal DNC and SRG losses of the problem (``None`` without a closed form;
+        ``loss_srg`` also where SRG is undefined, ``K < 6``).
+    loss_zero : float or None
+        The fit of the all-zero network (1/2 for MSE, ``log K`` for cross-entropy).
+    step : int
+        The step of the parameters analysed.
+    finished : bool
+        ``step == config.steps``.
+    best_loss : float or None
+        The lowest final loss over the runs that did not diverge.
+    n_below_dnc : int or None
+        How many runs ended below ``loss_dnc``.
+    classifications : dict of str to int or None
+        Number of runs per label of :data:`~deepcollapse.dufm.classify.CLASSIFICATIONS` (labels with no run
+        are absent).
+    criteria : dict or None
+        The tolerances of the classification (``zero_tol, grad_tol, plateau_tol, gram_tol, dnc2_tol,
+        dnc_converging_cond, dnc_converging_gap, rank_rtol``).
+    theory : dict or None
+        The :class:`~deepcollapse.theory.compare.Comparison` as a dict plus ``closed_form: True``, or, without
+        a closed form, ``{closed_form: False, note, family, loss_dnc: None, loss_srg: None, loss_zero}``.
+    config : dict or None
+        The run's :class:`~deepcollapse.dufm.config.DUFMConfig` as a dict.
+    runs : list of DUFMRun or None
+        One entry per run.
+    """
+
+    _nested = {"runs": DUFMRun}
+
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+    loss_zero: float | None = None
+    step: int | None = None
+    finished: bool | None = None
+    best_loss: float | None = None
+    n_below_dnc: int | None = None
+    classifications: dict[str, int] | None = None
+    criteria: dict[str, float] | None = None
+    theory: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    runs: list[DUFMRun] | None = None
