@@ -20,8 +20,9 @@ from scipy.optimize import brentq
 from deepcollapse._core.checks import ConfigError
 from deepcollapse.cli import main
 from deepcollapse.experiments.net_claims import fig2_claim, fig4_claim, fig10_claim
-from deepcollapse.experiments.net_regime_map import REGIME_SMOKE, SETTINGS_FILE, find_map
-from deepcollapse.experiments.regime_map import RegimeMap, cell_table, locate, run_table
+from deepcollapse.experiments.net_regime_map import REGIME_SMOKE
+from deepcollapse.experiments.regime_location import SETTINGS_FILE, find_map, locate
+from deepcollapse.experiments.regime_map import RegimeMap, cell_table, run_table
 from deepcollapse.nets.outcome import OUTCOMES
 
 BASE = dict(REGIME_SMOKE.base)

@@ -360,7 +360,7 @@ def _claim_section(
     """The report's "On the regime map" section: this setting on the map and whether the paper's claim holds
     in these runs (:mod:`deepcollapse.experiments.net_claims`)."""
     from deepcollapse.experiments.net_claims import fig2_claim, fig4_claim
-    from deepcollapse.experiments.net_regime_map import regime_section
+    from deepcollapse.experiments.regime_location import regime_section
     from deepcollapse.experiments.regime_map import task_rows
 
     if "fig2" in name and levels is not None:
@@ -404,7 +404,7 @@ def _rank_body(name: str) -> Callable[[Context], None]:
             "Per run (last evaluation).",
         )
         from deepcollapse.experiments.net_claims import fig10_claim
-        from deepcollapse.experiments.net_regime_map import regime_section
+        from deepcollapse.experiments.regime_location import regime_section
         from deepcollapse.experiments.regime_map import task_rows
 
         labels = task_rows(result.spec.tasks(result.out_dir))[["lam", "seed", "label"]]

@@ -27,22 +27,16 @@ next to their own folder and says in words whether the paper's claim holds there
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.regime_map import (
-    PAPER_SETTINGS,
-    RegimeMap,
-    cell_table,
-    locate,
-    run_table,
-)
+from deepcollapse.experiments.regime_location import CELLS_TABLE, SETTINGS_FILE, locate, panel_name
+from deepcollapse.experiments.regime_map import PAPER_SETTINGS, RegimeMap, cell_table, run_table
 from deepcollapse.nets.outcome import OUTCOMES
 
-__all__ = ["REGIME_GPU", "REGIME_LAPTOP", "REGIME_SMOKE", "find_map", "regime_section"]
+__all__ = ["REGIME_GPU", "REGIME_LAPTOP", "REGIME_SMOKE", "run_map"]
 
 _NET: dict[str, Any] = {
     "dataset": "mnist_5k",
@@ -95,9 +89,6 @@ REGIME_SMOKE = RegimeMap(
     lr=[0.01, 0.04],
     seeds=2,
 )
-#: The file a map's folder records its settings in (what :func:`find_map` reads).
-SETTINGS_FILE = "regime_map.yaml"
-CELLS_TABLE = "regime_cells"
 
 
 def _marks() -> list[tuple[str, float, float]]:
@@ -130,13 +121,13 @@ def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime
         here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
         if here.empty:
             continue
-        found = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
+        found = "; ".join(f"{panel_name(r)}: {r['outcomes']}" for _, r in here.iterrows())
         text += f" {label}: {loc.describe()}; there the seeds ended {found}."
     low = cells[cells["outcome"].isin(["low_rank", "srg_like"])]
     if low.empty:
         text += " No cell ends low-rank or SRG-like in the majority of its seeds."
     else:
-        where = ", ".join(f"(λ {r['lam']:g}, η {r['lr']:g}, {_panel(r)})" for _, r in low.iterrows())
+        where = ", ".join(f"(λ {r['lam']:g}, η {r['lr']:g}, {panel_name(r)})" for _, r in low.iterrows())
         text += f" Low-rank or SRG-like heads in the majority of seeds at {where}."
     return text
 
@@ -252,73 +243,6 @@ def _net_regime_map(ctx: Context) -> None:
 
 def _net_regime_map_gpu(ctx: Context) -> None:
     run_map(ctx, _regime(ctx, REGIME_GPU))
-
-
-# ------------------------------------------------------------------------------------------------------------
-# The figure experiments read the map
-# ------------------------------------------------------------------------------------------------------------
-
-
-def find_map(out_dir: Path) -> tuple[Path, RegimeMap, pd.DataFrame] | None:
-    """A finished regime map next to ``out_dir`` (a sibling folder ``net-regime-map*`` holding its settings
-    and its cells table), the full-size ones first; ``None`` where there is none.
-
-    Parameters
-    ----------
-    out_dir : Path
-        A figure experiment's folder (``out/real-mnist5k-fig4``: looks in ``out/``).
-
-    Returns
-    -------
-    (Path, RegimeMap, DataFrame) or None
-        The map's folder, settings and :func:`~deepcollapse.experiments.regime_map.cell_table`.
-    """
-    parent = Path(out_dir).resolve().parent
-    for folder in sorted(parent.glob("net-regime-map*"), key=lambda p: ("smoke" in p.name, p.name)):
-        settings, cells = folder / SETTINGS_FILE, folder / "tables" / f"{CELLS_TABLE}.csv"
-        if settings.is_file() and cells.is_file():
-            try:
-                return folder, RegimeMap.from_yaml(settings), pd.read_csv(cells)
-            except Exception:  # a damaged or foreign folder is no map
-                continue
-    return None
-
-
-def regime_section(ctx: Context, settings: list[tuple[float, float]], claim: str) -> None:
-    """Add the report section "On the regime map": where each ``(λ, η)`` of ``settings`` lies on a map found
-    next to the experiment's folder (:func:`find_map`) and what the map found there, then ``claim`` (whether
-    the paper's claim holds in this experiment's own runs, in words with the numbers).
-
-    Parameters
-    ----------
-    ctx : Context
-        The figure experiment's context.
-    settings : list of (float, float)
-        Its weight decays and learning rates.
-    claim : str
-        The claim's verdict in words.
-    """
-    found = find_map(ctx.out_dir)
-    parent = ctx.out_dir.resolve().parent
-    if found is None:
-        where = (
-            f"No regime map was found next to this folder (a net-regime-map* folder in {parent}); "
-            f"`deepcollapse reproduce net-regime-map --out {parent / 'net-regime-map'}` makes one, and a "
-            "re-run of this command (its runs are reused) then places this setting on it."
-        )
-    else:
-        folder, regime, cells = found
-        parts = []
-        for lam, lr in settings:
-            loc = locate(regime.lam, regime.lr, lam, lr)
-            here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
-            seen = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
-            parts.append(f"{loc.describe()}; the map's seeds there ended {seen or 'in no finished run'}")
-        where = (
-            f"On the {regime.name} regime map in {folder} ({regime.describe()}; its network differs from "
-            "this experiment's in what the two settings list): " + ". ".join(parts) + "."
-        )
-    ctx.report.section("On the regime map", f"{where} {claim}")
 
 
 def _register() -> None:

@@ -1,6 +1,7 @@
 """The network regime map's settings and tables: :class:`RegimeMap` (the grid, the network, the conventions;
 validated at construction), its sweep (:meth:`RegimeMap.spec`), the per-run and per-cell tables read from the
-run folders (:func:`run_table`, :func:`cell_table`) and :func:`locate`, which places a setting on a map.  The
+run folders (:func:`run_table`, :func:`cell_table`); where a setting lies on a map:
+:mod:`deepcollapse.experiments.regime_location`.  The
 experiment, its report and figures: :mod:`deepcollapse.experiments.net_regime_map`.
 
 A map is a grid over weight decay ``lam`` × learning rate ``lr`` (× head ``width``, the GPU variant's third
@@ -22,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from deepcollapse._core.checks import ConfigError, check_float, check_int, one_of_message
@@ -32,10 +32,8 @@ from deepcollapse.nets.outcome import OUTCOMES
 __all__ = [
     "CONVENTIONS",
     "PAPER_SETTINGS",
-    "MapLocation",
     "RegimeMap",
     "cell_table",
-    "locate",
     "run_table",
     "task_rows",
 ]
@@ -365,81 +363,3 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
             row[c] = float(vals.mean()) if vals.notna().any() else math.nan
         out.append(row)
     return pd.DataFrame(out)
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Where a setting lies on a map
-# ------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MapLocation:
-    """The cell of a map nearest to a setting (in log λ and log η) and whether the setting is a grid cell.
-
-    Attributes
-    ----------
-    lam, lr : float
-        The setting.
-    cell_lam, cell_lr : float
-        The nearest cell's.
-    on_grid : bool
-        The setting is that cell (to 1e-9 relative).
-    inside : bool
-        The setting lies within the grid's ranges of λ and η.
-    steps : float
-        log-distance to the cell in units of the grid's steps (max over the two axes; 0 on the grid).
-    """
-
-    lam: float
-    lr: float
-    cell_lam: float
-    cell_lr: float
-    on_grid: bool
-    inside: bool
-    steps: float
-
-    def describe(self) -> str:
-        """The location in words."""
-        if self.on_grid:
-            return f"λ = {self.lam:g}, η = {self.lr:g} is a cell of the map"
-        where = "inside" if self.inside else "outside"
-        return (
-            f"λ = {self.lam:g}, η = {self.lr:g} lies {where} the map's grid; the nearest cell is λ = "
-            f"{self.cell_lam:g}, η = {self.cell_lr:g} ({self.steps:.2g} grid steps away in log scale)"
-        )
-
-
-def _step(values: np.ndarray) -> float:
-    lv = np.log(np.sort(values))
-    return float(np.median(np.diff(lv))) if len(lv) > 1 else 1.0
-
-
-def locate(lam_values: Sequence[float], lr_values: Sequence[float], lam: float, lr: float) -> MapLocation:
-    """The cell of a ``lam_values`` × ``lr_values`` grid nearest to ``(lam, lr)`` in log scale.
-
-    Parameters
-    ----------
-    lam_values, lr_values : sequence of float
-        The grid's axes (positive).
-    lam, lr : float
-        The setting (positive).
-
-    Returns
-    -------
-    MapLocation
-
-    Examples
-    --------
-    >>> loc = locate([0.01, 0.04], [0.01, 0.04], 0.02, 0.01)
-    >>> (loc.cell_lr, loc.on_grid, loc.inside)
-    (0.01, False, True)
-    """
-    lams, lrs = np.asarray(lam_values, dtype=float), np.asarray(lr_values, dtype=float)
-    dl = np.abs(np.log(lams) - math.log(lam)) / _step(lams)
-    dr = np.abs(np.log(lrs) - math.log(lr)) / _step(lrs)
-    i, j = int(np.argmin(dl)), int(np.argmin(dr))
-    on = bool(math.isclose(lams[i], lam, rel_tol=1e-9) and math.isclose(lrs[j], lr, rel_tol=1e-9))
-    inside = bool(lams.min() <= lam <= lams.max() and lrs.min() <= lr <= lrs.max())
-    return MapLocation(
-        lam, lr, float(lams[i]), float(lrs[j]), on, inside, 0.0 if on else float(max(dl[i], dr[j]))
-    )

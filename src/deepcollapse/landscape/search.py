@@ -249,7 +249,7 @@ def search_dufm(
             saved += (
                 f"; best loss so far {partial.best_loss:.10f}"
                 + _versus(theory)
-                + f"; its {len(partial.solutions)} best point(s) written to {out / 'solutions'}"
+                + f"; its {len(partial.solutions or [])} best point(s) written to {out / 'solutions'}"
             )
         raise SearchInterrupted(
             out, resume_command(out, config), flag.signum or signal.SIGINT, saved
