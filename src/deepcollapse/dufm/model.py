@@ -39,6 +39,7 @@ import torch
 
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.family import Family, get_family
+from deepcollapse.theory import objective_torch as torch_eq1
 
 __all__ = [
     "DUFMParams",
@@ -108,17 +109,8 @@ def forward(
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
     """Batched forward pass: ``(pre, post, out)`` with ``pre = [H~_2..H~_L]``, ``post = [H_1..H_L]`` (each
     ``(R, d_l, N)``, ``H_l = σ(H~_l)`` with the family's activation, ReLU by default) and ``out = W_L H_L``
-    ``(R, K, N)``."""
-    act = _fam(family).activation
-    H = H1
-    pre: list[torch.Tensor] = []
-    post = [H]
-    for W in weights[:-1]:
-        Ht = torch.bmm(W, H)  # (R, d_{l+1}, N)
-        pre.append(Ht)
-        H = act.torch_forward(Ht)
-        post.append(H)
-    return pre, post, torch.bmm(weights[-1], H)
+    ``(R, K, N)``: the torch eq. (1)'s :func:`deepcollapse.theory.objective_torch.forward`."""
+    return torch_eq1.forward(H1, weights, family)
 
 
 def objective(
@@ -130,13 +122,10 @@ def objective(
     family: Family | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Eq. (1) per run: ``(total, fit, reg)``, each ``(R,)``; ``Y (K, N)``.  ``fit`` is the family's loss
-    (``1/(2N) ‖W_L H_L − Y‖_F²`` by default, mean softmax cross-entropy for ``ce``)."""
-    _, _, out = forward(H1, weights, family)
-    fit = _fam(family).loss.torch_value(out, Y)  # (R,)
-    reg = 0.5 * lam_h * (H1**2).sum(dim=(1, 2))
-    for lam, W in zip(lam_w, weights):
-        reg = reg + 0.5 * lam * (W**2).sum(dim=(1, 2))
-    return fit + reg, fit, reg
+    (``1/(2N) ‖W_L H_L − Y‖_F²`` by default, mean softmax cross-entropy for ``ce``): the one torch eq. (1),
+    :func:`deepcollapse.theory.objective_torch.objective`."""
+    total, fit, reg = torch_eq1.objective(H1, weights, Y, lam_h, lam_w, family)
+    return total, fit, reg
 
 
 def autograd_gradients(

@@ -45,8 +45,9 @@ import numpy as np
 import torch
 
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, objective, targets
+from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, targets
 from deepcollapse.family import Family
+from deepcollapse.theory.objective_torch import objective
 
 __all__ = ["GRAPH_STEPS", "TorchEngine", "gd_step", "group_runs", "step_bytes_per_run"]
 
@@ -329,8 +330,8 @@ class TorchEngine:
             self.alive[int(r)] = False
 
     def best_loss(self) -> float:
-        """The lowest finite loss (eq. (1), in the config's dtype, on the device) among the alive runs;
-        NaN if there is none."""
+        """The lowest finite loss (eq. (1), in the config's dtype, on the device, by the one torch form
+        :func:`~deepcollapse.theory.objective_torch.objective`) among the alive runs; NaN if there is none."""
         c = self.config
         best = torch.full((), float("inf"), dtype=c.torch_dtype, device=self.device)
         with torch.no_grad():

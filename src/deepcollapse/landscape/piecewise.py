@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse.theory import objective_torch as torch_eq1
 from deepcollapse.theory.objective import objective_from_output
 from deepcollapse.theory.problem import Problem
 
@@ -218,8 +219,9 @@ def piece_objective(ts: Sequence[Any], masks: Sequence[Any] | None, Y: Any, prob
     """The smooth piece ``f_D`` of eq. (1) as a torch float64 graph, for second derivatives only (HVPs,
     the Clarke residual): ``H~_{l+1} = W_l H_l``, ``H_{l+1} = D_l ⊙ H~_{l+1}`` with the masks ``D_l`` (0/1,
     or relaxed in [0, 1]); with ``masks = None`` (a smooth family, :func:`is_smooth`) ``H_{l+1} =
-    σ(H~_{l+1})`` with the family's torch σ, i.e. ``f`` itself.  The fit is the family's loss (MSE written
-    out, CE by its ``torch_value``).  Values of eq. (1) come from :func:`value`, i.e. the theory's objective.
+    σ(H~_{l+1})`` with the family's torch σ, i.e. ``f`` itself.  This is the one torch eq. (1),
+    :func:`deepcollapse.theory.objective_torch.objective` (its ``masks``).  Values of eq. (1) come from
+    :func:`value`, i.e. the theory's numpy objective.
 
     Parameters
     ----------
@@ -237,22 +239,7 @@ def piece_objective(ts: Sequence[Any], masks: Sequence[Any] | None, Y: Any, prob
     torch.Tensor
         The scalar ``f_D``.
     """
-    H = ts[0]
-    if masks is None:
-        sigma = problem.family.activation.torch_forward
-        for W in ts[1:-1]:
-            H = sigma(W @ H)  # (d_{l+1}, N): σ(H~_l)
-    else:
-        for W, D in zip(ts[1:-1], masks):
-            H = (W @ H) * D  # (d_{l+1}, N): D_l ⊙ H~_l
-    if problem.loss == "mse":
-        E = ts[-1] @ H - Y  # (K, N)
-        f = (E**2).sum() / (2.0 * problem.N) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
-    else:
-        f = problem.family.loss.torch_value(ts[-1] @ H, Y) + 0.5 * problem.lam_h * (ts[0] ** 2).sum()
-    for lam, W in zip(problem.lam_w, ts[1:]):
-        f = f + 0.5 * lam * (W**2).sum()
-    return f
+    return torch_eq1.objective(ts[0], ts[1:], Y, problem.lam_h, problem.lam_w, problem.family, masks).total
 
 
 class _Piece:

@@ -24,7 +24,7 @@ from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits, ImageData
 from deepcollapse.nets.head import HeadNetwork, feature_layers
 from deepcollapse.nets.outcome import HeadCriteria, classify_head
-from deepcollapse.nets.step import fit_loss, regularisation
+from deepcollapse.nets.step import feature_penalty, fit_loss, weight_penalty
 
 __all__ = ["evaluate"]
 
@@ -121,10 +121,8 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
         else {"acc": float("nan"), "fit": float("nan")}
     )
     with torch.no_grad():
-        h1_dummy = torch.zeros(1, model.head.in_dim, device=next(model.parameters()).device)
-        _, reg_w = regularisation(config, model, h1_dummy, objective=True)
-    c = float(len(data.train)) if config.lam_h_scale == "dataset" else 1.0
-    reg_h1 = 0.5 * c * config.lam_h * tr["h1_sq"] if config.reg == "dufm" else 0.0
+        reg_w = weight_penalty(config, model)  # the objective's weight term, whatever wd_mode
+    reg_h1 = feature_penalty(config, tr["h1_sq"], len(data.train)) if config.reg == "dufm" else 0.0
     reg = reg_h1 + float(reg_w)
     model.train(was_training)
     W_L = model.head_weights()[-1].detach().double().cpu().numpy()  # (K, d_L)

@@ -13,6 +13,7 @@ and the GPU parity test all call (``amp`` autocast and loss scaling, channels-la
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch.nn import functional as F
@@ -20,8 +21,17 @@ from torch.nn import functional as F
 from deepcollapse.nets.build import channels_last_on, decayed_parameters
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.head import HeadNetwork
+from deepcollapse.theory.objective_torch import penalty
 
-__all__ = ["epoch_order", "fit_loss", "lr_at", "regularisation", "train_step"]
+__all__ = [
+    "epoch_order",
+    "feature_penalty",
+    "fit_loss",
+    "lr_at",
+    "regularisation",
+    "train_step",
+    "weight_penalty",
+]
 
 
 def lr_at(config: NetConfig, epoch: int) -> float:
@@ -67,12 +77,77 @@ def regularisation(
     zero = h1.new_zeros(())
     reg_h1 = zero
     if config.reg == "dufm":
-        c = float(n_train) if config.lam_h_scale == "dataset" else 1.0
-        reg_h1 = 0.5 * c * config.lam_h * h1.pow(2).sum(dim=1).mean()
+        reg_h1 = feature_penalty(config, h1.pow(2).sum(dim=1).mean(), n_train)
     if config.reg == "none" or (config.wd_mode == "decoupled" and not objective):
         return reg_h1, zero
+    return reg_h1, weight_penalty(config, model, zero)
+
+
+def feature_penalty(config: NetConfig, mean_sq: Any, n_train: int = 1) -> Any:
+    """The DUFM-like feature term ``c · (lam_h/2) · mean_sq`` (``mean_sq``: the mean of ``‖h1_i‖²`` over a
+    batch, or over the training set), ``c = n_train`` with ``lam_h_scale="dataset"`` else 1: the one formula
+    of the training step (:func:`regularisation`) and the evaluation
+    (:func:`~deepcollapse.nets.evaluate.evaluate`).  In eq. (1)'s terms it is ``(λ_{H_1}/2)‖H_1‖_F²`` with
+    ``λ_{H_1} = c · lam_h / B`` for the ``B`` columns averaged (:mod:`deepcollapse.nets.theory_levels`).
+
+    Parameters
+    ----------
+    config : NetConfig
+        ``lam_h``, ``lam_h_scale``.
+    mean_sq : float or torch.Tensor
+        The mean squared norm of the features.
+    n_train : int, default 1
+        Training samples (for ``lam_h_scale="dataset"``).
+
+    Returns
+    -------
+    float or torch.Tensor
+        The term, of ``mean_sq``'s type.
+
+    Example
+    -------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> feature_penalty(NetConfig(dataset="digits", lam_h=0.1), 4.0)
+    0.2
+    """
+    c = float(n_train) if config.lam_h_scale == "dataset" else 1.0
+    return 0.5 * c * config.lam_h * mean_sq
+
+
+def weight_penalty(config: NetConfig, model: HeadNetwork, zero: torch.Tensor | None = None) -> torch.Tensor:
+    """The coupled weight-decay term ``(lam/2) Σ_θ ‖θ‖²`` over the decayed parameters
+    (:func:`~deepcollapse.nets.build.decayed_parameters`): eq. (1)'s weight term
+    (:func:`deepcollapse.theory.objective_torch.penalty`) with one ``λ`` for all of them.
+
+    Parameters
+    ----------
+    config : NetConfig
+        ``reg``, ``lam``, ``wd_scope``.
+    model : HeadNetwork
+        The network.
+    zero : torch.Tensor, optional
+        The 0-d value returned when nothing is decayed (default a float32 zero on the model's device).
+
+    Returns
+    -------
+    torch.Tensor
+        The 0-d term (whatever ``wd_mode``: the objective's value).
+
+    Example
+    -------
+    >>> import torch
+    >>> from deepcollapse.nets.build import build_network
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> cfg = NetConfig(dataset="digits", layers=2, width=12, lam=0.01)
+    >>> model = build_network(cfg, 1)
+    >>> by_hand = 0.5 * 0.01 * sum(float((W**2).sum()) for W in model.head_weights())
+    >>> abs(float(weight_penalty(cfg, model)) - by_hand) < 1e-6 * by_hand
+    True
+    """
     lam, params = decayed_parameters(config, model)
-    return reg_h1, 0.5 * lam * sum((p.pow(2).sum() for p in params), zero)
+    if not params:
+        return zero if zero is not None else torch.zeros((), device=next(model.parameters()).device)
+    return penalty(lam, params)
 
 
 def epoch_order(config: NetConfig, epoch: int, n: int) -> torch.Tensor:

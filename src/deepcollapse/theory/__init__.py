@@ -4,6 +4,8 @@
   once, with ``reduced()`` (the n = 1 problem); the functions below also take one.
 * :mod:`.objective`: eq. (1) of the 2024 paper on explicit matrices (:func:`dufm_objective`,
   :func:`evaluate`); its float64 value is added up in one place, :func:`objective_from_output`.
+* :mod:`.objective_torch`: the same eq. (1) on torch tensors (autograd; the torch engine, the landscape's
+  HVPs and the networks use it), written with tensor methods only: imported by its users, not here.
 * :mod:`.layers`: conditionally optimal layers and :func:`solution_from_class_means`.
 * :mod:`.graphs`: triangular graphs ``T_r`` (Definition 3).
 * :mod:`.constructions`: DNC (Definitions 1/10) and SRG (Definitions 4/9/11) solutions, optimal scales,
