@@ -14,40 +14,24 @@ inside the figure functions, on purpose: ``reproduce --list`` and ``--help`` imp
 load neither (a test in tests/cli keeps the parsers torch-free).
 
 Execution (executors, sweeps, task kinds) lives in :mod:`deepcollapse.runs`; ``run_tasks``, ``run_sweep``,
-``SweepSpec``, ... are still importable from here for one release.
+``SweepSpec``, ... are still importable from here for one release (:data:`deepcollapse._compat.MOVED_NAMES`,
+with a ``DeprecationWarning``).
 
 Extension point: a new figure is one function decorated with ``register`` in a figure module (a new module is
 one line in ``registry.EXPERIMENT_MODULES``), with a ``smoke`` variant that the check tier runs.
 """
 
 import importlib
-import warnings
 from typing import Any
 
 __all__ = ["Experiment", "get_experiment", "list_experiments"]
 
 _HERE = {"Experiment": "framework", "get_experiment": "registry", "list_experiments": "registry"}
-_MOVED = {  # 0.2 names that now live in deepcollapse.runs
-    "run_tasks": "executors",
-    "SweepResult": "sweep",
-    "SweepSpec": "sweep",
-    "collect_results": "sweep",
-    "load_sweep": "sweep",
-    "run_sweep": "sweep",
-}
 
 
 def __getattr__(name: str) -> Any:
     if name in _HERE:
         return getattr(importlib.import_module(f"{__name__}.{_HERE[name]}"), name)
-    if name in _MOVED:
-        warnings.warn(
-            f"deepcollapse.experiments.{name} moved to deepcollapse.runs.{name} in 0.3; the old name works "
-            "until 0.4.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(f"deepcollapse.runs.{_MOVED[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
