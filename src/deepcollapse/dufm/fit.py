@@ -87,8 +87,9 @@ class DUFMFit:
     logged_steps : ndarray of int, shape (T,)
         The steps of the loss history: multiples of ``config.log_every``, the first and the last step.
     loss_history, fit_history, reg_history : ndarray, shape (T, R)
-        Eq. (1) and its two terms at those steps, float64 (:func:`loss_parts`); NaN for a run marked
-        diverged.  ``train_dufm`` writes the same numbers to ``metrics.jsonl`` (non-finite as ``null``).
+        Eq. (1) and its two terms at those steps, float64 (:func:`~.numpy_engine.loss_parts`); NaN for a run
+        marked diverged.  ``train_dufm`` writes the same numbers to ``metrics.jsonl`` (non-finite as
+        ``null``).
 
     Examples
     --------
