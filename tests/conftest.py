@@ -8,6 +8,29 @@ from typing import Any
 
 import pytest
 
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_registry(tmp_path_factory):
+    """The best-known user registry of every test is a temporary folder, never the home directory
+    (``$DEEPCOLLAPSE_REGISTRY``; session fixtures such as :func:`smoke_report` and subprocesses inherit
+    it)."""
+    import os
+
+    old = os.environ.get("DEEPCOLLAPSE_REGISTRY")
+    os.environ["DEEPCOLLAPSE_REGISTRY"] = str(tmp_path_factory.mktemp("registry"))
+    yield
+    if old is None:
+        os.environ.pop("DEEPCOLLAPSE_REGISTRY", None)
+    else:
+        os.environ["DEEPCOLLAPSE_REGISTRY"] = old
+
+
+@pytest.fixture(autouse=True)
+def _test_registry(tmp_path_factory, monkeypatch):
+    """Each test's own empty user registry (``$DEEPCOLLAPSE_REGISTRY``), so no test sees another's rows."""
+    monkeypatch.setenv("DEEPCOLLAPSE_REGISTRY", str(tmp_path_factory.mktemp("registry")))
+
+
 #: A tiny network on the bundled 8x8 digits: 3-layer MLP head of width 12, constant lr, CPU, one thread.
 TINY_NET: dict[str, Any] = dict(
     dataset="digits",

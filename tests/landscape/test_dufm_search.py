@@ -100,6 +100,12 @@ def test_interrupt_saves_state_and_names_the_resume_command(tmp_path, monkeypatc
     assert "redoes round 0 from its start" in info.value.message
     state = json.loads((tmp_path / "search.json").read_text())
     assert state["round"] == 0 and state["pool"]  # the polished constructions are kept
+    # the message gives the best loss so far, and the best points are on disk as checkable solution files
+    best = min(e["loss"] for e in state["pool"])
+    assert f"best loss so far {best:.10f}" in info.value.message
+    assert f"written to {tmp_path / 'solutions'}" in info.value.message
+    written = check_solution(tmp_path / "solutions" / "rank01.npz")  # independent float64 evaluation
+    assert written["loss"] == pytest.approx(best, rel=1e-12)
     monkeypatch.setattr(dufm_search, "_gd", real)
     s = search_dufm(config, tmp_path, progress=False)
     assert s["rounds"] == 2

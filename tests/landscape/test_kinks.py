@@ -215,12 +215,19 @@ def test_cli_refine_kinks_saves_the_refined_point_and_both_verdicts(tmp_path, ca
     assert f1 <= f0 * (1 + 1e-13) and abs(result["loss"] - f1) <= 1e-14
     assert abs(check_solution(out / "refined.npz")["difference"]) <= 1e-14  # the file's claimed loss
     assert result["verdict"] not in REFINED_VERDICTS and result["clarke_residual"] <= 1e-6
-    # without the option the same folder is another result: refused, then replaced with --force, and the
-    # earlier refined point goes with the result it belonged to
-    assert main(argv[:3] + ["--no-progress", "--out", str(out)]) == 2
-    assert main(argv[:3] + ["--no-progress", "--out", str(out), "--force"]) == 0
+    # the same point without the option replaces the result (no --force: the same point), and the earlier
+    # refined point goes with the result it belonged to
+    assert main(argv[:3] + ["--no-progress", "--out", str(out)]) == 0
     assert not (out / "refined.npz").exists()
     assert "verdict_before_refinement" not in json.loads((out / "landscape.json").read_text())
+    # the README's sequence (issue 32): `dufm landscape X && dufm landscape X --refine-kinks`, no --force
+    assert main(argv[:-1]) == 0 and (out / "refined.npz").is_file()
+    assert json.loads((out / "landscape.json").read_text())["inputs"]["refine_kinks"] is True
+    # another point in that folder is still refused without --force
+    other = tmp_path / "other.npz"
+    save_solution(other, 2 * params[0], params[1:], n=1, lam_h=LAM, lam_w=(LAM,) * 3)
+    assert main(["dufm", "landscape", str(other), "--no-progress", "--out", str(out)]) == 2
+    assert "another point" in capsys.readouterr().err
 
 
 def _eq1_general(ts, masks, problem):

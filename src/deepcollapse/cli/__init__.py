@@ -18,7 +18,7 @@ from deepcollapse._core.checks import DeepCollapseError, Interrupted
 
 # Command-group modules, in the order they appear in --help.  A module that fails to import (e.g. an optional
 # dependency missing) only disables its own commands.
-_GROUPS = ("theory", "metrics", "dufm", "net", "reproduce", "sweep", "demo")
+_GROUPS = ("theory", "metrics", "dufm", "best_known", "net", "reproduce", "sweep", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +65,7 @@ def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args._words = list(sys.argv[1:] if argv is None else argv)  # the command as typed (provenance)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s"
     )

@@ -15,9 +15,11 @@ import dataclasses
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_per_layer
+from deepcollapse.cli.best_known import add_registry_option, offer_point
 from deepcollapse.cli.options import (
     add_config_options,
     add_option,
@@ -137,6 +139,7 @@ def _register_search(sub: Any) -> None:
     s.add_argument("--force", action="store_true", help="start over in an existing search folder")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_registry_option(s)
     s.set_defaults(func=_search)
 
     from deepcollapse.landscape.explain import verdicts_epilog
@@ -172,6 +175,12 @@ def _register_search(sub: Any) -> None:
     g.add_argument("--force", action="store_true", help="replace an earlier landscape of another point there")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
     g.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_registry_option(
+        g,
+        "with --refine-kinks: best-known registry folder offered the final point (refined.npz, or a "
+        ".npz TARGET) with its verdict, kept only if lower than the cell's row after a float64 "
+        "re-evaluation; or off",
+    )
     g.set_defaults(func=_landscape)
 
 
@@ -189,14 +198,20 @@ def search_config(args: argparse.Namespace) -> Any:
 
 
 def _search(args: argparse.Namespace) -> int:
+    from deepcollapse.landscape.best_known import open_registry
     from deepcollapse.landscape.search import SearchInterrupted, search_dufm
 
     config = search_config(args)
+    registry = open_registry(args.registry)  # checked before the search writes anything
+    best = Path(args.out) / "solutions" / "rank01.npz"
     try:
         summary = search_dufm(config, args.out, force=args.force, progress=not args.no_progress)
     except SearchInterrupted as exc:
         print(f"deepcollapse: {exc}", file=sys.stderr)
+        if best.is_file():  # the best point so far was written: offer it like a finished search's
+            offer_point(registry, best, args)
         return exc.exit_code
+    offer_point(registry, best, args)
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
         return 0
@@ -240,6 +255,11 @@ def _landscape(args: argparse.Namespace) -> int:
             args.target, args.construction, problem.classes, problem.layers, problem.n, problem.family.name
         )
     )
+    registry = None
+    if args.refine_kinks:
+        from deepcollapse.landscape.best_known import open_registry
+
+        registry = open_registry(args.registry)  # checked before anything is written
     claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
     progress = not args.no_progress
     land = landscape(
@@ -275,6 +295,11 @@ def _landscape(args: argparse.Namespace) -> int:
         what += " (collapsed H_1: analysed as the n = 1 problem with nλ_H1, same verdict)"
         result["target"] = what
     _save_landscape(out, result, inputs, params, problem, land, progress)
+    offered = out / "refined.npz" if land is not before else None
+    if offered is None and args.target and str(args.target).endswith(".npz"):
+        offered = Path(args.target)
+    if args.refine_kinks and offered is not None:
+        offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
     if args.json:
         print(json.dumps(finite_or_none(result), indent=2))
         return 0

@@ -62,6 +62,14 @@ def register(subparsers: Any) -> None:
     add_family_options(p)
     add_run_options(p)
     add_executor_options(p)
+    from deepcollapse.cli.best_known import add_registry_option
+
+    add_registry_option(
+        p,
+        "best-known registry folder that the search experiments (best-known, depth-bound) offer their "
+        "points to and read, so their tables are the minimum over every source (with the shipped rows); "
+        "off: neither",
+    )
     p.set_defaults(func=run)
 
 
@@ -135,6 +143,11 @@ def run(args: argparse.Namespace) -> int:
     exp = get_experiment(args.name)
     if not args.out:
         raise ConfigError("--out == None, must be an output folder.")
+    registry = None
+    if args.name in ("best-known", "depth-bound"):
+        from deepcollapse.landscape.best_known import open_registry
+
+        registry = open_registry(args.registry)  # checked before anything is written
     path = exp.run(
         args.out,
         smoke=args.smoke,
@@ -149,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         batch_seeds=args.batch_seeds,
         announce=lambda text: print(f"deepcollapse: {text}", file=sys.stderr, flush=True),
+        registry=registry,
     )
     from deepcollapse.cli.summary_tables import print_experiment_tables
 

@@ -121,7 +121,14 @@ def depth_bound_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def depth_bound_rows(ctx: Context, settings: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for loss in settings["losses"]:
-        for row in best_known_rows(ctx.out_dir, settings, ctx.tasks, family={"loss": loss}):
+        for row in best_known_rows(
+            ctx.out_dir,
+            settings,
+            ctx.tasks,
+            family={"loss": loss},
+            registry=ctx.registry,
+            command=ctx.report.command or "deepcollapse reproduce depth-bound",
+        ):
             row["fit_term"] = loss
             row["sv_counts"] = layer_sv_counts(Path(ctx.out_dir) / row["solution"])
             rows.append(row)

@@ -81,6 +81,7 @@ class Context:
         config_file: str | None = None,
         run_options: dict[str, Any] | None = None,
         announce: Callable[[str], None] | None = None,
+        registry: Any = None,
     ) -> None:
         from deepcollapse.analysis.report import Report
 
@@ -104,6 +105,9 @@ class Context:
         self.run_options: dict[str, Any] = dict(run_options or {})
         # where messages for the user go before the work starts (the command line prints them; default: log)
         self.announce: Callable[[str], None] = announce or log.info
+        # the best-known user registry (``reproduce --registry``; a loaded Registry) that search experiments
+        # offer their points to and read the table's minimum from; None: none (the search's own table)
+        self.registry = registry
         cmd = experiment.command or f"deepcollapse reproduce {experiment.name}{' --smoke' if smoke else ''}"
         cmd += family_options(self.family)
         if config_file is not None:
@@ -281,6 +285,7 @@ class Experiment:
         device: str | None = None,
         batch_seeds: str | int | None = None,
         announce: Callable[[str], None] | None = None,
+        registry: Any = None,
     ) -> Path:
         """Run the experiment (or its smoke variant) into ``out_dir``; return the path of ``report.html``.
 
@@ -296,7 +301,10 @@ class Experiment:
         device); ``batch_seeds``: every run's NetConfig ``batch_seeds`` (network experiments only).  Others
         refuse them; they win over a settings file's and are checked before anything is written (a missing
         CUDA device included).  A network experiment that is not a smoke run first announces its runtime
-        estimated on the device through ``announce`` (default: the log)."""
+        estimated on the device through ``announce`` (default: the log).  ``registry``: a best-known
+        :class:`~deepcollapse.landscape.best_known.Registry` that the search experiments (best-known,
+        depth-bound) offer their points to and whose rows (with the shipped ones) enter their tables;
+        ``None`` (default): no registry is read or written."""
         check_executor_options(executor, workers)
         family = check_experiment_family(self, family)
         run_options = check_run_options(self, device, batch_seeds)
@@ -320,6 +328,7 @@ class Experiment:
             None if config is None else str(Path(config).resolve()),
             run_options,
             announce,
+            registry,
         )
         load, t0 = _load_average(), time.perf_counter()
         self.body(ctx)

@@ -35,7 +35,7 @@ per class, 40 epochs of batch 40 (200 SGD steps), 2 seeds (grid ends for Fig. 10
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -317,6 +317,7 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
                 f"{name}_theory",
                 "Final training loss (fit + regularisation) against the theory levels at the run's n and λ.",
             )
+        _claim_section(ctx, name, tasks, cfg, levels, curves)
         top = int(cfg["layers"])
         grams = []
         for t in tasks:
@@ -346,6 +347,28 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
             )
 
     return body
+
+
+def _claim_section(
+    ctx: Context,
+    name: str,
+    tasks: list[Any],
+    cfg: dict[str, Any],
+    levels: Mapping[str, Any] | None,
+    curves: pd.DataFrame,
+) -> None:
+    """The report's "On the regime map" section: this setting on the map and whether the paper's claim holds
+    in these runs (:mod:`deepcollapse.experiments.net_claims`)."""
+    from deepcollapse.experiments.net_claims import fig2_claim, fig4_claim
+    from deepcollapse.experiments.net_regime_map import regime_section
+    from deepcollapse.experiments.regime_map import task_rows
+
+    if "fig2" in name and levels is not None:
+        final = curves.groupby("run")["loss"].last()
+        check = fig2_claim(final, levels["loss_dnc"], levels["loss_srg"])
+    else:
+        check = fig4_claim(task_rows(tasks))
+    regime_section(ctx, [(float(cfg["lam"]), float(cfg["lr"]))], check.text)
 
 
 def _rank_body(name: str) -> Callable[[Context], None]:
@@ -380,6 +403,14 @@ def _rank_body(name: str) -> Callable[[Context], None]:
             f"{name}_runs",
             "Per run (last evaluation).",
         )
+        from deepcollapse.experiments.net_claims import fig10_claim
+        from deepcollapse.experiments.net_regime_map import regime_section
+        from deepcollapse.experiments.regime_map import task_rows
+
+        labels = task_rows(result.spec.tasks(result.out_dir))[["lam", "seed", "label"]]
+        check = fig10_claim(runs.merge(labels, on=["lam", "seed"], how="left"))
+        settings = sorted({(float(lam), float(cfg["lr"])) for lam in runs["lam"]})
+        regime_section(ctx, settings, check.text)
 
     return body
 

@@ -53,6 +53,7 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.net_experiments",
     "deepcollapse.experiments.net_real",
     "deepcollapse.experiments.net_mnist5k",
+    "deepcollapse.experiments.net_regime_map",
     "deepcollapse.experiments.search_experiments",
     "deepcollapse.experiments.depth_bound",
     "deepcollapse.experiments.basins",

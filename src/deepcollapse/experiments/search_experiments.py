@@ -6,8 +6,12 @@ best solution found (:func:`~deepcollapse.landscape.verdicts.landscape`, cached 
 a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
 (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`; ``kink_refinement.json``), whose point, when at least
 as low, is saved as ``solutions/refined.npz`` and re-judged (the row's ``verdict``, beside
-``verdict_before_refinement``, ``kink_refinement`` and the final ``clarke_residual``); the row goes to
-``point.json``.  Each point is one ``search`` task of
+``verdict_before_refinement``, ``kink_refinement`` and the final ``clarke_residual``); a point still not
+certified is descended further (:func:`~deepcollapse.landscape.descent.descend_until_certified`, a count of
+rounds; ``descent``, ``verdict_before_descent``, ``solutions/descended.npz``); the row goes to
+``point.json``.  With a best-known registry (``reproduce --registry``, default the user's) every point is
+offered to it and a lower registry row (user or shipped) replaces the point in the table (``best_from``
+says which, ``search_loss`` keeps the search's own).  Each point is one ``search`` task of
 :mod:`~deepcollapse.runs.executors`, so ``--workers`` processes (or a Ray cluster) run points in
 parallel.  Outputs: ``tables/best_known.csv`` (best-known loss, L_DNC, L_SRG, best / L_SRG,
 structure and rank profile, verdict), ``results.csv`` (the same rows, with ``point`` and ``seed``),
@@ -105,13 +109,18 @@ def best_known_rows(
     run: Any = None,
     progress: bool = False,
     family: dict[str, Any] | None = None,
+    registry: Any = None,
+    command: str = "deepcollapse reproduce best-known",
 ) -> list[dict[str, Any]]:
     """Search (or reuse) every (K, L) of ``settings`` under ``out/points`` and return the table rows.
 
     ``run``: how to run the list of :class:`~deepcollapse.runs.executors.Task` (the experiment's
     :meth:`Context.tasks`, i.e. its executor and workers); default: one after the other in this process.
     ``family``: ``{"loss", "activation", "eps"}`` of the searched model (default MSE + ReLU); another family's
-    points go to ``out/points/<family_tag>/``, so two families never reuse each other's points."""
+    points go to ``out/points/<family_tag>/``, so two families never reuse each other's points.
+    ``registry``: a best-known :class:`~deepcollapse.landscape.best_known.Registry` (``None``: none); each
+    point's solution is offered to it (with its verdict and ``command`` as provenance) and a row of it or of
+    the shipped registry below the point replaces the point in the table (:func:`registry_minimum`)."""
     from deepcollapse.runs.executors import Task, run_tasks
 
     tag = family_tag(family)
@@ -130,11 +139,52 @@ def best_known_rows(
     rows = []
     for t in tasks:
         row = json.loads((Path(t.out_dir) / "point.json").read_text())
-        row["solution"] = str((Path(t.out_dir) / row["solution"]).relative_to(out))
+        row["search_loss"] = row["best_loss"]
+        row["best_from"] = "this search"
+        if registry is not None:
+            row.update(registry_minimum(Path(t.out_dir), row, registry, command))
+        if not Path(row["solution"]).is_absolute():  # a registry's file stays where the registry keeps it
+            row["solution"] = str((Path(t.out_dir) / row["solution"]).relative_to(out))
         row["run_dir"] = t.out_dir
         rows.append(row)
         log.info("best-known K = %d, L = %d: %.10f", row["classes"], row["layers"], row["best_loss"])
     return rows
+
+
+def registry_minimum(folder: Path, row: dict[str, Any], registry: Any, command: str) -> dict[str, Any]:
+    """Offer a search point's solution (``folder / row["solution"]``, its verdict and Clarke residual from
+    ``landscape.json``) to ``registry``; then the row's replacements where the cell's row of ``registry`` or
+    of the shipped registry is below the point (:func:`~deepcollapse.landscape.best_known.is_below`):
+    ``best_loss``, ``solution`` (the registry's file), ``verdict``, ``clarke_residual``, ``structure``,
+    ``rank_profile`` (of the registry's point) and ``best_from`` (which registry, and the command that found
+    it); ``{}`` where the search's point is the lowest."""
+    from deepcollapse._core.io import read_json
+    from deepcollapse.landscape.best_known import Provenance, is_below, merge, shipped_registry
+    from deepcollapse.landscape.search_state import describe_solution
+    from deepcollapse.landscape.targets import load_point
+
+    land_file = folder / "landscape.json"
+    land = read_json(land_file) if land_file.is_file() else {}
+    offer = registry.offer(
+        folder / row["solution"],
+        Provenance.now(command),
+        verdict=land.get("verdict"),
+        clarke_residual=land.get("clarke_residual"),
+    )
+    best = merge(registry, shipped_registry()).get(offer.key)
+    if best is None or best.path is None or not is_below(best.loss, row["best_loss"]):
+        return {}
+    params, problem, _ = load_point(str(best.path))
+    desc = describe_solution(params[0], params[1:], problem)
+    return {
+        "best_loss": best.loss,
+        "solution": str(best.path),
+        "verdict": best.verdict or "not judged",
+        "clarke_residual": best.clarke_residual,
+        "structure": desc["classification"],
+        "rank_profile": "-".join(map(str, desc["ranks"])),
+        "best_from": f"registry {best.registry}: {best.provenance.command} ({best.provenance.date})",
+    }
 
 
 #: the columns a best-known table shows (for a family other than MSE + ReLU the construction columns get
@@ -150,6 +200,7 @@ TABLE_COLUMNS = [
     "structure",
     "rank_profile",
     "verdict",
+    "best_from",
 ]
 _CONSTRUCTION_COLUMNS = ("loss_dnc", "loss_srg", "best_over_dnc", "best_over_srg")
 
@@ -176,6 +227,8 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
     if df.empty:
         return df
     df["best_over_dnc"] = df["best_loss"] / df["loss_dnc"]
+    if "best_from" not in df.columns:  # rows of points written before the registry: the search's own
+        df["best_from"] = "this search"
     srg = pd.to_numeric(df["loss_srg"], errors="coerce")
     df["best_over_srg"] = df["best_loss"] / srg
     df = df.sort_values(["layers", "classes"], kind="stable").reset_index(drop=True)
@@ -200,7 +253,14 @@ def _best_known(ctx: Context) -> None:
         **settings,
         **({k: v for k, v in family.items() if v is not None} if tag else {}),
     }
-    rows = best_known_rows(ctx.out_dir, settings, ctx.tasks, family=family)
+    rows = best_known_rows(
+        ctx.out_dir,
+        settings,
+        ctx.tasks,
+        family=family,
+        registry=ctx.registry,
+        command=ctx.report.command or "deepcollapse reproduce best-known",
+    )
     df = best_known_table(rows, family)
     # one row per (point, seed), as every DUFM experiment writes (the search seed is 0)
     df.assign(point=[f"K{k}_L{L}" for k, L in zip(df["classes"], df["layers"])], seed=0).to_csv(

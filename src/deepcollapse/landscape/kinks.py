@@ -380,6 +380,7 @@ def refine_verdict(
     *,
     grad_tol: float = 1e-6,
     progress: bool = False,
+    max_seconds: float | None = 120.0,
     **landscape_options: Any,
 ) -> RefinedVerdict:
     """The verdict sharpened at kinks: where ``before`` (the verdict of ``params``, from
@@ -400,6 +401,9 @@ def refine_verdict(
         The verdicts' (and the refinement's) tolerance on the (Clarke) gradient.
     progress : bool
         Log the refinement's rounds; progress bars in the second verdict.
+    max_seconds : float or None
+        The refinement's wall-time cap (:func:`refine_at_kinks`); ``None``: its count budget alone (the same
+        result on a busy or an idle machine).
     **landscape_options
         Passed to the second :func:`~deepcollapse.landscape.verdicts.landscape` (``k``, ``eig_tol`` ...).
 
@@ -411,7 +415,8 @@ def refine_verdict(
 
     if before["verdict"] not in REFINED_VERDICTS:
         return RefinedVerdict(landscape=before, before=before)
-    refined = refine_at_kinks(params, problem, grad_tol=grad_tol, progress=progress)
+    seconds = math.inf if max_seconds is None else max_seconds
+    refined = refine_at_kinks(params, problem, grad_tol=grad_tol, progress=progress, max_seconds=seconds)
     start_loss = value([np.asarray(p, dtype=np.float64) for p in params], problem)
     point, loss_after = refined.params, refined.loss_after
     if not refined.changed or point is None or loss_after is None or loss_after > start_loss:

@@ -102,9 +102,16 @@ def landscape_inputs(
     return inputs
 
 
+def _point(inputs: Any) -> Any:
+    """``inputs`` without ``refine_kinks``: the kink refinement of a point continues that point's landscape
+    (``dufm landscape X && dufm landscape X --refine-kinks``), it is not another point."""
+    return {k: v for k, v in inputs.items() if k != "refine_kinks"} if isinstance(inputs, dict) else inputs
+
+
 def claim_output(out: Path, inputs: dict[str, Any], *, force: bool, option: str | None) -> Path:
     """Create ``out`` for a landscape result; refuse a folder holding the result of other ``inputs`` unless
-    ``force`` (checked before the computation, so a refusal costs nothing).
+    ``force`` (checked before the computation, so a refusal costs nothing).  The same point and settings with
+    or without ``--refine-kinks`` replace each other silently (the refinement continues that landscape).
 
     Parameters
     ----------
@@ -131,7 +138,7 @@ def claim_output(out: Path, inputs: dict[str, Any], *, force: bool, option: str 
             old = json.loads(saved.read_text()).get("inputs")
         except (OSError, ValueError, AttributeError):
             old = "unreadable"
-        if old != inputs:
+        if _point(old) != _point(inputs):
             if isinstance(old, dict):
                 diff = ", ".join(
                     "another point (its parameters differ)"

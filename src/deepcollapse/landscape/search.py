@@ -57,6 +57,7 @@ import logging
 import math
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -243,12 +244,25 @@ def search_dufm(
                 f"{state['round']} finished round(s) and the best {len(pool)} point(s) saved (resuming "
                 f"redoes round {state['round']} from its start)"
             )
+        if pool:  # the best points so far, as solution files and summary.json, like a finished call
+            partial = _finish(out, config, pool, state, theory)
+            saved += (
+                f"; best loss so far {partial.best_loss:.10f}"
+                + _versus(theory)
+                + f"; its {len(partial.solutions)} best point(s) written to {out / 'solutions'}"
+            )
         raise SearchInterrupted(
             out, resume_command(out, config), flag.signum or signal.SIGINT, saved
         ) from None
     bar.close()
     save()
     return _finish(out, config, pool, state, theory)
+
+
+def _versus(theory: Mapping[str, Any]) -> str:
+    """`` (L_DNC …, L_SRG …)``: the references beside a loss in an interrupt message."""
+    srg = theory.get("loss_srg")
+    return f" (L_DNC {theory['loss_dnc']:.10f}" + ("" if srg is None else f", L_SRG {srg:.10f}") + ")"
 
 
 def _theory(config: SearchConfig) -> dict[str, Any]:

@@ -127,9 +127,9 @@ class SearchInterrupted(Interrupted):
     def __init__(
         self, out_dir: Path, command: str, signum: int = signal.SIGINT, saved: str = "state saved"
     ) -> None:
-        super().__init__(
-            signum, f"search interrupted; {saved} in {out_dir}; resume with: {command}", resume=command
-        )
+        head, _, tail = saved.partition("; ")  # what is saved, then what else the message says (best loss)
+        text = f"search interrupted; {head} in {out_dir}" + (f"; {tail}" if tail else "")
+        super().__init__(signum, f"{text}; resume with: {command}", resume=command)
         self.out_dir = out_dir
         self.command = command
         self.saved = saved

@@ -3,7 +3,11 @@
 ``search_dufm`` for the configured budget, then the Hessian verdict of the best solution; a "not critical" or
 "undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
 (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`, ``kink_refinement.json``): a refined point at least as
-low is saved as ``solutions/refined.npz`` and its verdict replaces the first one; then the table row in
+low is saved as ``solutions/refined.npz`` and its verdict replaces the first one (the refinement stops by its
+count of rounds, not by wall time); a point still not certified (neither "critical at a kink" nor "local
+minimum") is descended further (:func:`~deepcollapse.landscape.descent.descend_until_certified`,
+:data:`DESCENT_ROUNDS` rounds; ``descent`` in the row), a lower point saved as ``solutions/descended.npz``
+with its verdict; then the table row in
 ``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`).  Its own
 module so that the task-kind table (whose runner imports it when it runs) and the ``best-known`` experiment
 (which builds the tasks) do not import each other.
@@ -16,7 +20,10 @@ from typing import Any
 
 from deepcollapse._core.io import atomic_write_json, finite_or_none, read_json
 
-__all__ = ["run_search_point"]
+__all__ = ["DESCENT_ROUNDS", "run_search_point"]
+
+#: rounds of continued descent of a point whose verdict is not certified (a count: deterministic)
+DESCENT_ROUNDS = 8
 
 
 def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = False) -> dict[str, Any]:
@@ -24,6 +31,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
     best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
     search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
+    import numpy as np
+
     from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
     from deepcollapse.landscape.solution_file import save_solution
@@ -38,7 +47,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
     summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
     params, problem, _ = load_point(str(folder))
-    sharpened = refine_verdict(params, problem, landscape(params, problem))
+    sharpened = refine_verdict(params, problem, landscape(params, problem), max_seconds=None)
     before, land, best = sharpened.before, sharpened.landscape, summary["solutions"][0]
     best_loss, solution, refinement = summary["best_loss"], f"solutions/{best['file']}", None
     if sharpened.refinement is not None:
@@ -63,6 +72,35 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
             family=problem.family,
         )
         solution = "solutions/refined.npz"
+    verdict_before_descent, descent = _verdict(land), None
+    start = sharpened.params or params
+    descended = _descend(start, problem, land)
+    if descended is not None:
+        descent = {k: getattr(descended, k) for k in _DESCENT_KEYS}
+    moved = (
+        descended is not None
+        and descended.params is not None
+        and descended.loss_after is not None
+        and descended.loss_after <= best_loss
+        and any(not np.array_equal(a, b) for a, b in zip(descended.params, start))
+    )
+    if not moved:
+        (folder / "solutions" / "descended.npz").unlink(missing_ok=True)
+    else:
+        assert descended is not None and descended.params is not None and descended.loss_after is not None
+        H1, *weights = descended.params
+        best_loss, land = descended.loss_after, descended.landscape
+        save_solution(
+            folder / "solutions" / "descended.npz",
+            H1,
+            weights,
+            n=problem.n,
+            lam_h=problem.lam_h,
+            lam_w=problem.lam_w,
+            extra={"loss": best_loss, "source": f"continued descent from {solution}"},
+            family=problem.family,
+        )
+        solution = "solutions/descended.npz"
     atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     srg = summary["loss_srg"]
     row = {
@@ -79,6 +117,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
         "verdict": _verdict(land),
         "verdict_before_refinement": _verdict(before),
         "kink_refinement": refinement,
+        "verdict_before_descent": verdict_before_descent,
+        "descent": descent,
         "grad_norm": land["grad_norm"],
         "clarke_residual": land["clarke_residual"],
         "lambda_min_off_symmetry": land["lowest_eigenvalues_off_symmetry"][0],
@@ -89,6 +129,29 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     }
     atomic_write_json(folder / "point.json", finite_or_none(row))
     return row
+
+
+_DESCENT_KEYS = (
+    "loss_before",
+    "loss_after",
+    "verdict_before",
+    "verdict",
+    "clarke_residual",
+    "certified",
+    "rounds",
+    "steps",
+    "note",
+)
+
+
+def _descend(params: Any, problem: Any, land: Any) -> Any:
+    """:func:`~deepcollapse.landscape.descent.descend_until_certified` from a point whose verdict ``land`` is
+    not certified (:data:`DESCENT_ROUNDS` rounds); ``None`` for a certified one."""
+    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
+
+    if land["verdict"] in CERTIFIED:
+        return None
+    return descend_until_certified(params, problem, rounds=DESCENT_ROUNDS)
 
 
 def _verdict(land: Any) -> str:

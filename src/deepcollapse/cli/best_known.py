@@ -1,0 +1,214 @@
+"""``deepcollapse best-known``: the registry of the lowest points found per cell of eq. (1) (issue 31).
+
+Examples::
+
+    deepcollapse best-known show                                  # shipped + user registry, cell-wise min
+    deepcollapse best-known add runs/search/solutions/rank01.npz  # offer a point (kept only if lower)
+    deepcollapse best-known add other_machine/best_known          # merge another registry
+    deepcollapse best-known export --out registry_copy            # a folder another machine can add
+
+``--registry DIR|off`` (here and on ``dufm search``, ``dufm landscape``, ``reproduce``): the user registry
+(default ``$DEEPCOLLAPSE_REGISTRY``, else ``~/.local/share/deepcollapse/best_known``); ``off``: none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from deepcollapse._core.checks import ConfigError
+
+REGISTRY_HELP = (
+    "best-known registry folder that this command reads and offers its best point to (kept only if "
+    "lower than the cell's row after a float64 re-evaluation), or off"
+)
+REGISTRY_DEFAULT = "$DEEPCOLLAPSE_REGISTRY, else ~/.local/share/deepcollapse/best_known"
+
+
+def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -> None:
+    """``--registry DIR|off`` (one definition for every command that offers or reads)."""
+    from deepcollapse.cli.options import add_option
+
+    add_option(p, "--registry", help, shown_default=REGISTRY_DEFAULT, metavar="DIR|off")
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command as typed (the registry rows' provenance)."""
+    return shlex.join(["deepcollapse", *getattr(args, "_words", sys.argv[1:])])
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "best-known",
+        help="the registry of the lowest points found per problem: show, add, export",
+        description="The best-known registry: one row per problem (family, K, L, n, widths, λ's) holding the "
+        "lowest point found so far by any search, re-evaluated in float64 (theory check).",
+    )
+    sub = p.add_subparsers(dest="best_known_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    s = sub.add_parser("show", help="the rows of the shipped and the user registry (cell-wise minimum)")
+    add_registry_option(s, "user registry folder shown beside the shipped one, or off (the shipped one only)")
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    s.set_defaults(func=_show)
+
+    a = sub.add_parser(
+        "add",
+        help="offer solution files (.npz) or merge registry folders into the user registry",
+        description="Offer each solution file (or every row of each registry folder): it is re-evaluated "
+        "(theory check, float64) and kept only if below its cell's row.  Every input is checked before "
+        "anything is written.",
+    )
+    a.add_argument("inputs", nargs="+", metavar="FILE_OR_DIR", help="solution .npz files or registry folders")
+    add_registry_option(a, "user registry folder to add to")
+    a.add_argument(
+        "--verdict",
+        action="store_true",
+        help="compute the Hessian verdict and Clarke residual of each file's point and record them",
+    )
+    a.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    a.set_defaults(func=_add)
+
+    e = sub.add_parser(
+        "export",
+        help="write the shipped and user rows (cell-wise minimum) to a registry folder",
+        description="Write the rows shown by `best-known show` to a registry folder (its rows and solution "
+        "files), for `best-known add` on another machine; rows already there are kept where lower.",
+    )
+    e.add_argument("--out", required=True, help="registry folder to write")
+    add_registry_option(e, "user registry folder exported beside the shipped one, or off")
+    e.set_defaults(func=_export)
+
+
+def _user(spec: str | None, *, writable: bool = False) -> Any:
+    from deepcollapse.landscape.best_known import open_registry
+
+    if writable and spec is not None and spec.strip().lower() == "off":
+        raise ConfigError("--registry == 'off', must be a registry folder here (the one to write to).")
+    return open_registry(spec)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from deepcollapse.landscape.best_known import registry_rows, rows_json
+
+    rows = registry_rows(_user(args.registry))
+    if args.json:
+        print(rows_json(rows))
+        return 0
+    if not rows:
+        print("no rows yet: `deepcollapse dufm search` and `reproduce best-known` offer their best points")
+        return 0
+    print(
+        f"{'family':<10} {'K':>3} {'L':>2} {'n':>4} {'width':>5} {'λ':>7} {'loss':>16}  "
+        f"{'verdict':<20} {'Clarke':>8}  {'registry':<8} {'date':<25} command"
+    )
+    for r in rows:
+        k = r.key
+        width = str(k.widths[0]) if len(set(k.widths)) == 1 else ",".join(map(str, k.widths))
+        lam = (
+            f"{k.lam_h:g}"
+            if set(k.lam_w) == {k.lam_h}
+            else f"{k.lam_h:g}/" + ",".join(f"{x:g}" for x in k.lam_w)
+        )
+        clarke = "-" if r.clarke_residual is None else f"{r.clarke_residual:.1e}"
+        print(
+            f"{k.family:<10} {k.classes:>3} {k.layers:>2} {k.n:>4} {width:>5} {lam:>7} {r.loss:>16.12f}  "
+            f"{r.verdict or '-':<20} {clarke:>8}  {r.registry:<8} {r.provenance.date:<25} "
+            f"{r.provenance.command}"
+        )
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    import json
+
+    from deepcollapse.landscape.best_known import Provenance, Registry
+    from deepcollapse.landscape.solution_file import check_solution
+
+    user = _user(args.registry, writable=True)
+    # every input checked before anything is written
+    sources: list[tuple[str, Any]] = []
+    for text in args.inputs:
+        path = Path(text)
+        if path.is_dir():
+            sources.append(("registry", Registry.load(path)))
+        elif path.is_file():
+            check_solution(path)
+            sources.append(("file", path))
+        else:
+            raise ConfigError(
+                f"FILE_OR_DIR == {text!r} does not exist, must be a solution .npz or a registry folder."
+            )
+    provenance = Provenance.now(command_line(args))
+    offers = []
+    for (kind, src), text in zip(sources, args.inputs):
+        if kind == "registry":
+            offers += [(text, o) for o in user.merge_from(src)]
+            continue
+        verdict, clarke = _verdict(src) if args.verdict else (None, None)
+        offers.append((text, user.offer(src, provenance, verdict=verdict, clarke_residual=clarke)))
+    if args.json:
+        out = [
+            {
+                "input": t,
+                "kept": o.kept,
+                "reason": o.reason,
+                "cell": o.key.text(),
+                "loss": o.loss,
+                "previous": o.previous,
+            }
+            for t, o in offers
+        ]
+        print(json.dumps(out, indent=2))
+        return 0
+    for text, o in offers:
+        print(f"{'kept   ' if o.kept else 'refused'} {o.key.text()}: {o.loss:.12f} ({o.reason})  [{text}]")
+    print(f"registry: {user.path}")
+    return 0
+
+
+def _verdict(path: Path) -> tuple[str, float]:
+    """The Hessian verdict and Clarke residual at the point of a solution file."""
+    from deepcollapse.landscape.verdicts import landscape, load_point
+
+    params, problem, _ = load_point(str(path))
+    land = landscape(params, problem)
+    return str(land.verdict), float(land.clarke_residual or 0.0)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from deepcollapse.landscape.best_known import Registry, registry_rows
+
+    out = Path(args.out)
+    dest = Registry.load(out)  # checked (a file, a damaged registry) before anything is written
+    rows = registry_rows(_user(args.registry))
+    kept = 0
+    for r in rows:
+        assert r.path is not None  # rows read from a folder know their file
+        kept += dest.offer(r.path, r.provenance, verdict=r.verdict, clarke_residual=r.clarke_residual).kept
+    print(f"{out}: {kept} of {len(rows)} row(s) written ({len(rows) - kept} already there at least as low)")
+    return 0
+
+
+def offer_point(
+    registry: Any,
+    path: str | Path,
+    args: argparse.Namespace,
+    *,
+    verdict: str | None = None,
+    clarke_residual: float | None = None,
+) -> None:
+    """Offer a command's best point to ``registry`` (``None``: ``--registry off``) and say what happened on
+    stderr (one line)."""
+    if registry is None:
+        return
+    from deepcollapse.landscape.best_known import Provenance
+
+    offer = registry.offer(
+        path, Provenance.now(command_line(args)), verdict=verdict, clarke_residual=clarke_residual
+    )
+    what = "kept" if offer.kept else "not kept"
+    print(f"deepcollapse: best-known registry {registry.path}: {what} ({offer.reason})", file=sys.stderr)

@@ -1,0 +1,358 @@
+"""``reproduce net-regime-map``: where real networks on real MNIST land -- at DNC, at a low-rank or SRG-like
+head, at the all-zero solution, or nowhere yet -- over weight decay × learning rate (× head width on a GPU).
+
+The 2024 paper's network figures (Fig. 4 bottom, Fig. 10, Fig. 2 bottom) are points of this map: ResNet20 + a
+5-layer bias-free MLP head, standard weight decay 0.04 and lr 0.01 on MNIST.  The map shows which region of
+the grid gives which outcome (:mod:`deepcollapse.nets.outcome`) and so whether the papers' settings are inside
+the low-rank region or at its edge.  Settings and tables: :mod:`deepcollapse.experiments.regime_map`; figures:
+:mod:`deepcollapse.analysis.regime_plots`.
+
+Variants (``--config FILE.yaml``: a :class:`~deepcollapse.experiments.regime_map.RegimeMap` of one's own):
+
+- ``net-regime-map`` (laptop): ResNet8 (ResNet20's one-block-per-stage sibling) + 5-layer head of width 64
+  on the bundled ``mnist_5k`` (100 training and 50 held-out images per class), 60 epochs of batch 32, SGD
+  momentum 0.9, multistep ×0.1 at 50 % and 75 %; λ ∈ 0.04 · 4^-k (k = 0..4) × η ∈ {0.0025, 0.01, 0.04,
+  0.16}, 3 seeds: 60 runs, sized for about an hour on 2 cores (the report states the measured time).
+- ``net-regime-map-gpu``: ResNet20, all 5 000 images of ``mnist_5k`` (450 training, 50 held out per class),
+  200 epochs of batch 128; λ ∈ 0.16 · 4^-k (k = 0..5) × the same η × head width {32, 64, 128}, 3 seeds
+  (216 runs; the runtime estimate from a calibration on the device is printed first).
+- ``--smoke``: 20 images per class, 10 epochs, the 2 × 2 corners of a small grid, 2 seeds (seconds).
+
+Runs resume like every sweep (finished runs are reused, an interrupted one continues from its checkpoint);
+``--device cuda --batch-seeds on`` trains a cell's seeds as one batched network (:mod:`deepcollapse.nets.
+seed_batch`).  The figure experiments read the map: :func:`regime_section` places their setting on a map found
+next to their own folder and says in words whether the paper's claim holds there.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.experiments.regime_map import (
+    PAPER_SETTINGS,
+    RegimeMap,
+    cell_table,
+    locate,
+    run_table,
+)
+from deepcollapse.nets.outcome import OUTCOMES
+
+__all__ = ["REGIME_GPU", "REGIME_LAPTOP", "REGIME_SMOKE", "find_map", "regime_section"]
+
+_NET: dict[str, Any] = {
+    "dataset": "mnist_5k",
+    "layers": 5,
+    "width": 64,
+    "loss": "mse",
+    "reg": "standard",
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "lr_schedule": "multistep",
+    "lr_milestones": [0.5, 0.75],
+    "eval_every": 0,
+}
+_LR = [0.0025, 0.01, 0.04, 0.16]
+
+REGIME_LAPTOP = RegimeMap(
+    name="laptop",
+    base={
+        **_NET,
+        "backbone": "resnet8",
+        "n": 100,
+        "n_test": 50,
+        "epochs": 60,
+        "batch_size": 32,
+        "threads": 1,
+    },
+    lam=[0.04 / 4**k for k in range(5)],
+    lr=_LR,
+    seeds=3,
+)
+REGIME_GPU = RegimeMap(
+    name="gpu",
+    base={
+        **{k: v for k, v in _NET.items() if k != "width"},
+        "backbone": "resnet20",
+        "n": 450,
+        "n_test": 50,
+        "epochs": 200,
+        "batch_size": 128,
+    },
+    lam=[0.16 / 4**k for k in range(6)],
+    lr=_LR,
+    width=[32, 64, 128],
+    seeds=3,
+)
+REGIME_SMOKE = RegimeMap(
+    name="smoke",
+    base={**_NET, "backbone": "resnet8", "n": 20, "n_test": 10, "epochs": 10, "batch_size": 40, "threads": 1},
+    lam=[0.04, 0.000625],
+    lr=[0.01, 0.04],
+    seeds=2,
+)
+#: The file a map's folder records its settings in (what :func:`find_map` reads).
+SETTINGS_FILE = "regime_map.yaml"
+CELLS_TABLE = "regime_cells"
+
+
+def _marks() -> list[tuple[str, float, float]]:
+    from deepcollapse.experiments.net_mnist5k import MNIST5K_EXPERIMENTS
+
+    fig4 = MNIST5K_EXPERIMENTS["real-mnist5k-fig4"].base
+    return [*PAPER_SETTINGS, ("laptop real-mnist5k-fig4", float(fig4["lam"]), float(fig4["lr"]))]
+
+
+def _regime(ctx: Context, shipped: RegimeMap) -> RegimeMap:
+    if ctx.settings is not None:
+        ctx.settings_section.text = f"Read from {ctx.config_file}: {ctx.settings.describe()}"
+        return ctx.settings  # type: ignore[no-any-return]
+    return REGIME_SMOKE if ctx.smoke else shipped
+
+
+def _panel(row: pd.Series) -> str:
+    variant = row.get("variant")
+    return f"head width {int(row['width'])}" + (
+        f", {variant}" if isinstance(variant, str) and variant else ""
+    )
+
+
+def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime: RegimeMap) -> str:
+    counts = cells["outcome"].value_counts()
+    parts = [f"{int(counts[k])} cell(s) {k}" for k in OUTCOMES if k in counts]
+    text = f"Majority outcome per cell over {len(cells)} cells: {', '.join(parts)}."
+    for label, lam, lr in marks:
+        loc = locate(regime.lam, regime.lr, lam, lr)
+        here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
+        if here.empty:
+            continue
+        found = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
+        text += f" {label}: {loc.describe()}; there the seeds ended {found}."
+    low = cells[cells["outcome"].isin(["low_rank", "srg_like"])]
+    if low.empty:
+        text += " No cell ends low-rank or SRG-like in the majority of its seeds."
+    else:
+        where = ", ".join(f"(λ {r['lam']:g}, η {r['lr']:g}, {_panel(r)})" for _, r in low.iterrows())
+        text += f" Low-rank or SRG-like heads in the majority of seeds at {where}."
+    return text
+
+
+def run_map(ctx: Context, regime: RegimeMap) -> None:
+    """Run ``regime`` into ``ctx.out_dir`` and write its report: tables, figures, the map in words."""
+    from deepcollapse.analysis.regime_plots import plot_outcome_map, plot_value_map
+
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    regime.to_yaml(ctx.out_dir / SETTINGS_FILE)
+    t0 = time.monotonic()
+    result = ctx.sweep(regime.spec(), "")
+    wall = time.monotonic() - t0
+    runs = run_table(regime, result.out_dir, ctx.run_options)
+    if runs.empty:
+        ctx.report.section("Regime map", "No run finished.")
+        return
+    cells = cell_table(runs)
+    marks = _marks()
+    ctx.report.section(
+        "Regime map",
+        _in_words(cells, marks, regime)
+        + f" Wall time of this call: {wall:.0f} s with {ctx.workers or 1} worker(s); training time summed "
+        f"over the {len(runs)} runs: {float(pd.to_numeric(runs['elapsed_s']).sum()):.0f} s (runs finished "
+        "by an earlier call are reused and count only there).",
+    )
+    b = regime.base
+    net = f"{b.get('backbone')} + {b.get('layers')}-layer head, {b.get('n')} images per class of MNIST"
+    ctx.figure(
+        plot_outcome_map(
+            cells, marks, title=f"Where the network lands: {net}, {regime.seeds} seeds per cell"
+        ),
+        "regime_outcomes",
+        "Most frequent outcome of each cell (colour) with k/S = seeds in it / seeds, and the other outcomes' "
+        "counts; hatched cells: the seeds disagree. Outlined: the 2024 paper's Fig. 4 MNIST setting (solid) "
+        "and this package's laptop Fig. 4 setting (dashed), where inside the grid. Outcomes as decided by "
+        "deepcollapse.nets.outcome from the class means of every head layer at the end of training.",
+    )
+    ctx.figure(
+        plot_value_map(
+            cells,
+            "bottleneck_rank",
+            "rank of the bottleneck layer (mean over seeds)",
+            marks,
+            title=f"Smallest rank among the head's class means: {net}",
+            fmt="{:.3g}",
+        ),
+        "regime_rank",
+        "Mean over seeds of the smallest numerical rank among the class-mean matrices of the head layers "
+        "(σ_i > 1e-3 σ_1; K = 10 classes, so 10 is full rank). A zero-solution cell has rank 1.",
+    )
+    ctx.figure(
+        plot_value_map(
+            cells,
+            "gram_to_srg",
+            r"$\|C - C_{\mathrm{SRG}}\|_F \,/\, \|C_{\mathrm{SRG}}\|_F$",
+            marks,
+            title=r"Distance of the cosine Gram of $\tilde M_L$ to the SRG Gram (0 = SRG)",
+            vmin=0.0,
+        ),
+        "regime_gram_srg",
+        "Relative Frobenius distance of the cosine Gram matrix C of the last pre-ReLU head layer's class "
+        "means to the SRG solution's (best class permutation), mean over seeds; the SRG and DNC Grams are "
+        "0.73 apart at K = 10.",
+    )
+    ctx.figure(
+        plot_value_map(
+            cells,
+            "gram_to_dnc",
+            r"$\|C - I\|_F \,/\, \|I\|_F$",
+            marks,
+            title=r"Distance of the cosine Gram of $\tilde M_L$ to the DNC Gram $I$ (0 = orthogonal means)",
+            vmin=0.0,
+        ),
+        "regime_gram_dnc",
+        "Relative Frobenius distance of the same cosine Gram to the identity (DNC2), mean over seeds.",
+    )
+    ctx.figure(
+        plot_value_map(
+            cells,
+            "train_acc",
+            "training accuracy (mean over seeds)",
+            marks,
+            title="Training accuracy (chance 0.1)",
+            vmin=0.0,
+            vmax=1.0,
+        ),
+        "regime_train_acc",
+        "Training accuracy at the end of training, mean over seeds (0.1 = chance).",
+    )
+    shown = ["lam", "lr", "width", "variant", "seeds", "outcome", "agreement", "outcomes"]
+    for k in OUTCOMES:
+        if cells[f"p_{k}"].max() > 0:
+            shown += [f"p_{k}", f"p_{k}_lo", f"p_{k}_hi"]
+    shown += ["bottleneck_rank", "gram_to_srg", "gram_to_dnc", "train_acc", "test_acc", "loss"]
+    shown += [c for c in ("L_DNC", "L_SRG") if c in cells]
+    ctx.table(
+        cells,
+        CELLS_TABLE,
+        "Per cell: fraction of seeds in each outcome with its Wilson 95% interval (lo, hi), the majority "
+        "outcome and its agreement, mean bottleneck rank, Gram distances, accuracies, loss (the CSV also has "
+        "the mean rank of every head layer at rank_rtol 1e-3, rank_*, and at 1e-2, coarse_*).",
+        columns=shown,
+    )
+    ctx.table(
+        runs, "regime_runs", "Per run: outcome, ranks, Gram distances, accuracies, loss, training time."
+    )
+
+
+def _net_regime_map(ctx: Context) -> None:
+    run_map(ctx, _regime(ctx, REGIME_LAPTOP))
+
+
+def _net_regime_map_gpu(ctx: Context) -> None:
+    run_map(ctx, _regime(ctx, REGIME_GPU))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The figure experiments read the map
+# ------------------------------------------------------------------------------------------------------------
+
+
+def find_map(out_dir: Path) -> tuple[Path, RegimeMap, pd.DataFrame] | None:
+    """A finished regime map next to ``out_dir`` (a sibling folder ``net-regime-map*`` holding its settings
+    and its cells table), the full-size ones first; ``None`` where there is none.
+
+    Parameters
+    ----------
+    out_dir : Path
+        A figure experiment's folder (``out/real-mnist5k-fig4``: looks in ``out/``).
+
+    Returns
+    -------
+    (Path, RegimeMap, DataFrame) or None
+        The map's folder, settings and :func:`~deepcollapse.experiments.regime_map.cell_table`.
+    """
+    parent = Path(out_dir).resolve().parent
+    for folder in sorted(parent.glob("net-regime-map*"), key=lambda p: ("smoke" in p.name, p.name)):
+        settings, cells = folder / SETTINGS_FILE, folder / "tables" / f"{CELLS_TABLE}.csv"
+        if settings.is_file() and cells.is_file():
+            try:
+                return folder, RegimeMap.from_yaml(settings), pd.read_csv(cells)
+            except Exception:  # a damaged or foreign folder is no map
+                continue
+    return None
+
+
+def regime_section(ctx: Context, settings: list[tuple[float, float]], claim: str) -> None:
+    """Add the report section "On the regime map": where each ``(λ, η)`` of ``settings`` lies on a map found
+    next to the experiment's folder (:func:`find_map`) and what the map found there, then ``claim`` (whether
+    the paper's claim holds in this experiment's own runs, in words with the numbers).
+
+    Parameters
+    ----------
+    ctx : Context
+        The figure experiment's context.
+    settings : list of (float, float)
+        Its weight decays and learning rates.
+    claim : str
+        The claim's verdict in words.
+    """
+    found = find_map(ctx.out_dir)
+    parent = ctx.out_dir.resolve().parent
+    if found is None:
+        where = (
+            f"No regime map was found next to this folder (a net-regime-map* folder in {parent}); "
+            f"`deepcollapse reproduce net-regime-map --out {parent / 'net-regime-map'}` makes one, and a "
+            "re-run of this command (its runs are reused) then places this setting on it."
+        )
+    else:
+        folder, regime, cells = found
+        parts = []
+        for lam, lr in settings:
+            loc = locate(regime.lam, regime.lr, lam, lr)
+            here = cells[(cells["lam"] == loc.cell_lam) & (cells["lr"] == loc.cell_lr)]
+            seen = "; ".join(f"{_panel(r)}: {r['outcomes']}" for _, r in here.iterrows())
+            parts.append(f"{loc.describe()}; the map's seeds there ended {seen or 'in no finished run'}")
+        where = (
+            f"On the {regime.name} regime map in {folder} ({regime.describe()}; its network differs from "
+            "this experiment's in what the two settings list): " + ". ".join(parts) + "."
+        )
+    ctx.report.section("On the regime map", f"{where} {claim}")
+
+
+def _register() -> None:
+    common = (
+        "Outcome of every run (zero, DNC, SRG-like, low rank, full rank, not converged, diverged) over "
+        "weight decay × learning rate on real MNIST, with Wilson intervals per cell, rank and Gram-distance "
+        "maps; the paper's Fig. 4 setting marked"
+    )
+    register(
+        Experiment(
+            "net-regime-map",
+            "2024",
+            "beyond the paper: the network regime map (Figs. 2, 4, 10 as points)",
+            common + ".",
+            REGIME_LAPTOP.describe(),
+            "under 1 h on 2 cores with --workers 2 (the report gives the measured time)",
+            "net",
+            _net_regime_map,
+            config_class=RegimeMap,
+        )
+    )
+    register(
+        Experiment(
+            "net-regime-map-gpu",
+            "2024",
+            "beyond the paper: the network regime map, GPU size (ResNet20)",
+            common + ", and head width as a third axis.",
+            REGIME_GPU.describe(),
+            "needs a GPU (--device cuda): estimated from a calibration at the start of the run",
+            "net",
+            _net_regime_map_gpu,
+            config_class=RegimeMap,
+        )
+    )
+
+
+_register()

@@ -1,0 +1,445 @@
+"""The network regime map's settings and tables: :class:`RegimeMap` (the grid, the network, the conventions;
+validated at construction), its sweep (:meth:`RegimeMap.spec`), the per-run and per-cell tables read from the
+run folders (:func:`run_table`, :func:`cell_table`) and :func:`locate`, which places a setting on a map.  The
+experiment, its report and figures: :mod:`deepcollapse.experiments.net_regime_map`.
+
+A map is a grid over weight decay ``lam`` × learning rate ``lr`` (× head ``width``, the GPU variant's third
+axis), several seeds per cell, every run a :class:`~deepcollapse.nets.config.NetConfig` of ``base`` with
+``conventions`` applied.  Every run folder's ``summary.json`` holds its outcome
+(:mod:`deepcollapse.nets.outcome`: ``zero``, ``dnc``, ``srg_like``, ``low_rank``, ``full_rank``,
+``not_converged``, ``diverged``); a cell holds the fraction of its seeds in each outcome with Wilson 95%
+intervals, the ranks of every head layer at the outcome's two tolerances, the Gram distances of ``M~_L`` to
+the SRG and the DNC Gram, accuracies, the loss and, where the regularisation is DUFM-like (``reg: dufm``),
+``L_DNC`` and ``L_SRG`` of the DUFM with the run's own ``K, L, n, λ``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deepcollapse._core.checks import ConfigError, check_float, check_int, one_of_message
+from deepcollapse._core.config import ConfigMixin
+from deepcollapse.nets.outcome import OUTCOMES
+
+__all__ = [
+    "CONVENTIONS",
+    "PAPER_SETTINGS",
+    "MapLocation",
+    "RegimeMap",
+    "cell_table",
+    "locate",
+    "run_table",
+    "task_rows",
+]
+
+#: The training conventions a map may set (fields of :class:`~deepcollapse.nets.config.NetConfig`, issue 29):
+#: weight decay on BatchNorm parameters and biases or not, coupled or decoupled weight decay, the MSE
+#: normalisation, the initialisation scale of the head.
+CONVENTIONS = ("wd_scope", "wd_mode", "mse_reduction", "head_init_scale")
+
+#: The 2024 paper's settings marked on every map: (label, λ, η) -- Fig. 4 bottom and Fig. 10 on MNIST
+#: (ResNet20 + 5-layer head, standard weight decay 0.04, lr 0.01; Fig. 10 varies λ at that lr).
+PAPER_SETTINGS: tuple[tuple[str, float, float], ...] = (("paper Fig. 4 (MNIST)", 0.04, 0.01),)
+
+_AXES = ("lam", "lr", "width")
+
+
+def _axis(name: str, values: Any, integer: bool = False) -> list[Any]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+        raise ConfigError(f"{name} == {values!r}, must list at least one value.")
+    out: list[Any] = []
+    for i, v in enumerate(values):
+        where = f"{name}[{i}]"
+        out.append(check_int(where, v, min=1) if integer else check_float(where, v, gt=0.0))
+    if len(set(out)) != len(out):
+        raise ConfigError(f"{name} == {list(values)!r}, must not repeat a value.")
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class RegimeMap(ConfigMixin):
+    """One regime map: the network (``base``), the grid (``lam`` × ``lr`` × ``width``), the conventions and
+    the seeds.
+
+    Validated at construction (``ConfigError`` naming the field, e.g. ``lam[1] == -0.01, must be > 0``;
+    every run's :class:`~deepcollapse.nets.config.NetConfig` is built once, so a bad ``base`` field is
+    refused before anything is written).  ``reproduce net-regime-map --config FILE.yaml`` reads one from YAML
+    (these field names as keys, every key optional, unknown keys refused), e.g.
+    ``configs/regime/fig4_conventions.yaml``.
+
+    Attributes
+    ----------
+    name : str
+        ``smoke``, ``laptop``, ``gpu`` or any label (shown in the report).
+    base : dict
+        NetConfig fields of every run (dataset, backbone, head ``layers``, ``n``, ``epochs``, ``reg`` ...).
+    lam : list of float
+        Weight decays (NetConfig ``lam``; with ``reg: standard`` the weight decay of every parameter), > 0.
+    lr : list of float
+        Learning rates (NetConfig ``lr``), > 0.
+    width : list of int or None
+        Head widths (NetConfig ``width``), the third axis; ``None``: ``base``'s width only.
+    seeds : int
+        Runs per cell (seeds ``0 .. seeds − 1``).
+    conventions : dict
+        Values of the :data:`CONVENTIONS` fields for every run (empty: NetConfig's defaults).
+    variants : dict of str to dict, or None
+        Named sets of :data:`CONVENTIONS` values, a further axis of the map (each cell runs under each
+        variant, over ``conventions``); ``None``: ``conventions`` only.  E.g. ``{default: {}, decoupled:
+        {wd_mode: decoupled}}`` measures one cell under two conventions.
+    """
+
+    name: str = "custom"
+    base: dict[str, Any] = field(default_factory=dict)
+    lam: list[float] = field(default_factory=lambda: [0.04])
+    lr: list[float] = field(default_factory=lambda: [0.01])
+    width: list[int] | None = None
+    seeds: int = 3
+    conventions: dict[str, Any] = field(default_factory=dict)
+    variants: dict[str, dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, dict):
+            raise ConfigError(f"base == {self.base!r}, must map NetConfig fields to values.")
+        by_map = {"lam", "lr", "seed", *CONVENTIONS} | ({"width"} if self.width is not None else set())
+        clash = sorted(set(self.base) & by_map)
+        if clash:
+            key = clash[0]
+            where = "the map's seeds" if key == "seed" else f"the map's {key}"
+            raise ConfigError(f"base[{key!r}] is set by {where}, must not be in base; give it as {key}.")
+        object.__setattr__(self, "lam", _axis("lam", self.lam))
+        object.__setattr__(self, "lr", _axis("lr", self.lr))
+        if self.width is not None:
+            object.__setattr__(self, "width", _axis("width", self.width, integer=True))
+        object.__setattr__(self, "seeds", check_int("seeds", self.seeds, min=1))
+        if not isinstance(self.conventions, dict):
+            raise ConfigError(
+                f"conventions == {self.conventions!r}, must map convention names ({', '.join(CONVENTIONS)}) "
+                "to values."
+            )
+        for key in self.conventions:
+            if key not in CONVENTIONS:
+                raise ConfigError(one_of_message("conventions", key, CONVENTIONS))
+        if self.variants is not None:
+            if not isinstance(self.variants, dict) or not self.variants:
+                raise ConfigError(
+                    f"variants == {self.variants!r}, must map variant names to conventions (e.g. "
+                    "{default: {}, decoupled: {wd_mode: decoupled}}), or be left out."
+                )
+            for name, conv in self.variants.items():
+                if not isinstance(conv, dict):
+                    raise ConfigError(f"variants[{name!r}] == {conv!r}, must map convention names to values.")
+                for key in conv:
+                    if key not in CONVENTIONS:
+                        raise ConfigError(one_of_message(f"variants[{name!r}]", key, CONVENTIONS))
+        self.spec()  # every run's NetConfig, validated now (one line naming the field)
+
+    # --------------------------------------------------------------------------------------------------------
+    @property
+    def widths(self) -> list[int | None]:
+        """The head widths of the grid (``[None]``: the base's)."""
+        return list(self.width) if self.width is not None else [None]
+
+    @property
+    def cells(self) -> list[dict[str, Any]]:
+        """Every cell's overrides ``{lam, lr[, width]}`` and its variant's conventions, in grid order."""
+        out = []
+        variants = list((self.variants or {"": {}}).values())
+        for lam, lr, width, conv in itertools.product(self.lam, self.lr, self.widths, variants):
+            cell: dict[str, Any] = {"lam": lam, "lr": lr}
+            if width is not None:
+                cell["width"] = width
+            out.append({**cell, **conv})
+        return out
+
+    def variant_of(self, overrides: dict[str, Any]) -> str:
+        """The name of the variant a cell's ``overrides`` belong to (``""`` without variants)."""
+        conv = {k: v for k, v in overrides.items() if k in CONVENTIONS}
+        for name, values in (self.variants or {}).items():
+            if values == conv:
+                return name
+        return ""
+
+    @property
+    def total_runs(self) -> int:
+        return len(self.cells) * self.seeds
+
+    def spec(self, options: dict[str, Any] | None = None) -> Any:
+        """The ``kind: net`` :class:`~deepcollapse.runs.sweep.SweepSpec` of the map (``options``: run options
+        such as ``device``, applied to every run)."""
+        from deepcollapse.runs.sweep import SweepSpec
+
+        base = {**self.base, **self.conventions, **(options or {})}
+        return SweepSpec(
+            base=base,
+            points=self.cells,
+            seeds=list(range(self.seeds)),
+            kind="net",
+            name=f"regime-{self.name}",
+        )
+
+    def describe(self) -> str:
+        """The settings in one paragraph (for the experiment's ``settings`` and the report)."""
+        b = self.base
+
+        def vals(v: Sequence[Any]) -> str:
+            return "{" + ", ".join(f"{x:g}" for x in v) + "}"
+
+        text = (
+            f"{b.get('backbone', 'resnet20')} + {b.get('layers', 3)}-layer bias-free head"
+            f"{'' if self.width else ' of width ' + str(b.get('width', 64))} on {b.get('dataset', 'digits')} "
+            f"({b.get('n', 'all')} training and {b.get('n_test', 'all')} held-out images per class), "
+            f"{b.get('reg', 'dufm')} regularisation, {b.get('epochs', 10)} epochs of batch "
+            f"{b.get('batch_size', 128)}, {b.get('optimizer', 'sgd')} (momentum {b.get('momentum', 0.9):g}), "
+            f"{b.get('lr_schedule', 'multistep')} schedule; grid λ ∈ {vals(self.lam)} × η ∈ {vals(self.lr)}"
+        )
+        if self.width:
+            text += f" × head width ∈ {vals(self.width)}"
+        if self.variants:
+            shown = "; ".join(
+                f"{name}: " + (", ".join(f"{k} = {v}" for k, v in c.items()) or "as below")
+                for name, c in self.variants.items()
+            )
+            text += f" × conventions ∈ {{{shown}}}"
+        text += f"; {self.seeds} seeds per cell, {self.total_runs} runs"
+        conv = ", ".join(f"{k} = {v}" for k, v in self.conventions.items())
+        return text + (f"; conventions: {conv}" if conv else "; NetConfig's default conventions")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Tables
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _read_summary(folder: Path) -> dict[str, Any] | None:
+    from deepcollapse._core.io import read_json
+
+    path = folder / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        data = read_json(path)
+    except ConfigError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_table(regime: RegimeMap, out_dir: str | Path, options: dict[str, Any] | None = None) -> pd.DataFrame:
+    """One row per finished run of the map in ``out_dir``: ``lam, lr, width, seed``, the outcome ``label``,
+    ``bottleneck_rank``, the rank of every head layer (``rank_<name>``, at the outcome's ``rank_rtol``, and
+    ``coarse_<name>`` at ``rank_rtol_coarse``), ``gram_to_srg``, ``gram_to_dnc``, ``train_acc``, ``test_acc``,
+    ``loss``.  Runs without a ``summary.json`` (unfinished) are left out.
+
+    Parameters
+    ----------
+    regime : RegimeMap
+        The map.
+    out_dir : str or Path
+        Its folder (the sweep's).
+    options : dict, optional
+        The run options the map ran with (``device`` ...), as given to :meth:`RegimeMap.spec`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    tasks = regime.spec(options).tasks(Path(out_dir))
+    runs = task_rows(tasks)
+    if regime.variants and not runs.empty:
+        names = {t.out_dir: regime.variant_of(t.meta["overrides"]) for t in tasks}
+        finished = [t for t in tasks if _read_summary(Path(t.out_dir)) is not None]  # task_rows' rows
+        runs.insert(3, "variant", [names[t.out_dir] for t in finished])
+    return runs
+
+
+def task_rows(tasks: Sequence[Any]) -> pd.DataFrame:
+    """:func:`run_table`'s rows for any network sweep's tasks (a figure experiment's runs, too).
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        ``kind: net`` tasks (:meth:`~deepcollapse.runs.sweep.SweepSpec.tasks`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task whose folder holds a ``summary.json``.
+    """
+    rows = []
+    for task in tasks:
+        s = _read_summary(Path(task.out_dir))
+        if s is None:
+            continue
+        cfg = task.config
+        o = s.get("outcome") or {}
+        row: dict[str, Any] = {
+            "lam": cfg["lam"],
+            "lr": cfg["lr"],
+            "width": cfg["width"],
+            "seed": cfg["seed"],
+            "label": o.get("label", "not_converged"),
+            "bottleneck": o.get("bottleneck"),
+            "bottleneck_rank": o.get("bottleneck_rank"),
+            "gram_to_srg": o.get("gram_distance_srg"),
+            "gram_to_dnc": o.get("gram_distance_dnc"),
+            "train_acc": s.get("train_acc"),
+            "test_acc": s.get("test_acc"),
+            "loss": s.get("loss"),
+            "elapsed_s": s.get("elapsed_s"),
+        }
+        levels = _levels(cfg, s.get("n_train"))
+        if levels is not None:  # DUFM-like regularisation: the DUFM's levels at the run's own K, L, n, λ
+            row["L_DNC"], row["L_SRG"] = levels
+        for name, r in (o.get("ranks") or {}).items():
+            row[f"rank_{name}"] = r
+        for name, r in (o.get("ranks_coarse") or {}).items():
+            row[f"coarse_{name}"] = r
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _levels(cfg: dict[str, Any], n_train: Any) -> tuple[float, float | None] | None:
+    from deepcollapse.nets.theory_levels import theory_levels
+
+    if cfg.get("reg") != "dufm" or not n_train:
+        return None
+    comp = theory_levels(cfg, int(n_train))
+    return None if comp is None or comp.loss_dnc is None else (float(comp.loss_dnc), comp.loss_srg)
+
+
+def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per cell ``(lam, lr, width)``: seeds, the fraction in each outcome with its Wilson 95% interval
+    (``p_<label>``, ``p_<label>_lo``, ``p_<label>_hi``), the majority outcome and its agreement (seeds in it /
+    seeds), mean ranks per layer at both tolerances, mean bottleneck rank, mean Gram distances, accuracies
+    and loss; ``L_DNC`` / ``L_SRG`` where the runs have them (DUFM-like regularisation).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        :func:`run_table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    from deepcollapse.analysis.stats import wilson_interval
+
+    if runs.empty:
+        return pd.DataFrame()
+    keys = ["lam", "lr", "width", *(["variant"] if "variant" in runs else [])]
+    rank_cols = [c for c in runs.columns if c.startswith(("rank_", "coarse_"))]
+    out = []
+    for key, sub in runs.groupby(keys, sort=True):
+        n = len(sub)
+        row: dict[str, Any] = dict(zip(keys, key))
+        row["seeds"] = n
+        counts = sub["label"].value_counts()
+        for label in OUTCOMES:
+            k = int(counts.get(label, 0))
+            lo, hi = wilson_interval(k, n)
+            row[f"p_{label}"], row[f"p_{label}_lo"], row[f"p_{label}_hi"] = k / n, float(lo), float(hi)
+        # majority: the most frequent label, ties broken by the order of OUTCOMES
+        best = max(OUTCOMES, key=lambda lab: (int(counts.get(lab, 0)), -OUTCOMES.index(lab)))
+        row["outcome"] = best
+        row["agreement"] = int(counts.get(best, 0)) / n
+        row["outcomes"] = ", ".join(f"{lab} {int(counts[lab])}" for lab in OUTCOMES if lab in counts)
+        for c in (
+            "bottleneck_rank",
+            "gram_to_srg",
+            "gram_to_dnc",
+            "train_acc",
+            "test_acc",
+            "loss",
+            *(c for c in ("L_DNC", "L_SRG") if c in runs),
+            *rank_cols,
+        ):
+            vals = pd.to_numeric(sub[c], errors="coerce") if c in sub else pd.Series(dtype=float)
+            row[c] = float(vals.mean()) if vals.notna().any() else math.nan
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Where a setting lies on a map
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapLocation:
+    """The cell of a map nearest to a setting (in log λ and log η) and whether the setting is a grid cell.
+
+    Attributes
+    ----------
+    lam, lr : float
+        The setting.
+    cell_lam, cell_lr : float
+        The nearest cell's.
+    on_grid : bool
+        The setting is that cell (to 1e-9 relative).
+    inside : bool
+        The setting lies within the grid's ranges of λ and η.
+    steps : float
+        log-distance to the cell in units of the grid's steps (max over the two axes; 0 on the grid).
+    """
+
+    lam: float
+    lr: float
+    cell_lam: float
+    cell_lr: float
+    on_grid: bool
+    inside: bool
+    steps: float
+
+    def describe(self) -> str:
+        """The location in words."""
+        if self.on_grid:
+            return f"λ = {self.lam:g}, η = {self.lr:g} is a cell of the map"
+        where = "inside" if self.inside else "outside"
+        return (
+            f"λ = {self.lam:g}, η = {self.lr:g} lies {where} the map's grid; the nearest cell is λ = "
+            f"{self.cell_lam:g}, η = {self.cell_lr:g} ({self.steps:.2g} grid steps away in log scale)"
+        )
+
+
+def _step(values: np.ndarray) -> float:
+    lv = np.log(np.sort(values))
+    return float(np.median(np.diff(lv))) if len(lv) > 1 else 1.0
+
+
+def locate(lam_values: Sequence[float], lr_values: Sequence[float], lam: float, lr: float) -> MapLocation:
+    """The cell of a ``lam_values`` × ``lr_values`` grid nearest to ``(lam, lr)`` in log scale.
+
+    Parameters
+    ----------
+    lam_values, lr_values : sequence of float
+        The grid's axes (positive).
+    lam, lr : float
+        The setting (positive).
+
+    Returns
+    -------
+    MapLocation
+
+    Examples
+    --------
+    >>> loc = locate([0.01, 0.04], [0.01, 0.04], 0.02, 0.01)
+    >>> (loc.cell_lr, loc.on_grid, loc.inside)
+    (0.01, False, True)
+    """
+    lams, lrs = np.asarray(lam_values, dtype=float), np.asarray(lr_values, dtype=float)
+    dl = np.abs(np.log(lams) - math.log(lam)) / _step(lams)
+    dr = np.abs(np.log(lrs) - math.log(lr)) / _step(lrs)
+    i, j = int(np.argmin(dl)), int(np.argmin(dr))
+    on = bool(math.isclose(lams[i], lam, rel_tol=1e-9) and math.isclose(lrs[j], lr, rel_tol=1e-9))
+    inside = bool(lams.min() <= lam <= lams.max() and lrs.min() <= lr <= lrs.max())
+    return MapLocation(
+        lam, lr, float(lams[i]), float(lrs[j]), on, inside, 0.0 if on else float(max(dl[i], dr[j]))
+    )

@@ -1,0 +1,243 @@
+"""Descent continued until the point is certified: ``descend_until_certified(params, problem)`` (issue 31).
+
+A verdict of :func:`~deepcollapse.landscape.verdicts.landscape` other than *critical at a kink* or *local
+minimum* means the search stopped early:
+
+* *not critical* (and *saddle*) come with a certified descent (``certified_descent``: a decrease of the true
+  eq. (1) beyond rounding along the unit vector ``descent_direction``).  Each round follows it: a line
+  search along that direction (the certified step, doubled while the true eq. (1) keeps decreasing, at most
+  ``line_steps`` doublings), then the float64 polish (:func:`~deepcollapse.landscape.piecewise.polish`,
+  L-BFGS then Newton on the smooth piece, ``polish_iterations`` L-BFGS iterations) and the kink refinement
+  with its second verdict (:func:`~deepcollapse.landscape.kinks.refine_verdict`).  A *not critical* point
+  without a certified direction (the gradient of a smooth piece above ``grad_tol``) gets the polish alone.
+* *undecided at kinks*: the active-set refinement (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`)
+  again with twice the rounds of the attempt before (``refine_rounds``, ``2 refine_rounds``, …).
+
+The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`) or
+``rounds`` rounds are spent.  Every budget is a count (rounds, doublings, iterations), so the same call gives
+the same point on a busy or an idle machine; ``max_seconds`` is an optional wall-clock cap on top (the
+refinement's own checks; a round in progress finishes).  A round's point replaces the current one only when
+its true eq. (1) (float64, the given problem) is not higher, so the loss never goes up.  A point with an
+exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the same eq. (1) value;
+:class:`~deepcollapse.landscape.piecewise.Problem.reduced`) and expanded back at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deepcollapse._core.results import Result
+from deepcollapse.landscape.piecewise import Problem, collapse, expand, flatten, polish, unflatten, value
+
+__all__ = ["CERTIFIED", "CertifiedDescent", "descend_until_certified"]
+
+#: the verdicts that end the descent: the point is certified (first-order at a kink, or second-order)
+CERTIFIED = ("critical at a kink", "local minimum")
+
+
+@dataclass(frozen=True, eq=False)
+class CertifiedDescent(Result):
+    """Outcome of :func:`descend_until_certified`.
+
+    Attributes
+    ----------
+    loss_before, loss_after : float
+        The true eq. (1) (float64, the given problem) at the start and at the returned point.
+    verdict_before, verdict : str
+        The verdict at the start and at the returned point.
+    clarke_residual : float
+        The Clarke residual at the returned point.
+    certified : bool
+        ``verdict`` is one of :data:`CERTIFIED`.
+    rounds : int
+        Rounds run.
+    steps : list of dict
+        Per round: ``{round, verdict, action, loss_before, loss_after}`` (``action``: ``"line search +
+        polish + refinement"``, ``"polish + refinement"`` or ``"refinement (R rounds)"``).
+    landscape : Landscape
+        The verdict at the returned point (of the analysed problem: the reduced one when ``reduced``).
+    reduced : bool
+        Descended as the ``n = 1`` problem (the start had an exactly collapsed ``H_1``).
+    note : str
+        How it ended, in words.
+    params : list of ndarray
+        The returned point ``[H_1, W_1 .. W_L]`` of the given problem.
+    """
+
+    loss_before: float | None = None
+    loss_after: float | None = None
+    verdict_before: str | None = None
+    verdict: str | None = None
+    clarke_residual: float | None = None
+    certified: bool | None = None
+    rounds: int | None = None
+    steps: list[dict[str, Any]] | None = None
+    landscape: Any = None
+    reduced: bool | None = None
+    note: str | None = None
+    params: list[np.ndarray] | None = None
+
+
+def _line_search(
+    params: list[np.ndarray], problem: Problem, direction: np.ndarray, step: float, line_steps: int
+) -> tuple[list[np.ndarray], float]:
+    """The lowest of ``θ + 2^j step u`` (``j = 0 .. line_steps``, stopping at the first increase) and θ."""
+    shapes = [np.shape(p) for p in params]
+    x = flatten(params)
+    u = direction / np.linalg.norm(direction)
+    best_x, best_f = x, value(params, problem)
+    t = step
+    for _ in range(line_steps + 1):
+        z = x + t * u
+        f = value(unflatten(z, shapes), problem)
+        if not (math.isfinite(f) and f < best_f):
+            break
+        best_x, best_f, t = z, f, 2 * t
+    return unflatten(best_x, shapes), best_f
+
+
+def _refine(
+    point: list[np.ndarray],
+    prob: Problem,
+    land: Any,
+    f: float,
+    max_rounds: int,
+    deadline: float,
+    opts: dict[str, Any],
+) -> tuple[list[np.ndarray], float, Any]:
+    """The kink refinement (``max_rounds`` active-set rounds) of a point whose verdict ``land`` is *not
+    critical* or *undecided*, and the verdict of its point when that is not higher: ``(point, f, verdict)``
+    (the given ones otherwise); :func:`~deepcollapse.landscape.kinks.refine_verdict` with a count budget."""
+    from deepcollapse.landscape.kinks import REFINED_VERDICTS, refine_at_kinks
+    from deepcollapse.landscape.verdicts import landscape
+
+    if land.verdict not in REFINED_VERDICTS:
+        return point, f, land
+    seconds = max(deadline - time.monotonic(), 0.0)
+    ref = refine_at_kinks(
+        point, prob, grad_tol=opts["grad_tol"], max_rounds=max_rounds, max_seconds=seconds, reduce=False
+    )
+    if not ref.changed or ref.params is None or ref.loss_after is None or ref.loss_after > f:
+        return point, f, land
+    new = [np.asarray(p, dtype=np.float64) for p in ref.params]
+    return new, ref.loss_after, landscape(new, prob, reduce=False, clarke_witness=ref.clarke_masks, **opts)
+
+
+def descend_until_certified(
+    params: Sequence[np.ndarray],
+    problem: Problem,
+    *,
+    rounds: int = 8,
+    line_steps: int = 30,
+    polish_iterations: int = 2000,
+    refine_rounds: int = 4,
+    grad_tol: float = 1e-6,
+    eig_tol: float = 1e-6,
+    max_seconds: float | None = None,
+) -> CertifiedDescent:
+    """Follow certified descent directions, polish and refine until the point is certified (module
+    docstring).
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        ``[H_1, W_1, ..., W_L]``.
+    problem : Problem
+        The instance of eq. (1).
+    rounds : int
+        Rounds at most (one verdict, one move each).
+    line_steps : int
+        Doublings of the certified step in a line search at most.
+    polish_iterations : int
+        L-BFGS iterations of each polish.
+    refine_rounds : int
+        Active-set rounds of the first refinement of an *undecided* point (doubled at each further one).
+    grad_tol, eig_tol : float
+        The verdicts' tolerances (:func:`~deepcollapse.landscape.verdicts.landscape`).
+    max_seconds : float, optional
+        Wall-clock cap on top of the counts (``None``: counts only, deterministic).
+
+    Returns
+    -------
+    CertifiedDescent
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> rng = np.random.default_rng(0)
+    >>> problem = Problem(classes=3, layers=3, n=1, lam_h=0.01, lam_w=[0.01] * 3)
+    >>> start = [rng.normal(size=(4, 3)), rng.normal(size=(4, 4)), rng.normal(size=(4, 4)),
+    ...          rng.normal(size=(3, 4))]
+    >>> out = descend_until_certified(start, problem)
+    >>> out.certified, out.loss_after < out.loss_before
+    (True, True)
+    """
+    from deepcollapse.landscape.verdicts import is_collapsed, landscape
+
+    deadline = math.inf if max_seconds is None else time.monotonic() + max_seconds
+    full = [np.asarray(p, dtype=np.float64) for p in params]
+    f_start = value(full, problem)
+    reduced = problem.n > 1 and is_collapsed(full[0], problem.classes)
+    prob = problem.reduced() if reduced else problem
+    point = [collapse(full[0], problem.classes), *full[1:]] if reduced else full
+    f = value(point, prob)
+    opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
+    land = landscape(point, prob, reduce=False, **opts)
+    first, steps, undecided, done = land, list[dict[str, Any]](), 0, 0
+    for done in range(1, rounds + 1):  # noqa: B007  (the count is reported)
+        if land.verdict in CERTIFIED or time.monotonic() > deadline:
+            done -= 1
+            break
+        verdict, f_round = str(land.verdict), f
+        if verdict == "undecided at kinks":
+            budget = refine_rounds * 2**undecided
+            undecided += 1
+            point, f, land = _refine(point, prob, land, f, budget, deadline, opts)
+            action = f"refinement ({budget} rounds)"
+        else:
+            candidate, f_cand = point, f
+            action = "polish + refinement"
+            if land.descent_direction is not None and land.certified_descent is not None:
+                step = float(land.certified_descent["step"])
+                candidate, f_cand = _line_search(point, prob, land.descent_direction, step, line_steps)
+                action = "line search + polish + refinement"
+            pol = polish(candidate, prob, lbfgs_iter=polish_iterations)
+            if pol.loss <= f_cand:
+                candidate, f_cand = pol.params, pol.loss
+            if f_cand <= f:
+                cand_land = landscape(candidate, prob, reduce=False, **opts)
+                point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
+        steps.append(
+            {"round": done, "verdict": verdict, "action": action, "loss_before": f_round, "loss_after": f}
+        )
+    out = [expand(point[0], problem.n), *point[1:]] if reduced else point
+    f_after = value(out, problem)
+    certified = land.verdict in CERTIFIED
+    if certified:
+        note = f"{land.verdict} after {done} round(s), loss lowered by {f_start - f_after:.3g}"
+    else:
+        note = (
+            f"still {land.verdict} after {done} round(s) (the budget), loss lowered by "
+            f"{f_start - f_after:.3g}"
+        )
+    return CertifiedDescent(
+        loss_before=f_start,
+        loss_after=f_after,
+        verdict_before=str(first.verdict),
+        verdict=str(land.verdict),
+        clarke_residual=land.clarke_residual,
+        certified=certified,
+        rounds=done,
+        steps=steps,
+        landscape=land,
+        reduced=reduced,
+        note=note,
+        params=out,
+    )

@@ -1,0 +1,158 @@
+"""CLI: `deepcollapse best-known show|add|export` and the offers of `dufm search` (issue 31).
+
+Losses are checked against formulas.md's eq. (1) with explicit matrices (numpy, below)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deepcollapse.cli import main
+from deepcollapse.landscape.solution_file import save_solution
+
+K, L, N_PER, WIDTH, LAM = 3, 3, 2, 4, 0.01
+
+
+def reference_loss(H1: np.ndarray, weights: list[np.ndarray]) -> float:
+    """1/(2N)‖W_L H_L − Y‖² + λ/2 (‖H_1‖² + Σ‖W_l‖²), ReLU between layers."""
+    N = H1.shape[1]
+    Y = np.kron(np.eye(K), np.ones((1, N // K)))
+    H = H1
+    for W in weights[:-1]:
+        H = np.maximum(W @ H, 0.0)
+    fit = np.sum((weights[-1] @ H - Y) ** 2) / (2 * N)
+    return float(fit + LAM / 2 * (np.sum(H1**2) + sum(np.sum(W**2) for W in weights)))
+
+
+def write(path: Path, seed: int, scale: float) -> float:
+    rng = np.random.default_rng(seed)
+    H1 = scale * rng.normal(size=(WIDTH, K * N_PER))
+    weights = [scale * rng.normal(size=(WIDTH, WIDTH)) for _ in range(L - 1)] + [
+        scale * rng.normal(size=(K, WIDTH))
+    ]
+    save_solution(path, H1, weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    return reference_loss(H1, weights)
+
+
+@pytest.fixture
+def points(tmp_path):
+    """(higher file, its loss, lower file, its loss) of one cell."""
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    fa, fb = write(a, 1, 1.0), write(b, 2, 0.3)
+    return (a, fa, b, fb) if fa > fb else (b, fb, a, fa)
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_add_show_export(tmp_path, points, capsys):
+    high, f_high, low, f_low = points
+    reg = str(tmp_path / "reg")
+    assert main(["best-known", "show", "--registry", reg]) == 0
+    assert "no rows yet" in capsys.readouterr().out
+    assert main(["best-known", "add", str(high), "--registry", reg, "--json"]) == 0
+    (first,) = json.loads(capsys.readouterr().out)
+    assert first["kept"] and first["loss"] == pytest.approx(f_high, rel=1e-12)
+    assert main(["best-known", "add", str(high), str(low), "--registry", reg, "--json"]) == 0
+    again, lower = json.loads(capsys.readouterr().out)
+    assert not again["kept"] and lower["kept"] and lower["previous"] == pytest.approx(f_high, rel=1e-12)
+    assert main(["best-known", "show", "--registry", reg, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["loss"] == pytest.approx(f_low, rel=1e-12) and row["classes"] == K and row["registry"] == reg
+    assert row["provenance"]["command"].startswith("deepcollapse best-known add")
+    assert main(["best-known", "show", "--registry", reg]) == 0
+    assert f"{f_low:.12f}" in capsys.readouterr().out
+    # export, then merge the export into another registry holding the higher point
+    assert main(["best-known", "export", "--out", str(tmp_path / "copy"), "--registry", reg]) == 0
+    other = str(tmp_path / "other")
+    assert main(["best-known", "add", str(high), "--registry", other]) == 0
+    capsys.readouterr()
+    assert main(["best-known", "add", str(tmp_path / "copy"), "--registry", other, "--json"]) == 0
+    (merged,) = json.loads(capsys.readouterr().out)
+    assert merged["kept"] and merged["loss"] == pytest.approx(f_low, rel=1e-12)
+
+
+def test_add_with_verdict_records_it(tmp_path, capsys):
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    low = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    reg = str(tmp_path / "reg")
+    assert main(["best-known", "add", str(low), "--registry", reg, "--verdict"]) == 0
+    capsys.readouterr()
+    main(["best-known", "show", "--registry", reg, "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    from deepcollapse.landscape.verdicts import landscape, load_point
+
+    params, problem, _ = load_point(str(low))
+    land = landscape(params, problem)
+    assert row["verdict"] == land.verdict and row["clarke_residual"] == pytest.approx(land.clarke_residual)
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, points, capsys):
+    high, _, low, _ = points
+    reg = tmp_path / "reg"
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, A=np.zeros(3))
+    for args in (
+        ["best-known", "add", str(low), str(bad), "--registry", str(reg)],  # one bad file among good ones
+        ["best-known", "add", str(tmp_path / "missing.npz"), "--registry", str(reg)],
+        ["best-known", "add", str(low), "--registry", "off"],
+    ):
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("deepcollapse: error:") and "\n" not in err
+        assert not reg.exists()
+    # a damaged registry: one line naming the file, the file unchanged, the offer not made
+    assert main(["best-known", "add", str(high), "--registry", str(reg)]) == 0
+    index = reg / "best_known.json"
+    index.write_text(index.read_text()[:-20])
+    before = _tree(reg)
+    for args in (
+        ["best-known", "add", str(low), "--registry", str(reg)],
+        ["best-known", "show", "--registry", str(reg)],
+        ["best-known", "export", "--out", str(tmp_path / "x"), "--registry", str(reg)],
+        ["best-known", "add", str(reg), "--registry", str(tmp_path / "fresh")],
+    ):
+        capsys.readouterr()
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert str(index) in err and "\n" not in err
+    assert _tree(reg) == before
+    assert not (tmp_path / "x").exists() and not (tmp_path / "fresh").exists()
+
+
+def test_dufm_search_offers_its_best_point(tmp_path, capsys):
+    reg = tmp_path / "reg"
+    args = ["dufm", "search", "--classes", "3", "--layers", "3", "--n", "2", "--width", "4", "--runs", "2"]
+    args += ["--steps", "50", "--rounds", "1", "--out", str(tmp_path / "s"), "--no-progress", "--json"]
+    assert main([*args, "--registry", str(reg)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    main(["best-known", "show", "--registry", str(reg), "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["loss"] == pytest.approx(summary["best_loss"], rel=1e-12)
+    assert row["provenance"]["command"].startswith("deepcollapse dufm search")
+    # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
+    assert main([*args, "--registry", "off", "--force"]) == 0
+    assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()
+
+
+def test_landscape_refine_kinks_offers_its_point_with_the_verdict(tmp_path, capsys):
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    path = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    reg = tmp_path / "reg"
+    args = ["dufm", "landscape", str(path), "--refine-kinks", "--out", str(tmp_path / "land"), "--json"]
+    assert main([*args, "--registry", str(reg), "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    main(["best-known", "show", "--registry", str(reg), "--json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["verdict"] == result["verdict"]
+    assert row["loss"] == pytest.approx(reference_loss(sol.H1, sol.weights), rel=1e-12)
+    assert row["provenance"]["command"].startswith("deepcollapse dufm landscape")

@@ -1,0 +1,95 @@
+"""Descent continued until certified (issue 31): from a constructed non-critical point the descent ends lower
+and certified; the same call gives the same point (count budgets); a certified start is returned as it is.
+
+The losses are checked against formulas.md's eq. (1) written out with explicit matrices (numpy, below)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
+from deepcollapse.landscape.piecewise import Problem, expand
+from deepcollapse.landscape.verdicts import landscape
+
+LAM = 0.01
+
+
+def reference_loss(params: list[np.ndarray]) -> float:
+    """1/(2N)‖W_L H_L − Y‖² + λ/2 (‖H_1‖² + Σ‖W_l‖²), ReLU between layers, Y = I_K ⊗ 1_n^T."""
+    H1, *weights = params
+    K, N = weights[-1].shape[0], H1.shape[1]
+    Y = np.kron(np.eye(K), np.ones((1, N // K)))
+    H = H1
+    for W in weights[:-1]:
+        H = np.maximum(W @ H, 0.0)
+    fit = np.sum((weights[-1] @ H - Y) ** 2) / (2 * N)
+    return float(fit + LAM / 2 * (np.sum(H1**2) + sum(np.sum(W**2) for W in weights)))
+
+
+@pytest.fixture(scope="module")
+def certified_point():
+    """A certified point of K = 3, L = 3, n = 1, width 4 (descended from a random start)."""
+    rng = np.random.default_rng(0)
+    problem = Problem(classes=3, layers=3, n=1, lam_h=LAM, lam_w=[LAM] * 3)
+    start = [
+        rng.normal(size=(4, 3)),
+        rng.normal(size=(4, 4)),
+        rng.normal(size=(4, 4)),
+        rng.normal(size=(3, 4)),
+    ]
+    out = descend_until_certified(start, problem)
+    assert out.certified
+    return problem, out.params
+
+
+def _perturbed(params: list[np.ndarray], size: float, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [p + size * rng.normal(size=p.shape) for p in params]
+
+
+def test_a_non_critical_point_ends_lower_and_certified(certified_point):
+    problem, params = certified_point
+    start = _perturbed(params, 1e-2, 1)
+    assert landscape(start, problem)["verdict"] == "not critical"  # the constructed start
+    out = descend_until_certified(start, problem, rounds=6)
+    assert out.verdict_before == "not critical"
+    assert out.certified and out.verdict in CERTIFIED
+    assert out.clarke_residual <= 1e-6
+    assert reference_loss(out.params) < reference_loss(start)
+    assert out.loss_after == pytest.approx(reference_loss(out.params), rel=1e-12)
+    assert out.loss_before == pytest.approx(reference_loss(start), rel=1e-12)
+    assert out.steps[0]["action"].startswith("line search")  # the certified direction was followed
+    losses = [s["loss_after"] for s in out.steps]
+    assert all(b <= a for a, b in zip([out.loss_before, *losses], losses))  # never up
+    # the verdict of the returned point, recomputed from scratch, is the one reported
+    assert landscape(out.params, problem)["verdict"] == out.verdict
+
+
+def test_counts_make_it_deterministic(certified_point):
+    problem, params = certified_point
+    start = _perturbed(params, 1e-2, 2)
+    a = descend_until_certified(start, problem, rounds=3)
+    b = descend_until_certified(start, problem, rounds=3)
+    assert a.loss_after == b.loss_after and a.verdict == b.verdict
+    assert all(np.array_equal(x, y) for x, y in zip(a.params, b.params))
+
+
+def test_a_certified_start_is_returned_unchanged(certified_point):
+    problem, params = certified_point
+    out = descend_until_certified(params, problem)
+    assert out.rounds == 0 and out.steps == [] and out.certified
+    assert all(np.array_equal(x, y) for x, y in zip(out.params, params))
+
+
+def test_a_collapsed_point_descends_as_the_reduced_problem(certified_point):
+    problem, params = certified_point
+    n = 3
+    big = Problem(classes=3, layers=3, n=n, lam_h=LAM, lam_w=[LAM] * 3)
+    start = _perturbed(params, 1e-2, 3)
+    start = [expand(start[0], n), *start[1:]]  # exactly collapsed H_1: eq. (1) at n equals n = 1's with nλ
+    out = descend_until_certified(start, big, rounds=6)
+    assert out.reduced and out.certified
+    assert out.params[0].shape == (4, 3 * n)
+    assert out.loss_after == pytest.approx(reference_loss(out.params), rel=1e-12)
+    assert out.loss_after < reference_loss(start)
