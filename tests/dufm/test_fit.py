@@ -108,6 +108,28 @@ def test_classify_in_memory_equals_the_folder_route(tmp_path):
     assert one.runs[0].classification == folder.runs[2].classification
 
 
+def test_diverged_runs_in_memory_as_in_the_folder(tmp_path):
+    """At lr 2 some runs blow up: the fit marks them as the trainer does, its history holds NaN where the
+    folder holds null, and classify labels them ``diverged`` as analyze_dufm does."""
+    c = _cfg(lr=2.0, runs=6, steps=200, log_every=50, checkpoint_every=200)
+    fit = fit_dufm(c)
+    folder = train_dufm(c, tmp_path / "run", progress=False)
+    saved = torch.load(tmp_path / "run" / "params.pt", weights_only=True)
+    assert 0 < len(fit.diverged) < c.runs  # some, not all
+    assert fit.diverged == {int(k): v for k, v in saved["diverged"].items()}
+    for a, b in zip(fit.params, [saved["H1"], *saved["weights"]]):
+        assert np.array_equal(a, b.numpy(), equal_nan=True)
+    recs = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    for r, s in fit.diverged.items():
+        assert [v for t, v in fit.history(r) if t > s] == [None] * sum(
+            t > s for t in fit.logged_steps.tolist()
+        )
+        assert fit.history(r) == [(x["step"], x["loss"]) for x in recs if x["run"] == r]
+    summary = classify(fit)
+    assert summary.to_dict() == folder.to_dict()
+    assert {r for r, run in enumerate(summary.runs) if run.classification == "diverged"} == set(fit.diverged)
+
+
 def test_criteria_is_frozen_and_validated():
     crit = Criteria()
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -5,7 +5,8 @@
   analytic and autograd gradients, batched over R runs.
 - :mod:`.kernel` -- the numpy CPU kernel (``advance``, ``advance_limited``, ``numpy_gradients``);
   :mod:`.compiled` -- the same step loop compiled with numba (optional, used when installed).
-- :mod:`.fit` -- ``fit_dufm(config, callbacks) -> DUFMFit``: the GD loop, in memory, nothing written.
+- :mod:`.fit` -- ``fit_dufm(config, callbacks) -> DUFMFit``: the GD loop, in memory, nothing written;
+  :mod:`.numpy_engine` and :mod:`.torch_engine` -- the engines it steps.
 - :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: that loop plus the run folder (checkpoints,
   ``metrics.jsonl`` with per-layer metrics) as callbacks.
 - :mod:`.classify` -- ``classify(params, problem, criteria) -> DUFMSummary``: runs in memory classified

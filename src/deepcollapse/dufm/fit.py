@@ -13,9 +13,12 @@ of ``config.log_every`` (the *logged* steps, where the loss history is taken, al
 and of ``config.checkpoint_every``, and at most every ``_CHUNK`` steps (about 1.5 s) in between.
 
 Engines.  ``backend='numpy'`` (default on CPU): :mod:`deepcollapse.dufm.kernel`, hand-written gradients on
-OpenBLAS (the compiled step loop of :mod:`deepcollapse.dufm.compiled` when numba is installed), one BLAS
-thread, ``sub_batch`` runs at a time; ``workers > 1`` splits the runs over that many single-threaded
-processes.  ``backend='torch'``: :mod:`deepcollapse.dufm.torch_engine` on ``cpu`` or ``cuda``.
+OpenBLAS (the compiled step loop of :mod:`deepcollapse.dufm.compiled` when numba is installed, else numpy
+with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers > 1`` splits the runs over
+that many single-threaded processes (one per core is the fastest layout on CPU).  ``backend='torch'``:
+:mod:`deepcollapse.dufm.torch_engine`, batched ``bmm``/``baddbmm`` analytic gradients or autograd
+(``grad='autograd'``), on ``cpu`` or ``cuda``, stepped by ``step_loop`` (graph-safe chunks with one host
+synchronisation each, on cuda replayed as CUDA graphs); its chunks last about 1.5 s.
 
 Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
 diverged at ``t`` and frozen there; the other runs go on.
@@ -25,10 +28,8 @@ from __future__ import annotations
 
 import logging
 import math
-import signal
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,10 +38,10 @@ import numpy as np
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
+from deepcollapse.dufm.kernel import one_blas_thread
 from deepcollapse.dufm.model import init_params
+from deepcollapse.dufm.numpy_engine import NumpyEngine, loss_parts
 from deepcollapse.dufm.torch_engine import TorchEngine
-from deepcollapse.theory.objective import evaluate
 
 if TYPE_CHECKING:
     from deepcollapse._core.interrupt import StopFlag
@@ -49,11 +50,10 @@ __all__ = [
     "DUFMFit",
     "FitCallback",
     "FitState",
-    "NumpyEngine",
     "ProgressBar",
     "fit_dufm",
+    "fit_loop",
     "initial_params",
-    "loss_parts",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,101 +61,6 @@ log = logging.getLogger(__name__)
 _CHUNK = 1000  # at most this many steps between callbacks / interrupt checks ...
 _CHUNK_RUN_STEPS = 16_000  # ... and about this many run-steps per process (~1.5 s): Ctrl-C is honoured fast
 _CHUNK_SECONDS = 1.5  # the torch engine's chunks: about this long (measured as it goes), 10 .. _CHUNK steps
-
-
-# ------------------------------------------------------------------------------------------------------------
-# losses
-# ------------------------------------------------------------------------------------------------------------
-def loss_parts(
-    H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
-) -> tuple[float, float, float]:
-    """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64:
-    :func:`deepcollapse.theory.objective.evaluate` of ``config.problem``."""
-    parts = evaluate(H1, weights, config.problem)
-    return parts.total, parts.fit, parts.reg
-
-
-def _best_loss(params: Sequence[np.ndarray], alive: np.ndarray, config: DUFMConfig) -> float:
-    """The lowest finite float64 loss among the ``alive`` runs (NaN if none): the progress bar's best=."""
-    vals = [loss_parts(params[0][r], [W[r] for W in params[1:]], config)[0] for r in np.flatnonzero(alive)]
-    vals = [v for v in vals if math.isfinite(v)]
-    return min(vals) if vals else math.nan
-
-
-# ------------------------------------------------------------------------------------------------------------
-# the numpy engine (the torch one is deepcollapse.dufm.torch_engine.TorchEngine)
-# ------------------------------------------------------------------------------------------------------------
-def _ignore_sigint() -> None:  # worker initialiser: Ctrl-C is handled by the parent only
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class NumpyEngine:
-    """The CPU engine: parameters as numpy arrays, stepped by :func:`deepcollapse.dufm.kernel.advance`
-    in-process or in worker processes (the loop picks it for ``resolved_backend == "numpy"``)."""
-
-    def __init__(self, params: list[np.ndarray], config: DUFMConfig):
-        self.params = params
-        self.config = config
-        self._logged = False
-        self.alive = np.ones(params[0].shape[0], dtype=bool)
-        self._pool: ProcessPoolExecutor | None = None
-        if config.workers > 1 and config.runs > 1:
-            import multiprocessing as mp
-
-            # fork (Linux): workers only run the numpy kernel; scripts need no ``if __name__ == "__main__"``
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(
-                max_workers=min(config.workers, config.runs),
-                mp_context=mp.get_context(method),
-                initializer=_ignore_sigint,
-            )
-
-    def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
-        c = self.config
-        if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
-            # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
-            # and σ_ε may drift apart between the two over many steps, so the log names the one that ran
-            log.info("DUFM kernel: %s, model %s", resolve_kernel(), c.family.name)
-            self._logged = True
-        idx = np.flatnonzero(self.alive)
-        if idx.size == 0:
-            return {}
-        args = (c.classes, c.n, c.lam_h, c.lam_w, c.sub_batch)
-        fam = c.family
-        if self._pool is None:
-            groups = [idx]
-            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args, family=fam)]
-        else:
-            groups = [g for g in np.array_split(idx, min(c.workers, idx.size)) if g.size]
-            futs = [
-                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args, family=fam)
-                for g in groups
-            ]
-            results = [f.result() for f in futs]
-        diverged: dict[int, int] = {}
-        for g, (new, div) in zip(groups, results):
-            for p, q in zip(self.params, new):
-                p[g] = q
-            for j, s in div.items():
-                diverged[int(g[j])] = s
-                self.alive[g[j]] = False
-        return diverged
-
-    def freeze(self, runs: Sequence[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint)."""
-        self.alive[list(runs)] = False
-
-    def best_loss(self) -> float:
-        with one_blas_thread():
-            return _best_loss(self.params, self.alive, self.config)
-
-    def numpy_params(self) -> list[np.ndarray]:
-        return self.params
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -182,8 +87,9 @@ class DUFMFit:
     logged_steps : ndarray of int, shape (T,)
         The steps of the loss history: multiples of ``config.log_every``, the first and the last step.
     loss_history, fit_history, reg_history : ndarray, shape (T, R)
-        Eq. (1) and its two terms at those steps, float64 (:func:`loss_parts`); NaN for a run marked
-        diverged.  ``train_dufm`` writes the same numbers to ``metrics.jsonl`` (non-finite as ``null``).
+        Eq. (1) and its two terms at those steps, float64 (:func:`~.numpy_engine.loss_parts`); NaN for a run
+        marked diverged.  ``train_dufm`` writes the same numbers to ``metrics.jsonl`` (non-finite as
+        ``null``).
 
     Examples
     --------
@@ -391,7 +297,7 @@ def _log_losses(state: FitState, rows: list[tuple[int, np.ndarray, np.ndarray, n
     rows.append((state.step, parts[0], parts[1], parts[2]))
 
 
-def _fit(
+def fit_loop(
     config: DUFMConfig,
     params: list[np.ndarray],
     step: int,
@@ -402,8 +308,33 @@ def _fit(
     log_start: bool,
     stop: StopFlag | None = None,
 ) -> DUFMFit:
-    """The GD loop from ``params`` at ``step`` to ``stop_at`` (module docstring); ``log_start``: take the loss
-    history at ``step`` too; ``stop``: end after the chunk in which it is set (callbacks see ``stopping``)."""
+    """The GD loop of :func:`fit_dufm` from ``params`` at ``step`` to ``stop_at`` (module docstring): what
+    ``train_dufm`` and ``resume_dufm`` run with their callbacks.
+
+    Parameters
+    ----------
+    config : DUFMConfig
+        The training job.
+    params : list of ndarray
+        ``[H1, W_1 .. W_L]`` at ``step`` with the run axis (the numpy engine steps them in place).
+    step : int
+        Their step.
+    diverged : dict of int to int
+        Runs already marked diverged (``{run: step}``; updated in place).
+    callbacks : sequence of FitCallback
+        As for :func:`fit_dufm`.
+    stop_at : int
+        The step to stop at (``<= config.steps``).
+    log_start : bool
+        Take the loss history at ``step`` too (a fresh start; a resumed run logged it before).
+    stop : StopFlag, optional
+        End after the chunk in which it is set (the callbacks see ``state.stopping``).
+
+    Returns
+    -------
+    DUFMFit
+        At the step reached; its history holds the steps logged by this call.
+    """
     engine = _engine(params, config)
     engine.freeze(list(diverged))
     state = FitState(config, step, step, stop_at, diverged, _engine=engine)
@@ -511,7 +442,9 @@ def fit_dufm(config: DUFMConfig, callbacks: Sequence[FitCallback] = ()) -> DUFMF
     bad = [type(cb).__name__ for cb in callbacks if not isinstance(cb, FitCallback)]
     if bad:
         raise ConfigError(f"callbacks == [{', '.join(bad)}], must be FitCallback instances.")
-    return _fit(config, initial_params(config), 0, {}, list(callbacks), stop_at=config.steps, log_start=True)
+    return fit_loop(
+        config, initial_params(config), 0, {}, list(callbacks), stop_at=config.steps, log_start=True
+    )
 
 
 def initial_params(config: DUFMConfig) -> list[np.ndarray]:

@@ -51,16 +51,9 @@ from deepcollapse._core.io import (
     truncate_jsonl,
 )
 from deepcollapse.dufm.config import DUFMConfig
-from deepcollapse.dufm.fit import (
-    FitCallback,
-    FitState,
-    NumpyEngine,
-    ProgressBar,
-    _fit,
-    initial_params,
-    loss_parts,
-)
+from deepcollapse.dufm.fit import FitCallback, FitState, ProgressBar, fit_loop, initial_params
 from deepcollapse.dufm.kernel import one_blas_thread
+from deepcollapse.dufm.numpy_engine import NumpyEngine, loss_parts
 from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.torch_engine import TorchEngine
 from deepcollapse.metrics.functional import (
@@ -248,7 +241,7 @@ def _run_loop(
     # (a tqdm bar, or reports to the sweep's driver when run in a pool worker)
     callbacks: list[FitCallback] = [MetricsLog(out), Checkpoints(out)] + ([ProgressBar()] if progress else [])
     with stop_on_signals(flag):
-        fit = _fit(config, params, step, diverged, callbacks, stop_at=stop_at, log_start=fresh, stop=flag)
+        fit = fit_loop(config, params, step, diverged, callbacks, stop_at=stop_at, log_start=fresh, stop=flag)
     if flag.signum is not None:
         log.warning("signal %d: checkpoint written at step %d", flag.signum, fit.step)
         raise flag.interrupted(
