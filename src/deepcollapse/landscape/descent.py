@@ -24,6 +24,7 @@ exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ from deepcollapse._core.results import Result
 from deepcollapse.landscape.piecewise import Problem, collapse, expand, flatten, polish, unflatten, value
 
 __all__ = ["CERTIFIED", "CertifiedDescent", "descend_until_certified"]
+
+log = logging.getLogger(__name__)
 
 #: the verdicts that end the descent: the point is certified (first-order at a kink, or second-order)
 CERTIFIED = ("critical at a kink", "local minimum")
@@ -216,6 +219,15 @@ def descend_until_certified(
                 point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
         steps.append(
             {"round": done, "verdict": verdict, "action": action, "loss_before": f_round, "loss_after": f}
+        )
+        log.info(
+            "descent round %d: %s, %s: f %.15g -> %.15g, now %s",
+            done,
+            verdict,
+            action,
+            f_round,
+            f,
+            land.verdict,
         )
     out = [expand(point[0], problem.n), *point[1:]] if reduced else point
     f_after = value(out, problem)
