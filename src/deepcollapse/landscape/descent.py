@@ -11,7 +11,8 @@ minimum* means the search stopped early:
   with its second verdict (:func:`~deepcollapse.landscape.kinks.refine_verdict`).  A *not critical* point
   without a certified direction (the gradient of a smooth piece above ``grad_tol``) gets the polish alone.
 * *undecided at kinks*: the active-set refinement (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`)
-  again with twice the rounds of the attempt before (``refine_rounds``, ``2 refine_rounds``, …).
+  again with a larger budget each time (``refine_rounds``, ``2 refine_rounds``, then ``4 refine_rounds``
+  active-set rounds).
 
 The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`) or
 ``rounds`` rounds are spent.  Every budget is a count (rounds, doublings, iterations), so the same call gives
@@ -160,7 +161,8 @@ def descend_until_certified(
     polish_iterations : int
         L-BFGS iterations of each polish.
     refine_rounds : int
-        Active-set rounds of the first refinement of an *undecided* point (doubled at each further one).
+        Active-set rounds of each refinement; an *undecided* point gets ``refine_rounds``, then twice, then
+        four times as many.
     grad_tol, eig_tol : float
         The verdicts' tolerances (:func:`~deepcollapse.landscape.verdicts.landscape`).
     max_seconds : float, optional
@@ -200,7 +202,7 @@ def descend_until_certified(
             break
         verdict, f_round = str(land.verdict), f
         if verdict == "undecided at kinks":
-            budget = refine_rounds * 2**undecided
+            budget = refine_rounds * 2 ** min(undecided, 2)  # 1x, 2x, then 4x the rounds
             undecided += 1
             point, f, land = _refine(point, prob, land, f, budget, deadline, opts)
             action = f"refinement ({budget} rounds)"
