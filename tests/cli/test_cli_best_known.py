@@ -156,3 +156,9 @@ def test_landscape_refine_kinks_offers_its_point_with_the_verdict(tmp_path, caps
     assert row["verdict"] == result["verdict"]
     assert row["loss"] == pytest.approx(reference_loss(sol.H1, sol.weights), rel=1e-12)
     assert row["provenance"]["command"].startswith("deepcollapse dufm landscape")
+
+
+def test_reproduce_refuses_registry_for_other_experiments(tmp_path, capsys):
+    assert main(["reproduce", "fig2-top", "--smoke", "--out", str(tmp_path / "x"), "--registry", "off"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--registry" in err and "\n" not in err and not (tmp_path / "x").exists()

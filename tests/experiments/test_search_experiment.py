@@ -18,6 +18,11 @@ def test_search_points_run_in_a_pool_and_reuse_finished_searches(tmp_path):
     )
     for a, b in zip(inline, pooled):
         assert a["best_loss"] == b["best_loss"] and a["verdict"] == b["verdict"]
+        assert a["best_from"] == "this search" and a["search_loss"] == a["best_loss"]  # no registry given
+        certified = a["verdict_before_descent"].startswith(("critical at a kink", "local minimum"))
+        # a point still not certified after the refinement is descended further, never upwards
+        assert (a["descent"] is None) == certified
+        assert certified or a["descent"]["loss_after"] <= a["descent"]["loss_before"]
         sol = check_solution(tmp_path / "a" / a["solution"])  # independent float64 evaluation
         assert abs(sol["loss"] - a["best_loss"]) <= 1e-12 * a["best_loss"]
     point = tmp_path / "a" / "points" / "K3_L3"

@@ -144,6 +144,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise ConfigError("--out == None, must be an output folder.")
     registry = None
+    if args.registry is not None and args.name not in ("best-known", "depth-bound"):
+        raise ConfigError(
+            f"--registry == {args.registry!r} is only for the search experiments (best-known, depth-bound); "
+            f"leave it out for {args.name}."
+        )
     if args.name in ("best-known", "depth-bound"):
         from deepcollapse.landscape.best_known import open_registry
 

@@ -13,6 +13,10 @@ Nothing here trains with the batched trainer's bookkeeping; it works on one poin
   :mod:`.hessian` (the Hessian spectrum off the symmetries) and :mod:`.targets` (``load_point``).
 - :mod:`.kinks` -- ``refine_at_kinks``: an active-set method on the kink manifold (sharper verdicts at kinks);
   ``refine_verdict``: the verdict re-read at the refined point.
+- :mod:`.descent` -- ``descend_until_certified``: follow a certified descent (line search, polish, kink
+  refinement) until the point is critical at a kink or a local minimum, by count budgets.
+- :mod:`.best_known` -- the best-known registry (``Registry``: offers re-evaluated by ``theory check``, kept
+  only below the cell's row; merge; locked, versioned); its rows in :mod:`.best_known_types`.
 - :mod:`.explain` -- the verdicts in words (``MEANINGS``, ``explain``).
 - :mod:`.slices` -- ``loss_slices``, ``descent_slice``: eq. (1) along lines and planes (the figures' data).
 - :mod:`.solution_file` -- ``save_solution`` / ``load_solution`` / ``check_solution``: a point as an ``.npz``
@@ -46,6 +50,10 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "refine_verdict": "kinks",
         "RefinedVerdict": "kinks",
         "explain": "explain",
+        "descend_until_certified": "descent",
+        "CertifiedDescent": "descent",
+        "Registry": "best_known",
+        "Provenance": "best_known",
         "save_solution": "solution_file",
         "load_solution": "solution_file",
         "check_solution": "solution_file",

@@ -8,10 +8,11 @@ A *cell* is one instance of eq. (1): the model family (its :mod:`deepcollapse.fa
     solutions/<sha256>.npz     the point of each row (the solution-file format of
                                :mod:`~deepcollapse.landscape.solution_file`), named by its sha256
 
-One row per cell (:class:`RegistryRow`): the loss, the solution file's sha256, the verdict and its Clarke
-residual when the offerer had them, the provenance (command, package version, date) and the ``theory check``
-re-evaluation (:func:`~deepcollapse.landscape.solution_file.check_solution`: the file's family's eq. (1) in
-float64 from its matrices alone, never the number the offerer claims).
+One row per cell (:class:`RegistryRow`; the row types live in :mod:`.best_known_types`): the loss, the
+solution file's sha256, the verdict and its Clarke residual when the offerer had them, the provenance
+(command, package version, date) and the ``theory check`` re-evaluation
+(:func:`~deepcollapse.landscape.solution_file.check_solution`: the file's family's eq. (1) in float64 from its
+matrices alone, never the number the offerer claims).
 
 :meth:`Registry.offer` keeps a point only if that re-evaluation is below the cell's row by more than float64
 rounding (``4 eps`` relative, :data:`ROUNDING`): an offer at or above the row is refused, with the reason
@@ -33,19 +34,19 @@ missing is a one-line ``ConfigError`` naming the file and the row; nothing is wr
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import json
 import math
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_bytes, atomic_write_json, finite_or_none
+from deepcollapse.landscape.best_known_types import CellKey, Offer, Provenance, RegistryRow
 
 __all__ = [
     "FORMAT_VERSION",
@@ -68,189 +69,6 @@ ENV = "DEEPCOLLAPSE_REGISTRY"
 #: a point replaces a row only if its loss is lower by more than this (relative, at least absolute 1·this)
 ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
-
-
-@dataclass(frozen=True)
-class CellKey:
-    """One instance of eq. (1): the registry's row key.
-
-    Attributes
-    ----------
-    family : str
-        The model family's name (:attr:`deepcollapse.family.Family.name`: ``"mse+relu"``, ``"ce+relu"``).
-    classes, layers, n : int
-        ``K``, ``L`` and the samples per class.
-    widths : tuple of int
-        ``d_1 .. d_L``.
-    lam_h : float
-        λ_{H_1}.
-    lam_w : tuple of float
-        λ_{W_1} .. λ_{W_L}.
-    """
-
-    family: str
-    classes: int
-    layers: int
-    n: int
-    widths: tuple[int, ...]
-    lam_h: float
-    lam_w: tuple[float, ...]
-
-    @classmethod
-    def from_check(cls, check: Mapping[str, Any]) -> CellKey:
-        """The key of a point re-evaluated by :func:`~deepcollapse.landscape.solution_file.check_solution`."""
-        return cls(
-            family=str(check["family"]),
-            classes=int(check["classes"]),
-            layers=int(check["layers"]),
-            n=int(check["n"]),
-            widths=tuple(int(d) for d in check["widths"]),
-            lam_h=float(check["lam_h"]),
-            lam_w=tuple(float(x) for x in check["lam_w"]),
-        )
-
-    def text(self) -> str:
-        """The cell in words: ``"ce+relu K=10 L=4 n=50 width 30 λ_H1 0.004 λ_W 0.004"``."""
-        width = str(self.widths[0]) if len(set(self.widths)) == 1 else ",".join(map(str, self.widths))
-        lam_w = f"{self.lam_w[0]:g}" if len(set(self.lam_w)) == 1 else ",".join(f"{x:g}" for x in self.lam_w)
-        return (
-            f"{self.family} K={self.classes} L={self.layers} n={self.n} width {width} "
-            f"λ_H1 {self.lam_h:g} λ_W {lam_w}"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "family": self.family,
-            "classes": self.classes,
-            "layers": self.layers,
-            "n": self.n,
-            "widths": list(self.widths),
-            "lam_h": self.lam_h,
-            "lam_w": list(self.lam_w),
-        }
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a row came from: the ``command`` that found the point, the package ``version``, the UTC
-    ``date`` (ISO 8601)."""
-
-    command: str
-    version: str
-    date: str
-
-    @classmethod
-    def now(cls, command: str) -> Provenance:
-        """``command`` with this package's version and the current UTC time."""
-        from deepcollapse import __version__
-
-        date = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-        return cls(command=command, version=__version__, date=date)
-
-
-@dataclass(frozen=True)
-class RegistryRow:
-    """The best point of one cell.
-
-    Attributes
-    ----------
-    key : CellKey
-        The cell.
-    loss : float
-        Eq. (1) at the point, re-evaluated in float64 by ``theory check`` when it was offered.
-    sha256 : str
-        ``sha256:<hex>`` of the solution file's bytes.
-    solution : str
-        The file, relative to the registry folder (``solutions/<hex>.npz``).
-    verdict : str or None
-        The Hessian verdict of the point when the offerer had one (:data:`~deepcollapse.landscape.verdicts.
-        VERDICTS`), else ``None``.
-    clarke_residual : float or None
-        Its Clarke residual (with the verdict).
-    provenance : Provenance
-        Command, version and date of the offer.
-    check : dict
-        The re-evaluation: ``fit``, ``reg``, ``claimed_loss`` (the file's own ``loss`` array, or ``None``) and
-        ``difference`` (``loss − claimed_loss``).
-    path : Path or None
-        The solution file on this machine (set when read; not written).
-    registry : str
-        The registry it was read from (``"shipped"``, ``"user"`` or the folder; not written).
-    """
-
-    key: CellKey
-    loss: float
-    sha256: str
-    solution: str
-    verdict: str | None
-    clarke_residual: float | None
-    provenance: Provenance
-    check: dict[str, Any] = field(default_factory=dict)
-    path: Path | None = field(default=None, compare=False)
-    registry: str = field(default="", compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.key.to_dict(),
-            "loss": self.loss,
-            "sha256": self.sha256,
-            "solution": self.solution,
-            "verdict": self.verdict,
-            "clarke_residual": self.clarke_residual,
-            "provenance": {
-                "command": self.provenance.command,
-                "version": self.provenance.version,
-                "date": self.provenance.date,
-            },
-            "check": dict(self.check),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RegistryRow:
-        """Inverse of :meth:`to_dict` (``KeyError`` / ``TypeError`` / ``ValueError`` on a damaged row)."""
-        prov = data["provenance"]
-        clarke = data.get("clarke_residual")
-        loss = float(data["loss"])
-        if not math.isfinite(loss):
-            raise ValueError(f"loss == {loss}")
-        return cls(
-            key=CellKey.from_check(data),
-            loss=loss,
-            sha256=str(data["sha256"]),
-            solution=str(data["solution"]),
-            verdict=None if data.get("verdict") is None else str(data["verdict"]),
-            clarke_residual=None if clarke is None else float(clarke),
-            provenance=Provenance(str(prov["command"]), str(prov["version"]), str(prov["date"])),
-            check=dict(data.get("check") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What :meth:`Registry.offer` did with a point.
-
-    Attributes
-    ----------
-    kept : bool
-        The point is now the cell's row.
-    reason : str
-        Why, in words (``"new cell"``, ``"below the row by 1.2e-05"``, ``"not below the row …"``).
-    key : CellKey
-        The point's cell.
-    loss : float
-        Its re-evaluated loss.
-    previous : float or None
-        The cell's row before the offer (``None``: the cell was empty).
-    row : RegistryRow or None
-        The new row when kept.
-    """
-
-    kept: bool
-    reason: str
-    key: CellKey
-    loss: float
-    previous: float | None = None
-    row: RegistryRow | None = None
 
 
 def _file_sha256(path: Path) -> str:

@@ -11,7 +11,8 @@ minimum* means the search stopped early:
   with its second verdict (:func:`~deepcollapse.landscape.kinks.refine_verdict`).  A *not critical* point
   without a certified direction (the gradient of a smooth piece above ``grad_tol``) gets the polish alone.
 * *undecided at kinks*: the active-set refinement (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`)
-  again with twice the rounds of the attempt before (``refine_rounds``, ``2 refine_rounds``, …).
+  again with a larger budget each time (``refine_rounds``, ``2 refine_rounds``, then ``4 refine_rounds``
+  active-set rounds).
 
 The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`) or
 ``rounds`` rounds are spent.  Every budget is a count (rounds, doublings, iterations), so the same call gives
@@ -24,6 +25,7 @@ exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -36,6 +38,8 @@ from deepcollapse._core.results import Result
 from deepcollapse.landscape.piecewise import Problem, collapse, expand, flatten, polish, unflatten, value
 
 __all__ = ["CERTIFIED", "CertifiedDescent", "descend_until_certified"]
+
+log = logging.getLogger(__name__)
 
 #: the verdicts that end the descent: the point is certified (first-order at a kink, or second-order)
 CERTIFIED = ("critical at a kink", "local minimum")
@@ -157,7 +161,8 @@ def descend_until_certified(
     polish_iterations : int
         L-BFGS iterations of each polish.
     refine_rounds : int
-        Active-set rounds of the first refinement of an *undecided* point (doubled at each further one).
+        Active-set rounds of each refinement; an *undecided* point gets ``refine_rounds``, then twice, then
+        four times as many.
     grad_tol, eig_tol : float
         The verdicts' tolerances (:func:`~deepcollapse.landscape.verdicts.landscape`).
     max_seconds : float, optional
@@ -197,7 +202,7 @@ def descend_until_certified(
             break
         verdict, f_round = str(land.verdict), f
         if verdict == "undecided at kinks":
-            budget = refine_rounds * 2**undecided
+            budget = refine_rounds * 2 ** min(undecided, 2)  # 1x, 2x, then 4x the rounds
             undecided += 1
             point, f, land = _refine(point, prob, land, f, budget, deadline, opts)
             action = f"refinement ({budget} rounds)"
@@ -216,6 +221,15 @@ def descend_until_certified(
                 point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
         steps.append(
             {"round": done, "verdict": verdict, "action": action, "loss_before": f_round, "loss_after": f}
+        )
+        log.info(
+            "descent round %d: %s, %s: f %.15g -> %.15g, now %s",
+            done,
+            verdict,
+            action,
+            f_round,
+            f,
+            land.verdict,
         )
     out = [expand(point[0], problem.n), *point[1:]] if reduced else point
     f_after = value(out, problem)
