@@ -71,8 +71,9 @@ def test_counts_make_it_deterministic(certified_point):
     start = _perturbed(params, 1e-2, 2)
     a = descend_until_certified(start, problem, rounds=3)
     b = descend_until_certified(start, problem, rounds=3)
-    # the same rounds, moves and verdict; the point agrees to rounding (numpy's and torch's SIMD sums depend
-    # on memory alignment, so two calls may differ in the last bits; a wall-clock budget would differ by rounds)
+    # the same rounds, moves and verdict; the point agrees to rounding (numpy's and torch's SIMD sums
+    # depend on memory alignment, so two calls may differ in the last bits; a wall-clock budget would
+    # differ by whole rounds)
     assert a.verdict == b.verdict and a.rounds == b.rounds
     assert [s["action"] for s in a.steps] == [s["action"] for s in b.steps]
     assert a.loss_after == pytest.approx(b.loss_after, rel=1e-12)
@@ -93,14 +94,16 @@ def test_a_collapsed_point_descends_as_the_reduced_problem(certified_point):
     certified = 0
     for seed in (3, 4, 5):
         start = _perturbed(params, 1e-2, seed)
-        start = [expand(start[0], n), *start[1:]]  # exactly collapsed H_1: eq. (1) at n equals n = 1's with nλ
+        # exactly collapsed H_1: eq. (1) at n equals n = 1's with nλ
+        start = [expand(start[0], n), *start[1:]]
         out = descend_until_certified(start, big, rounds=6)
         assert out.reduced
         assert out.params[0].shape == (4, 3 * n)
         assert out.loss_after == pytest.approx(reference_loss(out.params), rel=1e-12)
         assert out.loss_after < reference_loss(start)
         certified += bool(out.certified)
-    # Measured over the OpenBLAS kernels (OPENBLAS_CORETYPE Haswell .. SapphireRapids) and perturbations 3..12:
-    # about 1 start in 10 under some kernels ends on a flat plateau whose verdict stays "saddle" without a
-    # certified direction after 6 rounds; the others are certified in one round.  Two of three must be.
+    # Measured over the OpenBLAS kernels (OPENBLAS_CORETYPE Haswell .. SapphireRapids) and perturbations
+    # 3..12: about 1 start in 10 under some kernels ends on a flat plateau whose verdict stays "saddle"
+    # without a certified direction after 6 rounds; the others are certified in one round.  Two of three
+    # must be.
     assert certified >= 2

@@ -16,11 +16,11 @@ minimum* means the search stopped early:
 
 The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`) or
 ``rounds`` rounds are spent.  Every budget is a count (rounds, doublings, iterations), so the same call gives
-the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend on
-memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional wall-clock cap on top (the
-refinement's own checks; a round in progress finishes).  A round's point replaces the current one only when
-its true eq. (1) (float64, the given problem) is not higher, so the loss never goes up.  A point with an
-exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the same eq. (1) value;
+the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend
+on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
+wall-clock cap on top (the refinement's own checks; a round in progress finishes).  A round's point replaces
+the current one only when its true eq. (1) (float64, the given problem) is not higher, so the loss never goes
+up.  A point with an exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the same eq. (1) value;
 :class:`~deepcollapse.landscape.piecewise.Problem.reduced`) and expanded back at the end.
 """
 
