@@ -20,8 +20,8 @@ the same rounds and moves on a busy or an idle machine (the point agrees to roun
 on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
 wall-clock cap on top (the refinement's own checks; a round in progress finishes).  A round's point replaces
 the current one only when its true eq. (1) (float64, the given problem) is not higher, so the loss never goes
-up.  A point with an exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the same eq. (1) value;
-:class:`~deepcollapse.landscape.piecewise.Problem.reduced`) and expanded back at the end.
+up.  A point with an exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the
+same eq. (1) value; :class:`~deepcollapse.landscape.piecewise.Problem.reduced`) and expanded back at the end.
 """
 
 from __future__ import annotations
