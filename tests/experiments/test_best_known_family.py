@@ -110,3 +110,58 @@ def test_best_known_ce_smoke_is_at_or_below_the_ce_dnc(smoke_report):
         assert row.best_loss <= dnc * (1 + 1e-9)  # never above the CE-re-optimised DNC
         assert len(str(row.rank_profile).split("-")) == row.layers
     assert "best-known --smoke --loss ce" in (out / "report.html").read_text()
+
+
+def test_verdict_counts_and_improved_cells_per_stage():
+    """Issue 31: per table, the points in each verdict at each stage and the loss each improved point gained
+    (rows written by hand: one refined, one descended, one untouched, one of an older point.json)."""
+    from deepcollapse.experiments.search_experiments import improved_cells, verdict_counts
+
+    rows = [
+        {  # undecided, refined to a certified kink point
+            "classes": 5,
+            "layers": 4,
+            "best_loss": 0.30,
+            "verdict": "critical at a kink",
+            "verdict_before_refinement": "undecided at kinks",
+            "verdict_before_descent": "critical at a kink",
+            "kink_refinement": {"loss_before": 0.32, "loss_after": 0.30},
+            "descent": None,
+        },
+        {  # not critical, refinement kept nothing, the descent lowered it and certified it
+            "classes": 3,
+            "layers": 4,
+            "best_loss": 0.20,
+            "verdict": "local minimum (of the smooth piece)",
+            "verdict_before_refinement": "not critical",
+            "verdict_before_descent": "not critical",
+            "kink_refinement": {"loss_before": 0.26, "loss_after": 0.27},
+            "descent": {"loss_before": 0.26, "loss_after": 0.20},
+        },
+        {  # certified by the search itself
+            "classes": 4,
+            "layers": 3,
+            "best_loss": 0.10,
+            "verdict": "local minimum",
+            "verdict_before_refinement": "local minimum",
+            "verdict_before_descent": "local minimum",
+            "kink_refinement": None,
+            "descent": None,
+        },
+        {"classes": 6, "layers": 3, "best_loss": 0.4, "verdict": "saddle"},  # before the stages were recorded
+    ]
+    counts = verdict_counts(rows).set_index("stage")
+    assert counts.loc["search's best point", "undecided at kinks"] == 1
+    assert counts.loc["search's best point", "not critical"] == 1
+    assert counts.loc["search's best point", "certified"] == 1
+    assert counts.loc["after kink refinement", "certified"] == 2
+    assert counts.loc["after continued descent", "certified"] == 3
+    assert counts.loc["after continued descent", "saddle"] == 1
+    assert (counts["points"] == 4).all()
+    gained = improved_cells(rows)
+    assert gained[["classes", "layers"]].values.tolist() == [[3, 4], [5, 4]]  # sorted by (L, K)
+    by_k = gained.set_index("classes")
+    assert by_k.loc[5, "gain"] == pytest.approx(0.02) and by_k.loc[5, "after_refinement"] == 0.30
+    assert by_k.loc[3, "gain"] == pytest.approx(0.06)
+    assert by_k.loc[3, "after_refinement"] == 0.26  # the refinement above its start was not kept
+    assert by_k.loc[3, "verdict"] == "local minimum"

@@ -37,7 +37,17 @@ import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
 
-__all__ = ["BEST_KNOWN_FULL", "BEST_KNOWN_SMOKE", "best_known_rows", "best_known_table", "family_tag"]
+__all__ = [
+    "BEST_KNOWN_FULL",
+    "BEST_KNOWN_SMOKE",
+    "VERDICT_CLASSES",
+    "best_known_rows",
+    "best_known_table",
+    "family_tag",
+    "improved_cells",
+    "verdict_class",
+    "verdict_counts",
+]
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +254,130 @@ def table_columns(family: dict[str, Any] | None) -> list[str]:
     return [f"{c}_family" if c in _CONSTRUCTION_COLUMNS else c for c in TABLE_COLUMNS]
 
 
+#: the verdicts of :func:`~deepcollapse.landscape.verdicts.landscape`, the certified ones first; a row's
+#: verdict text starts with one of them (``"local minimum (of the smooth piece with …)"``)
+VERDICT_CLASSES = ("local minimum", "critical at a kink", "saddle", "not critical", "undecided at kinks")
+#: the stages of a point (``point.json``): the search's best point, after the kink refinement, after the
+#: continued descent (:func:`~deepcollapse.landscape.descent.descend_until_certified`)
+_STAGES = (
+    ("verdict_before_refinement", "search's best point"),
+    ("verdict_before_descent", "after kink refinement"),
+    ("verdict", "after continued descent"),
+)
+
+
+def verdict_class(verdict: str | None) -> str:
+    """The class of a verdict text: the entry of :data:`VERDICT_CLASSES` it starts with, else
+    ``"not judged"``.
+
+    Parameters
+    ----------
+    verdict : str or None
+        A verdict as written in ``point.json``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> verdict_class("local minimum (of the smooth piece with the 120 zero pre-activations off)")
+    'local minimum'
+    >>> verdict_class(None)
+    'not judged'
+    """
+    text = verdict or ""
+    return next((c for c in VERDICT_CLASSES if text.startswith(c)), "not judged")
+
+
+def verdict_counts(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """How many points end in each verdict at each stage: the search's best point, after the kink refinement
+    and after the continued descent (issue 31).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The points' rows (``point.json``; a row written before a stage existed counts its final verdict
+        there).
+
+    Returns
+    -------
+    DataFrame
+        One row per stage: ``stage``, one count column per verdict class (:data:`VERDICT_CLASSES`, then
+        ``not judged`` where any), ``certified`` (critical at a kink or local minimum) and ``points``.
+
+    Examples
+    --------
+    >>> rows = [{"verdict_before_refinement": "not critical", "verdict_before_descent": "not critical",
+    ...          "verdict": "critical at a kink"}, {"verdict": "local minimum"}]
+    >>> verdict_counts(rows)[["stage", "certified", "points"]].values.tolist()
+    [["search's best point", 1, 2], ['after kink refinement', 1, 2], ['after continued descent', 2, 2]]
+    """
+    classes = list(VERDICT_CLASSES)
+    out = []
+    for key, stage in _STAGES:
+        found = [verdict_class(r.get(key, r.get("verdict"))) for r in rows]
+        counts = {c: found.count(c) for c in classes}
+        if "not judged" in found:
+            counts["not judged"] = found.count("not judged")
+        out.append(
+            {
+                "stage": stage,
+                **counts,
+                "certified": counts["local minimum"] + counts["critical at a kink"],
+                "points": len(rows),
+            }
+        )
+    return pd.DataFrame(out).fillna(0)
+
+
+def improved_cells(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The points whose loss the kink refinement or the continued descent lowered, and by how much.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The points' rows (``point.json``, with ``kink_refinement`` and ``descent`` where they ran).
+
+    Returns
+    -------
+    DataFrame
+        ``classes, layers, search_best`` (the search's best loss), ``after_refinement``, ``after_descent``,
+        ``gain`` (``search_best`` minus the point's final loss) and ``verdict``; only points with
+        ``gain > 0``, sorted by (L, K).
+
+    Examples
+    --------
+    >>> rows = [{"classes": 4, "layers": 3, "best_loss": 0.5, "verdict": "local minimum",
+    ...          "kink_refinement": None, "descent": {"loss_before": 0.75, "loss_after": 0.5}}]
+    >>> improved_cells(rows)[["classes", "search_best", "gain"]].values.tolist()
+    [[4.0, 0.75, 0.25]]
+    """
+    out = []
+    for r in rows:
+        final = float(r.get("search_loss", r["best_loss"]))
+        ref, desc = r.get("kink_refinement") or {}, r.get("descent") or {}
+        start = ref.get("loss_before") or desc.get("loss_before") or final
+        if not float(start) > final:
+            continue
+        after_ref = ref.get("loss_after") if ref.get("loss_after") is not None else start
+        after_ref = min(float(after_ref), float(start))  # a refinement above its start is not kept
+        out.append(
+            {
+                "classes": r["classes"],
+                "layers": r["layers"],
+                "search_best": float(start),
+                "after_refinement": after_ref,
+                "after_descent": final,
+                "gain": float(start) - final,
+                "verdict": verdict_class(r.get("verdict")),
+            }
+        )
+    columns = ["classes", "layers", "search_best", "after_refinement", "after_descent", "gain", "verdict"]
+    df = pd.DataFrame(out, columns=columns)
+    return df.sort_values(["layers", "classes"], kind="stable").reset_index(drop=True)
+
+
 def _best_known(ctx: Context) -> None:
     from deepcollapse.analysis.landscape_plots import plot_best_known
 
@@ -277,6 +411,25 @@ def _best_known(ctx: Context) -> None:
         f"Best-known loss per (K, L) beside {who}, structure (rank profile of M_1..M_L) and the Hessian "
         "verdict of the best solution (float64, full n-sample problem).",
         columns=table_columns(family),
+    )
+    suffix = f"_{tag}" if tag else ""
+    counts = verdict_counts(rows)
+    final = counts.iloc[-1]
+    ctx.table(
+        counts,
+        f"verdicts{suffix}",
+        f"Verdicts of the {len(rows)} points at each stage: the search's best point, after the kink "
+        "refinement, after the continued descent (line search along the certified descent direction, polish, "
+        "refinement, until certified or the count budget is spent). Certified (critical at a kink or local "
+        f"minimum) at the end: {int(final['certified'])} of {len(rows)}.",
+    )
+    gained = improved_cells(rows)
+    ctx.table(
+        gained,
+        f"improved{suffix}",
+        f"The {len(gained)} point(s) whose loss the refinement or the continued descent lowered: the "
+        "search's best loss, after the refinement, after the descent (the point's loss before any registry "
+        "row), and the gain.",
     )
     fig, _ = plot_best_known(rows, family=tag)
     dnc = "L_DNC" + (f"^{tag}" if tag else "")

@@ -289,8 +289,8 @@ def loss_decrease(train_loss_per_epoch: Sequence[float | None], window: float = 
 
     Examples
     --------
-    >>> loss_decrease([1.0, 0.5, 0.4, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.2])
-    0.33333333333333337
+    >>> round(loss_decrease([1.0, 0.5, 0.4, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.2]), 12)
+    0.333333333333
     """
     T = len(train_loss_per_epoch)
     e0 = math.floor((1.0 - window) * T)
