@@ -49,3 +49,30 @@ def test_trainer_observation_is_the_theory_objective_bit_for_bit() -> None:
     explicit = dufm_objective(H1, Ws, 0.01, [0.02, 0.03, 0.04], loss="ce", activation="relu_eps", eps=0.2)
     assert explicit == parts
     assert observe_run(H1, Ws, c)["loss"] == parts.total
+
+
+def test_the_flagship_has_one_home():
+    """Issue 30: DUFMConfig's defaults, the theory command's defaults and the DUFM figures' base are the one
+    flagship of deepcollapse._core.flagship (K = 10, L = 4, n = 50, λ = 0.004, width 30; 2024 §6.1)."""
+    import argparse
+
+    from deepcollapse._core import flagship
+    from deepcollapse.cli.theory import _add_problem
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.experiments.dufm_helpers import FLAGSHIP as FIGURES
+    from deepcollapse.theory.problem import FLAGSHIP
+
+    assert (flagship.CLASSES, flagship.LAYERS, flagship.N, flagship.LAM, flagship.WIDTH) == (
+        10,
+        4,
+        50,
+        0.004,
+        30,
+    )
+    assert DUFMConfig().problem == FLAGSHIP
+    parser = argparse.ArgumentParser()
+    _add_problem(parser)
+    args = parser.parse_args([])
+    assert (int(args.classes), int(args.layers), int(args.n), float(args.lam)) == (10, 4, 50, 0.004)
+    assert FIGURES["classes"] == 10 and FIGURES["width"] == 30 and FIGURES["lam"] == 0.004
+    assert FIGURES["lr"] == DUFMConfig().lr and FIGURES["steps"] == DUFMConfig().steps

@@ -20,11 +20,19 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from deepcollapse._core import flagship
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
 from deepcollapse._core.format import fmt_list, fmt_num, fmt_time
 from deepcollapse.cli.options import add_option
 
-FLAGSHIP = {"classes": "10", "layers": "4", "n": "50", "lam_h": "0.004", "lam_w": "0.004"}
+#: the command's defaults, as typed: the flagship problem's (deepcollapse._core.flagship)
+FLAGSHIP = {
+    "classes": str(flagship.CLASSES),
+    "layers": str(flagship.LAYERS),
+    "n": str(flagship.N),
+    "lam_h": f"{flagship.LAM:g}",
+    "lam_w": f"{flagship.LAM:g}",
+}
 
 
 def _int(option: str, value: str, minimum: int) -> int:
@@ -78,12 +86,18 @@ def _add_problem(
     p: argparse.ArgumentParser, classes: bool = True, layers: bool = True, per_layer: bool = True
 ) -> None:
     if classes:
-        p.add_argument("--classes", default=FLAGSHIP["classes"], help="number of classes K >= 2 (default 10)")
+        p.add_argument(
+            "--classes",
+            default=FLAGSHIP["classes"],
+            help=f"number of classes K >= 2 (default {FLAGSHIP['classes']})",
+        )
     if layers:
         p.add_argument(
-            "--layers", default=FLAGSHIP["layers"], help="number of weight matrices L >= 1 (default 4)"
+            "--layers",
+            default=FLAGSHIP["layers"],
+            help=f"number of weight matrices L >= 1 (default {FLAGSHIP['layers']})",
         )
-    p.add_argument("--n", default=FLAGSHIP["n"], help="samples per class n >= 1 (default 50)")
+    p.add_argument("--n", default=FLAGSHIP["n"], help=f"samples per class n >= 1 (default {FLAGSHIP['n']})")
     _add_lams(p, FLAGSHIP["lam_h"], per_layer)
 
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from deepcollapse._core import flagship
 from deepcollapse._core.checks import (
     ConfigError,
     check_choice,
@@ -92,19 +93,19 @@ class DUFMConfig(ConfigMixin):
     # Each field's metadata is its command-line option (deepcollapse.cli.options.add_config_options): "help"
     # describes it (without its default, which is the field's), "choices" the allowed values; a field whose
     # default is computed (init_scale) states it in "shown_default", computed from the same constants.
-    classes: int = field(default=10, metadata={"help": "K, number of classes"})
-    n: int = field(default=50, metadata={"help": "samples per class; N = K n"})
+    classes: int = field(default=flagship.CLASSES, metadata={"help": "K, number of classes"})
+    n: int = field(default=flagship.N, metadata={"help": "samples per class; N = K n"})
     layers: int = field(
-        default=4,
+        default=flagship.LAYERS,
         metadata={"help": "L, number of weight matrices W_1..W_L (L = 1: the classical UFM)"},
     )
     width: Any = field(
-        default=30,
+        default=flagship.WIDTH,
         metadata={"help": "d_1..d_L: one int or comma-separated L ints (H1 has d_1 rows, W_L is (K, d_L))"},
     )
-    lam_h: float = field(default=0.004, metadata={"help": "λ_H1 (overrides --lam)"})
+    lam_h: float = field(default=flagship.LAM, metadata={"help": "λ_H1 (overrides --lam)"})
     lam_w: Any = field(
-        default=0.004,
+        default=flagship.LAM,
         metadata={
             "help": "λ_W: one float or comma-separated L floats (λ = 0: unregularised; overrides --lam)"
         },

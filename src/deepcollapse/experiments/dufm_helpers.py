@@ -3,6 +3,7 @@ and the tables / curves / class means read back from a sweep's run folders."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,21 +12,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepcollapse._core import flagship
+from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.experiments.framework import Context
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
+_DUFM_DEFAULTS = {f.name: f.default for f in dataclasses.fields(DUFMConfig)}
+
 __all__ = ["DNC_CRITERION", "DNC_CRITERION_SHORT", "FLAGSHIP", "SMOKE", "dufm_base", "zero_threshold_lam"]
 
-# The flagship 4-DUFM of 2024 §6.1 / Fig. 2 top: K = 10, n = 50, width 30, λ = 0.004 everywhere, lr 0.5.
+# The flagship 4-DUFM of 2024 §6.1 / Fig. 2 top as a DUFMConfig base: the problem of
+# deepcollapse._core.flagship (K = 10, n = 50, L = 4, width 30, λ = 0.004 everywhere) trained with
+# DUFMConfig's defaults (lr 0.5, 100 000 steps, logged every 1 000), which are the flagship's.
 FLAGSHIP: dict[str, Any] = {
-    "classes": 10,
-    "n": 50,
-    "layers": 4,
-    "width": 30,
-    "lam": 0.004,
-    "lr": 0.5,
-    "steps": 100_000,
-    "log_every": 1000,
+    "classes": flagship.CLASSES,
+    "n": flagship.N,
+    "layers": flagship.LAYERS,
+    "width": flagship.WIDTH,
+    "lam": flagship.LAM,
+    **{k: _DUFM_DEFAULTS[k] for k in ("lr", "steps", "log_every")},
 }
 SMOKE: dict[str, Any] = {"n": 5, "steps": 300, "log_every": 50}
 

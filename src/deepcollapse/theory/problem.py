@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core import flagship as _flagship
 from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
 from deepcollapse.family import Family, get_family, targets
 
-__all__ = ["Problem", "problem_of"]
+__all__ = ["FLAGSHIP", "Problem", "problem_of"]
 
 
 @dataclass(frozen=True)
@@ -256,3 +257,16 @@ def problem_of(
         raise ConfigError(f"{missing[0]} is missing, must be given (or pass a Problem).")
     fam = {k: v for k, v in family.items() if v is not None}
     return Problem(classes, layers, n, lam_h, lam_w, **fam)  # type: ignore[arg-type]
+
+
+#: The flagship instance of eq. (1) (the 2024 paper's 4-DUFM of §6.1 / Fig. 2 top: K = 10, L = 4, n = 50,
+#: λ = 0.004 for H_1 and every W_l, width 30), from the one place its values live,
+#: :mod:`deepcollapse._core.flagship`.
+FLAGSHIP = Problem(
+    classes=_flagship.CLASSES,
+    layers=_flagship.LAYERS,
+    n=_flagship.N,
+    lam_h=_flagship.LAM,
+    lam_w=(_flagship.LAM,) * _flagship.LAYERS,
+    widths=_flagship.WIDTH,
+)
