@@ -199,7 +199,7 @@ def test_collapse_metrics_dict_matches_pure_functions_and_is_json(required_metri
     K = 5
     W = np.random.default_rng(1).normal(size=(K, 8))
     out = F.collapse_metrics(H, y, W)
-    json.dumps(out)  # JSON-serialisable
+    json.dumps(out.to_dict())  # JSON-serialisable
     for key in required_metric_keys:
         assert key in out
     assert set(out) == set(F.METRIC_KEYS)
@@ -327,7 +327,7 @@ def test_identical_class_means_give_none_with_warning():
     H = np.concatenate([X] * K)  # every class holds the same samples -> identical means
     y = np.arange(K).repeat(6)
     out = F.collapse_metrics(H, y)
-    json.dumps(out)
+    json.dumps(out.to_dict())
     for key in ("nc1_trace_ratio", "nc1_pinv", "cdnv", "nc2_etf_error", "equinorm", "equiangularity"):
         assert out[key] is None, key
         assert any(w.startswith(key) and "identical" in w for w in out["warnings"]), key

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,8 @@ def _fmt(v: Any) -> str:
     return fmt_num(v, 6) if isinstance(v, float) else str(v)
 
 
-def format_table(result: dict[str, Any]) -> str:
-    """Readable two-column table of a ``collapse_metrics`` dict (warnings listed below)."""
+def format_table(result: Mapping[str, Any]) -> str:
+    """Readable two-column table of a ``collapse_metrics`` result (warnings listed below)."""
     width = max(len(k) for k in result)
     lines = [f"{k:<{width}}  {_fmt(v)}" for k, v in result.items() if k != "warnings"]
     if result.get("warnings"):
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         rtol=rtol,
     )
     if args.json:
-        print(json.dumps(result, allow_nan=False))
+        print(json.dumps(result.to_dict(), allow_nan=False))
     else:
         print(format_table(result))
     return 0

@@ -1,14 +1,16 @@
 """deepcollapse.metrics: neural-collapse metrics, exact, streaming and per layer.
 
 ``functional`` holds pure functions of ``(features (N, D), labels (N,))`` (numpy or torch, computed in
-float64) and :func:`collapse_metrics`, the one-call dict of every metric.  ``streaming.CollapseStatistics``
-accumulates sum-reducible statistics over batches and calls the same functional core.
+float64) and :func:`collapse_metrics`, every metric in one call (a :class:`CollapseMetrics`).
+``streaming.CollapseStatistics`` accumulates sum-reducible statistics over batches and calls the same
+functional core.
 ``capture.layer_metrics`` (imports torch and pandas; import it from :mod:`deepcollapse.metrics.capture`)
 measures any ``torch.nn.Module`` layer by layer.
 """
 
 from deepcollapse.metrics.functional import (
     METRIC_KEYS,
+    CollapseMetrics,
     Moments,
     between_class_cov,
     cdnv,
@@ -42,6 +44,7 @@ from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics, tw
 
 __all__ = [
     "METRIC_KEYS",
+    "CollapseMetrics",
     "CollapseStatistics",
     "NCCStatistics",
     "two_pass_metrics",

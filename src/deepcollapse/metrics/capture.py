@@ -258,6 +258,6 @@ def layer_metrics(
     rows = []
     for name, kind in chosen.items():
         res = stats[name].compute(nccs.get(name), weights.get(name), drop_empty=drop_empty, **compute_kwargs)
-        rows.append({"layer": name, "kind": kind, **res})
+        rows.append({"layer": name, "kind": kind, **res.to_dict()})
     columns = ["layer", "kind", *METRIC_KEYS]
     return pd.DataFrame(rows, columns=columns)

@@ -1,15 +1,17 @@
-"""Every collapse metric at once: :func:`collapse_metrics` (one JSON-ready dict, keys :data:`METRIC_KEYS`)
-and :func:`finalize`, shared with the streaming ``CollapseStatistics`` (non-finite values → ``None`` + a
-warning).
+"""Every collapse metric at once: :func:`collapse_metrics` (one :class:`CollapseMetrics`, keys
+:data:`METRIC_KEYS`) and :func:`finalize`, shared with the streaming ``CollapseStatistics`` (non-finite
+values → ``None`` + a warning).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from deepcollapse._core.results import Result
 from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_weights, prepare, restrict_to_kept
 from deepcollapse.metrics.classifier import (
     _nc3_alignment,
@@ -21,10 +23,14 @@ from deepcollapse.metrics.classifier import (
 from deepcollapse.metrics.core import _core, _Out
 from deepcollapse.metrics.means import Moments, global_mean_of, moments_of
 
-__all__ = ["METRIC_KEYS", "collapse_metrics", "finalize"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["METRIC_KEYS", "CollapseMetrics", "collapse_metrics", "finalize"]
 
 
-#: Keys of the dict returned by :func:`collapse_metrics` (and ``CollapseStatistics.compute``), in order.
+#: Keys of the :class:`CollapseMetrics` returned by :func:`collapse_metrics` (and
+#: ``CollapseStatistics.compute``), in order: its fields, and the keys of its ``to_dict()``.
 METRIC_KEYS = (
     "num_samples",
     "num_classes",
@@ -54,6 +60,120 @@ METRIC_KEYS = (
 )
 
 
+@dataclass(frozen=True, eq=False)
+class CollapseMetrics(Result):
+    """Every collapse metric of one set of features: the result of :func:`collapse_metrics`,
+    :meth:`CollapseStatistics.compute <deepcollapse.metrics.streaming.CollapseStatistics.compute>` and
+    :func:`~deepcollapse.metrics.streaming.two_pass_metrics`.
+
+    Its keys are :data:`METRIC_KEYS`, in that order; ``to_dict()`` is the JSON-ready dict these functions
+    returned before results were typed, and read-only key access (``m["nc1_trace_ratio"]``) keeps working.
+    A metric that is undefined (or not finite) is ``None`` with an entry in ``warnings`` saying why.  The
+    second pass alone, :meth:`NCCStatistics.compute <deepcollapse.metrics.streaming.NCCStatistics.compute>`,
+    holds only the keys ``ncc_accuracy`` and ``nc4_agreement`` (the other fields are ``None`` and absent from
+    ``to_dict()``).  Notation as in ``docs/formulas.md``: ``K`` classes kept, class means ``μ_c`` (rows of
+    ``means (K, D)``, the paper's ``M = means.T (D, K)``), global mean ``μ_G``, ``Σ_W`` and ``Σ_B`` (1/N and
+    1/K, no Bessel correction), centred means ``μ_c − μ_G``.
+
+    Attributes
+    ----------
+    num_samples : int
+        ``N``, samples of the kept classes.
+    num_classes : int
+        ``K``, classes kept (with ``drop_empty=True``, those with samples).
+    dim : int
+        ``D``, the feature dimension.
+    classes : list of int, (K,)
+        The original label of each kept class, increasing.
+    nc1_trace_ratio : float or None
+        DNC1 (2024 paper §6): ``tr(Σ_W) / tr(Σ_B)``; dimensionless, 0 when collapsed.
+    nc1_pinv : float or None
+        NC1 of Papyan et al.: ``tr(Σ_W Σ_B^+) / K``; ``None`` when the ``D × D`` scatter was not kept
+        (``pinv=False``, ``outer=False``).
+    cdnv : float or None
+        Class-distance normalised variance, ``mean_{c<c'} (Var_c + Var_c') / (2 ‖μ_c − μ_c'‖²)``.
+    nc2_cond : float or None
+        DNC2 (bias-free): condition number ``σ_1 / σ_K`` of the uncentred ``M``; ``None`` when rank ``< K``.
+    nc2_orth_error : float or None
+        ``‖G/‖G‖_F − I_K/√K‖_F`` with ``G = M^T M``: distance to an orthogonal frame, in ``[0, √2]``.
+    nc2_etf_error : float or None
+        The same distance of the centred means' Gram matrix to the simplex ETF ``(I_K − 11^T/K)``
+        (normalised).
+    equinorm : float or None
+        ``std_c ‖μ_c − μ_G‖ / mean_c ‖μ_c − μ_G‖`` (population std), 0 when the centred means have equal
+        norms.
+    equinorm_uncentered : float or None
+        The same of the uncentred means ``‖μ_c‖``.
+    equiangularity : float or None
+        Population std over pairs ``c < c'`` of the cosines between centred means.
+    nc3_alignment : float or None
+        DNC3: weighted mean over the rows ``w_p`` of ``W`` of ``sin²`` of the angle to the nearest class mean
+        (weights ``‖w_p‖²``), in ``[0, 1]``; ``None`` without ``weights``.
+    self_duality : float or None
+        NC3 of Papyan et al.: ``‖W/‖W‖_F − A/‖A‖_F‖_F²`` with ``A`` the centred means; needs ``W (K, D)``.
+    wh_etf_error : float or None
+        ``‖W A^T/‖W A^T‖_F − (I_K − 11^T/K)/√(K−1)‖_F`` (Zhu et al. 2021); needs ``W (K, D)``.
+    nc4_agreement : float or None
+        NC4: fraction of samples where the classifier ``argmax_c (W h + b)_c`` equals the nearest class
+        centre; needs ``W (K, D)`` (and, streaming, the second pass).
+    ncc_accuracy : float or None
+        Accuracy of the nearest-class-centre classifier ``argmin_c ‖h − μ_c‖`` (streaming: second pass).
+    rank : int or None
+        Numerical rank of ``M``: singular values above ``rank_tolerance``.
+    rank_tolerance : float or None
+        The cut-off used for ``rank`` (same units as the features).
+    effective_rank : float or None
+        ``exp(−Σ p_i log p_i)``, ``p_i = σ_i / Σ_j σ_j`` (Roy & Vetterli), of ``M``.
+    stable_rank : float or None
+        ``Σ σ_i² / σ_1²`` of ``M``.
+    singular_values : list of float or None, (K,)
+        ``σ_1 ≥ … ≥ σ_K`` of ``M`` (zero-padded if ``D < K``; same units as the features).
+    negative_fraction : float or None
+        Fraction of feature entries below 0 (pre-activations a ReLU would zero).
+    warnings : list of str or None
+        One sentence per ``None`` metric saying why, plus informational notes (e.g. the rank of ``Σ_B``).
+    """
+
+    num_samples: int | None = None
+    num_classes: int | None = None
+    dim: int | None = None
+    classes: list[int] | None = None
+    nc1_trace_ratio: float | None = None
+    nc1_pinv: float | None = None
+    cdnv: float | None = None
+    nc2_cond: float | None = None
+    nc2_orth_error: float | None = None
+    nc2_etf_error: float | None = None
+    equinorm: float | None = None
+    equinorm_uncentered: float | None = None
+    equiangularity: float | None = None
+    nc3_alignment: float | None = None
+    self_duality: float | None = None
+    wh_etf_error: float | None = None
+    nc4_agreement: float | None = None
+    ncc_accuracy: float | None = None
+    rank: int | None = None
+    rank_tolerance: float | None = None
+    effective_rank: float | None = None
+    stable_rank: float | None = None
+    singular_values: list[float] | None = None
+    negative_fraction: float | None = None
+    warnings: list[str] | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row, one column per key held (``to_dict()``; list values such as ``singular_values`` in their
+        cell), as in the per-layer frame of :func:`~deepcollapse.metrics.capture.layer_metrics`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Shape ``(1, len(self))``.
+        """
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()], columns=list(self))
+
+
 def weight_metrics(W: np.ndarray | None, m: Moments, weighted: bool, out: _Out) -> None:
     """NC3 of the weights ``W (P, D)`` applied to the features (``None``: all three are ``None``)."""
     out.values["nc3_alignment"] = out.values["self_duality"] = out.values["wh_etf_error"] = None
@@ -77,8 +197,39 @@ def finalize(
     counts: np.ndarray,
     dim: int,
     classes: np.ndarray,
-) -> dict[str, Any]:
-    """Assemble the public result dict: JSON-friendly types, non-finite values → ``None`` + a warning."""
+) -> CollapseMetrics:
+    """Assemble the public result: JSON-friendly types, non-finite values → ``None`` + a warning.
+
+    Parameters
+    ----------
+    values : dict
+        Metric name → value (float, int, array or ``None``) for the metric keys of :data:`METRIC_KEYS`
+        (``nc1_trace_ratio`` … ``negative_fraction``); missing keys read as ``None``.
+    reasons : dict
+        Metric name → why it is undefined (used for the warning of a ``None`` or non-finite value); keys
+        ``"name:topic"`` are informational notes, always listed.
+    counts : ndarray, (K,)
+        Samples per kept class.
+    dim : int
+        ``D``, the feature dimension.
+    classes : ndarray of int, (K,)
+        The original label of each kept class.
+
+    Returns
+    -------
+    CollapseMetrics
+        Every key of :data:`METRIC_KEYS`: floats, ints, lists, or ``None`` with a ``warnings`` entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = finalize({"nc1_trace_ratio": float("inf"), "rank": 2}, {"nc1_trace_ratio": "means coincide"},
+    ...              counts=np.array([3, 2]), dim=4, classes=np.array([0, 1]))
+    >>> m.num_samples, m.rank, m.nc1_trace_ratio, m["cdnv"]
+    (5, 2, None, None)
+    >>> m.warnings
+    ['nc1_trace_ratio is null (inf): means coincide.']
+    """
     out: dict[str, Any] = {
         "num_samples": int(counts.sum()),
         "num_classes": int(counts.size),
@@ -109,7 +260,7 @@ def finalize(
         if ":" in key:  # informational notes (e.g. nc1_pinv:rank)
             warnings.append(f"{key.split(':')[0]}: {why}.")
     out["warnings"] = warnings
-    return out
+    return CollapseMetrics(**out)
 
 
 def collapse_metrics(
@@ -124,8 +275,8 @@ def collapse_metrics(
     rtol: float | None = None,
     dtype: Any = None,
     pinv: bool = True,
-) -> dict[str, Any]:
-    """All collapse metrics of ``(features (N, D), labels (N,))`` (and weights), as one JSON-ready dict.
+) -> CollapseMetrics:
+    """All collapse metrics of ``(features (N, D), labels (N,))`` (and weights): one :class:`CollapseMetrics`.
 
     Keys (:data:`METRIC_KEYS`): ``num_samples, num_classes, dim, classes`` (original labels of the kept
     classes), ``nc1_trace_ratio`` (:func:`nc1_trace_ratio`), ``nc1_pinv`` (:func:`nc1_pinv`; ``None`` if
@@ -168,8 +319,19 @@ def collapse_metrics(
 
     Returns
     -------
-    dict
-        The keys of :data:`METRIC_KEYS`: floats, ints, lists, or None with a ``warnings`` entry saying why.
+    CollapseMetrics
+        The keys of :data:`METRIC_KEYS`: floats, ints, lists, or None with a ``warnings`` entry saying why
+        (``to_dict()``: the JSON-ready dict; read-only key access ``m["nc1_trace_ratio"]`` also works).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> H = np.array([[1.0, 0.0], [1.2, 0.0], [0.0, 1.0], [0.0, 0.8]])  # two classes, two samples each
+    >>> m = collapse_metrics(H, [0, 0, 1, 1], weights=np.eye(2))
+    >>> round(m.nc1_trace_ratio, 4), m.rank, m.ncc_accuracy, m["nc4_agreement"]
+    (0.0198, 2, 1.0, 1.0)
+    >>> m.to_dict()["classes"], m.warnings
+    ([0, 1], [])
     """
     d = prepare(features, labels, num_classes, drop_empty)
     m = moments_of(d, scatter=pinv)

@@ -47,7 +47,7 @@ from deepcollapse.metrics._inputs import (
     restrict_to_kept,
 )
 from deepcollapse.metrics.classifier import classifier_predict, ncc_predict_of
-from deepcollapse.metrics.collapse import finalize, weight_metrics
+from deepcollapse.metrics.collapse import CollapseMetrics, finalize, weight_metrics
 from deepcollapse.metrics.core import _core
 from deepcollapse.metrics.means import Moments, class_sums
 
@@ -309,12 +309,43 @@ class CollapseStatistics:
         rtol: float | None = None,
         dtype: Any = None,
         drop_empty: bool = False,
-    ) -> dict[str, Any]:
-        """The :func:`~deepcollapse.metrics.functional.collapse_metrics` dict of all data seen.
+    ) -> CollapseMetrics:
+        """The :func:`~deepcollapse.metrics.functional.collapse_metrics` result of all data seen.
 
-        ``ncc``: the second-pass :class:`NCCStatistics` (gives ``ncc_accuracy`` and, if it holds a classifier,
-        ``nc4_agreement``; without it both are ``None`` with a warning).  ``weights``: for ``nc3_alignment``
-        and ``self_duality``.  Other arguments as in ``collapse_metrics``.
+        Parameters
+        ----------
+        ncc : NCCStatistics, optional
+            The second pass (gives ``ncc_accuracy`` and, if it holds a classifier, ``nc4_agreement``; without
+            it both are ``None`` with a warning).
+        weights : array_like, (P, D), optional
+            For ``nc3_alignment``, ``self_duality`` and ``wh_etf_error``, as in ``collapse_metrics``.
+        weighted : bool, default True
+            Global mean sample-weighted (default) or the unweighted mean of the class means.
+        rtol : float, optional
+            Rank tolerance ``rtol · σ_1`` instead of the default of the features' dtype.
+        dtype : dtype, optional
+            The dtype the features were computed in (default rank tolerance); default the coarsest seen.
+        drop_empty : bool, default False
+            Drop classes without samples instead of raising ``ConfigError``.
+
+        Returns
+        -------
+        CollapseMetrics
+            The keys of :data:`~deepcollapse.metrics.collapse.METRIC_KEYS`, as ``collapse_metrics`` of all
+            features seen gives them (equal up to rounding).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> H = np.array([[1.0, 0.0], [1.2, 0.0], [0.0, 1.0], [0.0, 0.8]])
+        >>> y = np.array([0, 0, 1, 1])
+        >>> stats = CollapseStatistics(num_classes=2, dim=2).update(H[:3], y[:3]).update(H[3:], y[3:])
+        >>> m = stats.compute()
+        >>> round(m.nc1_trace_ratio, 4), m.rank, m.ncc_accuracy
+        (0.0198, 2, None)
+        >>> m = stats.compute(stats.ncc_statistics().update(H, y))
+        >>> m.ncc_accuracy, m["num_samples"]
+        (1.0, 4)
         """
         kept = self._kept(drop_empty)
         m = self.moments(drop_empty=drop_empty)
@@ -330,8 +361,8 @@ class CollapseStatistics:
             if not np.allclose(ncc.means, m.means, rtol=1e-12, atol=0.0):
                 log.warning("NCC statistics were built from different class means than these statistics")
             r = ncc.compute()
-            values["ncc_accuracy"] = r["ncc_accuracy"]
-            values["nc4_agreement"] = r["nc4_agreement"]
+            values["ncc_accuracy"] = r.ncc_accuracy
+            values["nc4_agreement"] = r.nc4_agreement
         return finalize(values, reasons, counts=m.counts, dim=self.dim, classes=kept)
 
 
@@ -382,13 +413,32 @@ class NCCStatistics:
         self.total += other.total
         return self
 
-    def compute(self) -> dict[str, float | None]:
+    def compute(self) -> CollapseMetrics:
+        """NCC accuracy and NC4 agreement of the samples seen.
+
+        Returns
+        -------
+        CollapseMetrics
+            Holding only the keys ``ncc_accuracy`` (fraction of samples whose nearest class mean is their
+            class) and ``nc4_agreement`` (fraction where the classifier agrees with it; ``None`` without
+            ``weights``); ``to_dict()`` has these two keys.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ncc = NCCStatistics(np.array([[1.0, 0.0], [0.0, 1.0]]), weights=np.eye(2))
+        >>> r = ncc.update(np.array([[0.9, 0.1], [0.2, 0.7], [0.6, 0.5]]), np.array([0, 1, 1])).compute()
+        >>> round(r.ncc_accuracy, 4), r.nc4_agreement, r.to_dict() == dict(r)
+        (0.6667, 1.0, True)
+        """
         if self.total == 0:
             raise ConfigError("NCCStatistics.total == 0, must have seen at least one sample.")
-        return {
-            "ncc_accuracy": self.correct / self.total,
-            "nc4_agreement": None if self.weights is None else self.agree / self.total,
-        }
+        return CollapseMetrics.from_dict(
+            {
+                "ncc_accuracy": self.correct / self.total,
+                "nc4_agreement": None if self.weights is None else self.agree / self.total,
+            }
+        )
 
 
 def two_pass_metrics(
@@ -400,7 +450,7 @@ def two_pass_metrics(
     transform: Callable[[Any], ArrayLike] | None = None,
     drop_empty: bool = False,
     **compute_kwargs: Any,
-) -> dict[str, Any]:
+) -> CollapseMetrics:
     """``collapse_metrics`` over a re-iterable loader of ``(features, labels)`` batches, in two passes.
 
     Pass 1 accumulates :class:`CollapseStatistics`; pass 2 feeds the data again to the :class:`NCCStatistics`
@@ -427,8 +477,17 @@ def two_pass_metrics(
 
     Returns
     -------
-    dict
+    CollapseMetrics
         The keys of :func:`collapse_metrics`; ``ncc_accuracy`` and ``nc4_agreement`` from the second pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> H = np.array([[1.0, 0.0], [1.2, 0.0], [0.0, 1.0], [0.0, 0.8]])
+    >>> loader = [(H[:2], np.array([0, 0])), (H[2:], np.array([1, 1]))]  # re-iterable: a list of batches
+    >>> m = two_pass_metrics(loader, num_classes=2, weights=np.eye(2))
+    >>> round(m.nc1_trace_ratio, 4), m.ncc_accuracy, m.nc4_agreement
+    (0.0198, 1.0, 1.0)
     """
     stats: CollapseStatistics | None = None
     for x, y in loader:

@@ -49,15 +49,15 @@ def _layer_record(
         "name": name,
         "kind": kind,
         "key": key,
-        "dnc1": _finite(m["nc1_trace_ratio"]),
-        "nc1_pinv": _finite(m.get("nc1_pinv")),
-        "dnc2_cond": _finite(m["nc2_cond"]),
-        "rank": m["rank"],
-        "effective_rank": _finite(m["effective_rank"]),
-        "singular_values": [float(s) for s in m["singular_values"]],
+        "dnc1": _finite(m.nc1_trace_ratio),
+        "nc1_pinv": _finite(m.nc1_pinv),
+        "dnc2_cond": _finite(m.nc2_cond),
+        "rank": m.rank,
+        "effective_rank": _finite(m.effective_rank),
+        "singular_values": [float(s) for s in m.singular_values or ()],
         "gram": np.round(gram, 6).tolist(),
-        "negative_fraction": _finite(m.get("negative_fraction")),
-        "warnings": list(m.get("warnings") or []),  # why a metric is null (from deepcollapse.metrics)
+        "negative_fraction": _finite(m.negative_fraction),
+        "warnings": list(m.warnings or []),  # why a metric is null (from deepcollapse.metrics)
     }
 
 
