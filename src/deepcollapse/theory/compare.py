@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
@@ -134,6 +135,7 @@ def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dic
     }
 
 
+@fill_doc
 def compare(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -147,15 +149,8 @@ def compare(
 
     Parameters
     ----------
-    classes, layers, n : int
-        ``K >= 2`` classes (or ``classes`` the whole :class:`~deepcollapse.theory.problem.Problem`, the
-        others left out), ``L >= 1`` layers, ``n >= 1`` samples per class.
-    lam_h : float
-        ``λ_{H_1} > 0``.
-    lam_w : float, sequence of float or str
-        ``λ_{W_l} > 0``: one value for every layer, one per layer, or a comma-separated string.
-    problem : Problem, optional
-        The problem by keyword (instead of the five above).
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import optimize
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.constructions import (
     Geometry,
     _means_from,
@@ -277,6 +278,7 @@ def _fit(
     )
 
 
+@fill_doc
 def ce_dnc(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -291,13 +293,8 @@ def ce_dnc(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
@@ -308,6 +305,7 @@ def ce_dnc(
     return _fit([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
 
 
+@fill_doc
 def ce_srg(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -325,15 +323,10 @@ def ce_srg(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    %(problem)s
     construction : {"best", "def9", "def11.1", "def11.2"}
         Which SRG construction.
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem_kw)s
 
     Returns
     -------
@@ -416,6 +409,7 @@ def _ce_solution(
     )
 
 
+@fill_doc
 def ce_dnc_solution(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -431,13 +425,8 @@ def ce_dnc_solution(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
@@ -449,6 +438,7 @@ def ce_dnc_solution(
     return _ce_solution(fit, [dnc_geometry(K)], K, L, n, lam_h, lams, width)
 
 
+@fill_doc
 def ce_srg_solution(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -464,13 +454,8 @@ def ce_srg_solution(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------

@@ -48,6 +48,7 @@ import numpy as np
 from scipy import optimize
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.layers import Solution, evaluated_solution
 from deepcollapse.theory.problem import Problem, problem_of
 
@@ -90,6 +91,7 @@ def _minimise_1d(f: Any, df: Any, hi: float) -> float:
     return float(ts[i])
 
 
+@fill_doc
 def linear_optimum(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -108,13 +110,8 @@ def linear_optimum(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
@@ -165,6 +162,7 @@ def linear_optimum(
     return LinearOptimum(f(t), t, K - 1, "etf", loss, Lam, status)
 
 
+@fill_doc
 def linear_solution(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -184,13 +182,8 @@ def linear_solution(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------

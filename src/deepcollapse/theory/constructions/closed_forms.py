@@ -12,6 +12,7 @@ import numpy as np
 from scipy import optimize
 
 from deepcollapse._core.checks import check_choice, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.constructions.geometry import (
     SRG_CONSTRUCTIONS,
     Geometry,
@@ -111,6 +112,7 @@ def _closed(
     )
 
 
+@fill_doc
 def loss_dnc(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -130,13 +132,8 @@ def loss_dnc(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
@@ -147,6 +144,7 @@ def loss_dnc(
     return _closed([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
 
 
+@fill_doc
 def loss_srg(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -169,15 +167,10 @@ def loss_srg(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
+    %(problem)s
     construction : {"best", "def9", "def11.1", "def11.2"}
         Which SRG construction.
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem_kw)s
 
     Returns
     -------

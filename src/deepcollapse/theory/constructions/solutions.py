@@ -10,6 +10,7 @@ import numpy as np
 from scipy.linalg import block_diag
 
 from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.constructions.closed_forms import ClosedForm, loss_dnc, loss_srg
 from deepcollapse.theory.constructions.geometry import Geometry, dnc_geometry, srg_geometry
 from deepcollapse.theory.layers import (
@@ -76,6 +77,7 @@ def _solution(
     return sol
 
 
+@fill_doc
 def dnc_solution(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -92,13 +94,8 @@ def dnc_solution(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
@@ -110,6 +107,7 @@ def dnc_solution(
     return _solution([dnc_geometry(K)], cf, K, L, n, lam_h, lams, width)
 
 
+@fill_doc
 def srg_solution(
     classes: int | Problem | None = None,
     layers: int | None = None,
@@ -126,13 +124,8 @@ def srg_solution(
 
     Parameters
     ----------
-    classes : int or Problem
-        ``K >= 2``, or the whole :class:`~deepcollapse.theory.problem.Problem` (then ``layers`` .. ``lam_w``
-        are left out; ``problem=`` works too).
-    layers, n, lam_h, lam_w
-        ``L >= 1``, samples per class ``n >= 1``, ``λ_{H_1}``, ``λ_{W_1} .. λ_{W_L}`` (one value or ``L``).
-    problem : Problem, optional
-        The problem by keyword.
+    %(problem)s
+    %(problem_kw)s
 
     Returns
     -------
