@@ -1,6 +1,7 @@
 """The typed results of the DUFM classification: :class:`DUFMRun` (one run) and :class:`DUFMSummary` (a fit or
 a run folder), returned by :func:`~deepcollapse.dufm.classify.classify` and
-:func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``."""
+:func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``.  Also the
+steps under them: :class:`PolishResult` (:func:`~deepcollapse.dufm.classify.polish`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from deepcollapse._core.results import Result
 
-__all__ = ["DUFMRun", "DUFMSummary"]
+__all__ = ["DUFMRun", "DUFMSummary", "PolishResult"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,3 +153,26 @@ class DUFMSummary(Result):
     theory: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     runs: list[DUFMRun] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class PolishResult(Result):
+    """The polish of one run's class-mean structure: returned by :func:`~deepcollapse.dufm.classify.polish`
+    (the module docstring of :mod:`deepcollapse.dufm.classify` says how); the ``polished_loss``,
+    ``polish_scales`` and ``polish_source`` of a :class:`DUFMRun` are read off it.
+
+    Attributes
+    ----------
+    polished_loss : float or None
+        The lowest explicit eq. (1) value found with the structure (``0.5`` for all-zero class means).
+    scales : list of float or None
+        The scales ``c_2 .. c_L`` of the pre-ReLU class means ``M~_2 .. M~_L`` at that value (``None`` where
+        the run's own point is kept).
+    source : {'learned', 'collapsed', 'zero', 'run'} or None
+        Which class means it started from: the learned ones, those of the collapsed network, all zero, or
+        (in :func:`~deepcollapse.dufm.classify.classify_run`) the run's own point.
+    """
+
+    polished_loss: float | None = None
+    scales: list[float] | None = None
+    source: str | None = None
