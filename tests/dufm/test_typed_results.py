@@ -13,7 +13,8 @@ from scipy.optimize import minimize_scalar
 
 from deepcollapse.dufm import DUFMConfig
 from deepcollapse.dufm.classify import polish
-from deepcollapse.dufm.results import PolishResult
+from deepcollapse.dufm.results import PolishResult, RunObservation
+from deepcollapse.dufm.trainer import observe_run
 
 # a small problem: K = 3 classes, n = 2 samples per class, L = 2 layers of width 3
 K, N, LAM = 3, 2, 0.01
@@ -57,3 +58,91 @@ def test_polish_result_reads_an_old_dict(tmp_path):
     result = PolishResult.from_dict(json.loads(path.read_text()))
     assert result.polished_loss == 0.125 and result.scales == [1.5, 0.25] and result.source == "collapsed"
     assert json.dumps(result.to_dict()) == path.read_text()
+
+
+def _explicit_observation(H1, W1, W2, K, n, lam_h, lam_w, rtol):
+    """Eq. (1) and the per-layer metrics of a 2-layer ReLU DUFM, written out in numpy."""
+    N = K * n
+    Y = np.kron(np.eye(K), np.ones((1, n)))
+    Ht2 = W1 @ H1
+    H2 = np.maximum(Ht2, 0.0)
+    fit = np.sum((W2 @ H2 - Y) ** 2) / (2 * N)
+    reg = lam_h / 2 * np.sum(H1**2) + lam_w / 2 * (np.sum(W1**2) + np.sum(W2**2))
+    layers = []
+    for layer, kind, X in ((1, "post", H1), (2, "pre", Ht2), (2, "post", H2)):
+        M = X.reshape(X.shape[0], K, n).mean(axis=2)  # (d, K) class means
+        within = np.sum((X - np.repeat(M, n, axis=1)) ** 2) / N
+        between = np.sum((M - X.mean(axis=1, keepdims=True)) ** 2) / K
+        s = np.linalg.svd(M, compute_uv=False)
+        layers.append(
+            {
+                "layer": layer,
+                "kind": kind,
+                "dnc1": within / between,
+                "dnc2_cond": s[0] / s[K - 1],
+                "rank": int(np.sum(s > rtol * s[0])),
+                "singular_values": list(s),
+            }
+        )
+    return {"loss": fit + reg, "fit": fit, "reg": reg, "layers": layers}
+
+
+def test_observe_run_returns_a_run_observation_with_the_old_keys():
+    rng = np.random.default_rng(0)
+    K, n, d = 3, 4, 5
+    config = DUFMConfig(classes=K, n=n, layers=2, width=d, lam_h=0.01, lam_w=0.02)
+    H1 = rng.standard_normal((d, K * n)) + np.repeat(3 * rng.standard_normal((d, K)), n, axis=1)
+    W1, W2 = rng.standard_normal((d, d)), rng.standard_normal((K, d))
+    obs = observe_run(H1, [W1, W2], config)
+    assert isinstance(obs, RunObservation)
+    d_obs = obs.to_dict()
+    ref = _explicit_observation(H1, W1, W2, K, n, 0.01, 0.02, config.rank_rtol)
+    assert list(d_obs) == ["loss", "fit", "reg", "layers"]
+    for key in ("loss", "fit", "reg"):
+        assert d_obs[key] == pytest.approx(ref[key], rel=1e-12)
+    assert len(d_obs["layers"]) == 3
+    for got, want in zip(d_obs["layers"], ref["layers"]):
+        assert list(got) == ["layer", "kind", "dnc1", "dnc2_cond", "rank", "singular_values"]
+        assert (got["layer"], got["kind"], got["rank"]) == (want["layer"], want["kind"], want["rank"])
+        assert got["dnc1"] == pytest.approx(want["dnc1"], rel=1e-10)
+        assert got["dnc2_cond"] == pytest.approx(want["dnc2_cond"], rel=1e-10)
+        assert got["singular_values"] == pytest.approx(want["singular_values"], rel=1e-10)
+    assert obs["loss"] == obs.loss and obs["layers"] is obs.layers  # Mapping access of earlier releases
+    assert RunObservation.from_dict(d_obs) == obs
+    json.dumps(d_obs, allow_nan=False)
+
+
+def test_observe_run_of_non_finite_parameters_has_no_layers():
+    config = DUFMConfig(classes=2, n=2, layers=2, width=2, lam_h=0.01, lam_w=0.01)
+    H1 = np.full((2, 4), np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        obs = observe_run(H1, [np.eye(2), np.eye(2)], config)
+    assert obs.to_dict() == {"loss": None, "fit": None, "reg": None, "layers": []}
+
+
+def test_run_observation_reads_an_old_metrics_record(tmp_path):
+    """A ``metrics.jsonl`` record of an earlier release (the observation plus the trainer's bookkeeping)."""
+    old = {
+        "step": 100,
+        "run": 0,
+        "seed": 7,
+        "loss": 0.25,
+        "fit": 0.125,
+        "reg": 0.125,
+        "diverged": False,
+        "layers": [
+            {
+                "layer": 1,
+                "kind": "post",
+                "dnc1": 0.5,
+                "dnc2_cond": 1.25,
+                "rank": 2,
+                "singular_values": [2.0, 1.6],
+            }
+        ],
+    }
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    obs = RunObservation.from_dict(json.loads(path.read_text()))
+    assert obs.loss == 0.25 and obs.layers[0]["rank"] == 2 and obs["step"] == 100
+    assert json.dumps(obs.to_dict()) + "\n" == path.read_text()

@@ -56,6 +56,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "DUFMSummary": "results",
         "DUFMRun": "results",
         "PolishResult": "results",
+        "RunObservation": "results",
         "CLASSIFICATIONS": "classify",
         "advance": "kernel",
         "numpy_gradients": "kernel",

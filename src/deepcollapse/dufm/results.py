@@ -1,7 +1,8 @@
 """The typed results of the DUFM classification: :class:`DUFMRun` (one run) and :class:`DUFMSummary` (a fit or
 a run folder), returned by :func:`~deepcollapse.dufm.classify.classify` and
 :func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``.  Also the
-steps under them: :class:`PolishResult` (:func:`~deepcollapse.dufm.classify.polish`)."""
+steps under them: :class:`PolishResult` (:func:`~deepcollapse.dufm.classify.polish`) and
+:class:`RunObservation` (:func:`~deepcollapse.dufm.trainer.observe_run`, a record of ``metrics.jsonl``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from deepcollapse._core.results import Result
 
-__all__ = ["DUFMRun", "DUFMSummary", "PolishResult"]
+__all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,3 +177,26 @@ class PolishResult(Result):
     polished_loss: float | None = None
     scales: list[float] | None = None
     source: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class RunObservation(Result):
+    """The loss parts and per-layer collapse metrics of one run at one step: returned by
+    :func:`~deepcollapse.dufm.trainer.observe_run`; a record of ``metrics.jsonl`` is its ``to_dict()`` with
+    ``step, run, seed`` in front and ``diverged`` before ``layers``.
+
+    Attributes
+    ----------
+    loss, fit, reg : float or None
+        Eq. (1) (or the family's objective) and its two terms, float64 (``None`` where not finite).
+    layers : list of dict
+        One entry per feature layer, ``1 post`` (``H_1``), then ``l pre`` (``H~_l``) and ``l post`` (``H_l``)
+        for ``l = 2 .. L``: ``{layer, kind, dnc1, dnc2_cond, rank, singular_values}`` (``dnc1 = tr Σ_W /
+        tr Σ_B``; ``dnc2_cond = σ_1 / σ_K``, ``rank`` and ``singular_values`` of the class-mean matrix
+        ``M_l``); empty where the loss or the features are not finite.
+    """
+
+    loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    layers: list[dict[str, Any]] | None = None
