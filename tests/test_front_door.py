@@ -73,6 +73,7 @@ def test_a_name_shared_with_a_submodule_stays_the_function():
         "deepcollapse.dufm.classify",
         "deepcollapse.dufm.criteria",
         "deepcollapse.dufm.trainer",
+        "deepcollapse.nets.evaluate",
     ],
 )
 def test_docstring_examples_run(module):
