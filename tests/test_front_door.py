@@ -74,6 +74,7 @@ def test_a_name_shared_with_a_submodule_stays_the_function():
         "deepcollapse.dufm.criteria",
         "deepcollapse.dufm.trainer",
         "deepcollapse.nets.evaluate",
+        "deepcollapse.nets.summary",
     ],
 )
 def test_docstring_examples_run(module):

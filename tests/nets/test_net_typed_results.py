@@ -13,6 +13,7 @@ import torch
 from deepcollapse.nets.build import build_network, load_net_data
 from deepcollapse.nets.evaluate import NetEvaluation, evaluate
 from deepcollapse.nets.outcome import HeadOutcome
+from deepcollapse.nets.summary import NetSummary, run_summary
 
 EVAL_KEYS = [
     "train_acc",
@@ -155,3 +156,108 @@ def test_net_evaluation_reads_an_old_metrics_record(tmp_path):
     assert isinstance(ev.outcome, HeadOutcome) and ev.outcome.label == "not_converged"
     assert ev["epoch"] == 3 and ev.loss == 0.375 and ev.layers[0]["rank"] == 2 and ev.test_acc is None
     assert json.dumps(ev.to_dict()) + "\n" == path.read_text()
+
+
+SUMMARY_KEYS = [
+    "dataset",
+    "classes",
+    "num_classes",
+    "n_train",
+    "epochs_done",
+    "epochs",
+    "diverged",
+    "device",
+    "num_parameters",
+    "epoch_time_mean_s",
+    "elapsed_s",
+    "train_loss_per_epoch",
+]
+
+
+def _state(losses, times):
+    history = [
+        {"epoch": i + 1, "train_loss": v, "epoch_time": t} for i, (v, t) in enumerate(zip(losses, times))
+    ]
+    return {"epoch": len(losses), "diverged": False, "elapsed": float(sum(times)), "history": history}
+
+
+def test_run_summary_returns_a_net_summary_with_the_old_keys(small):
+    cfg, model, data = small
+    ev = evaluate(cfg, model, data).to_dict()
+    last = {"epoch": 3, "lr": 0.05, "train_loss_epoch": 0.3, "epoch_time": 0.2, **ev}
+    losses, times = [0.9, 0.5, 0.3], [0.25, 0.5, 0.2]
+    summary = run_summary(cfg, _state(losses, times), last, torch.device("cpu"), 123, 18)
+    assert isinstance(summary, NetSummary) and isinstance(summary.outcome, HeadOutcome)
+    d = summary.to_dict()
+    assert list(d) == SUMMARY_KEYS + ["epoch", "train_acc", "test_acc", "loss", "fit", "reg"] + [
+        "layers",
+        "ranks",
+        "dnc1",
+        "outcome",
+    ]
+    assert d["epoch_time_mean_s"] == pytest.approx((0.25 + 0.5 + 0.2) / 3)
+    assert d["elapsed_s"] == pytest.approx(0.95) and d["train_loss_per_epoch"] == losses
+    assert (d["dataset"], d["classes"], d["num_classes"], d["n_train"]) == ("digits", [0, 1, 2], 3, 18)
+    assert (d["epochs_done"], d["diverged"], d["device"], d["num_parameters"]) == (3, False, "cpu", 123)
+    for k in ("epoch", "train_acc", "test_acc", "loss", "fit", "reg"):
+        assert d[k] == last[k]
+    assert list(d["layers"]) == ["H1", "H~2", "H2"]
+    for m in ev["layers"]:
+        want = {k: m[k] for k in ("layer", "kind", "dnc1", "dnc2_cond", "rank", "effective_rank")}
+        assert d["layers"][m["name"]] == want
+        assert d["ranks"][m["name"]] == m["rank"] and d["dnc1"][m["name"]] == m["dnc1"]
+    assert d["outcome"]["classes"] == 3
+    assert summary["num_classes"] == summary.num_classes == 3  # Mapping access of earlier releases
+    assert NetSummary.from_dict(d) == summary
+    json.dumps(d)
+
+
+def test_run_summary_without_an_evaluation_holds_the_loop_fields_only(small):
+    cfg, _, _ = small
+    summary = run_summary(cfg, _state([0.5], [1.0]), None, torch.device("cpu"), 7, 18)
+    assert isinstance(summary, NetSummary) and summary.outcome is None and summary.epoch is None
+    assert list(summary.to_dict()) == SUMMARY_KEYS
+    diverged = {**_state([0.5], [1.0]), "diverged": True}
+    summary = run_summary(cfg, diverged, None, torch.device("cpu"), 7, 18)
+    assert list(summary) == SUMMARY_KEYS + ["outcome"] and summary.outcome.label == "diverged"
+
+
+def test_a_summary_json_of_an_earlier_release_still_loads(tmp_path):
+    """A ``summary.json`` written before results were typed (no ``outcome``, as before issue 22)."""
+    old = {
+        "dataset": "digits",
+        "classes": None,
+        "num_classes": 10,
+        "n_train": 100,
+        "epochs_done": 2,
+        "epochs": 2,
+        "diverged": False,
+        "device": "cpu",
+        "num_parameters": 1234,
+        "epoch_time_mean_s": 0.5,
+        "elapsed_s": 1.0,
+        "train_loss_per_epoch": [0.5, 0.4],
+        "epoch": 2,
+        "train_acc": 0.75,
+        "test_acc": None,
+        "loss": 0.4,
+        "fit": 0.3,
+        "reg": 0.1,
+        "layers": {
+            "H1": {
+                "layer": 1,
+                "kind": "post",
+                "dnc1": 0.5,
+                "dnc2_cond": 2.0,
+                "rank": 10,
+                "effective_rank": 5.0,
+            }
+        },
+        "ranks": {"H1": 10},
+        "dnc1": {"H1": 0.5},
+    }
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(old, indent=2) + "\n")
+    summary = NetSummary.from_dict(json.loads(path.read_text()))
+    assert summary.outcome is None and summary.ranks == {"H1": 10} and summary["train_acc"] == 0.75
+    assert json.dumps(summary.to_dict(), indent=2) + "\n" == path.read_text()
