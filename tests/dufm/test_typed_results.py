@@ -12,8 +12,8 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from deepcollapse.dufm import DUFMConfig
-from deepcollapse.dufm.classify import polish
-from deepcollapse.dufm.results import PolishResult, RunObservation
+from deepcollapse.dufm.classify import classify, classify_run, polish, theory_of
+from deepcollapse.dufm.results import DUFMRun, DUFMSummary, PolishResult, RunObservation
 from deepcollapse.dufm.trainer import observe_run
 
 # a small problem: K = 3 classes, n = 2 samples per class, L = 2 layers of width 3
@@ -146,3 +146,97 @@ def test_run_observation_reads_an_old_metrics_record(tmp_path):
     obs = RunObservation.from_dict(json.loads(path.read_text()))
     assert obs.loss == 0.25 and obs.layers[0]["rank"] == 2 and obs["step"] == 100
     assert json.dumps(obs.to_dict()) + "\n" == path.read_text()
+
+
+def test_classify_run_returns_a_dufm_run_with_the_old_keys():
+    """Loss parts, norms, gradient norm (torch autograd of eq. (1) written out), ranks and DNC1 of one run."""
+    import torch
+
+    rng = np.random.default_rng(1)
+    K, n, d = 3, 2, 4
+    config = DUFMConfig(classes=K, n=n, layers=2, width=d, lam_h=0.01, lam_w=0.01)
+    H1 = rng.standard_normal((d, K * n))
+    W1, W2 = rng.standard_normal((d, d)), rng.standard_normal((K, d))
+    run = classify_run(H1, [W1, W2], config, None, theory_of(config), None, [(0, 2.0), (90, 1.0), (100, 0.9)])
+    assert isinstance(run, DUFMRun)
+    d_run = run.to_dict()
+    keys = ["diverged", "diverged_step", "final_loss", "fit", "reg", "norms", "grad_norm"]
+    keys += ["loss_decrease_last_10pct", "ranks", "ranks_pre", "dnc1", "dnc2_cond", "srg_gram_distance"]
+    keys += [
+        "classification",
+        "polished_loss",
+        "polish_scales",
+        "polish_source",
+        "polish_refit_loss",
+        "below_dnc",
+    ]
+    if d_run["classification"] == "not_converged":
+        keys += ["steps_to_verdict", "convergence_note"]
+    assert list(d_run) == keys and run.run is None and "run" not in run  # run and seed: added by classify
+
+    ref = _explicit_observation(H1, W1, W2, K, n, 0.01, 0.01, config.rank_rtol)
+    assert d_run["final_loss"] == pytest.approx(ref["loss"], rel=1e-12)
+    assert (d_run["fit"], d_run["reg"]) == pytest.approx((ref["fit"], ref["reg"]), rel=1e-12)
+    assert d_run["norms"]["H1"] == pytest.approx(np.linalg.norm(H1))
+    assert d_run["norms"]["W"] == pytest.approx([np.linalg.norm(W1), np.linalg.norm(W2)])
+    assert d_run["loss_decrease_last_10pct"] == pytest.approx((1.0 - ref["loss"]) / ref["loss"])
+    posts = [m for m in ref["layers"] if m["kind"] == "post"]
+    assert d_run["ranks"] == [m["rank"] for m in posts]
+    assert d_run["dnc1"] == pytest.approx([m["dnc1"] for m in posts], rel=1e-10)
+    P = [torch.tensor(a, requires_grad=True) for a in (H1, W1, W2)]
+    Y = torch.tensor(np.kron(np.eye(K), np.ones((1, n))))
+    out = P[2] @ torch.relu(P[1] @ P[0])
+    loss = ((out - Y) ** 2).sum() / (2 * K * n) + 0.005 * sum((p**2).sum() for p in P)
+    grad_norm = torch.sqrt(sum((g**2).sum() for g in torch.autograd.grad(loss, P))).item()
+    assert d_run["grad_norm"] == pytest.approx(grad_norm, rel=1e-10)
+    assert d_run["polished_loss"] <= d_run["final_loss"]
+    assert run["classification"] == run.classification  # Mapping access of earlier releases
+    assert DUFMRun.from_dict(d_run) == run
+
+
+def test_classify_run_of_a_diverged_run_and_the_summary_entries():
+    config = DUFMConfig(classes=3, n=2, layers=2, width=3, lam_h=0.01, lam_w=0.01, runs=2, steps=10)
+    run = classify_run(np.zeros((3, 6)), [np.eye(3), np.eye(3)], config, 5, theory_of(config), None)
+    assert isinstance(run, DUFMRun) and run.classification == "diverged" and run.diverged_step == 5
+    assert "norms" not in run and run.norms is None and list(run)[:2] == ["diverged", "diverged_step"]
+    rng = np.random.default_rng(2)
+    params = [rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 3))]
+    summary = classify(params, config)
+    for r, entry in enumerate(summary.runs):
+        alone = classify_run(
+            params[0][r], [params[1][r], params[2][r]], config, None, theory_of(config), None
+        )
+        assert entry.to_dict() == {"run": r, "seed": config.run_seeds[r], **alone.to_dict()}
+
+
+def test_an_old_summary_run_entry_still_loads(tmp_path):
+    """A ``summary.json`` of an earlier release, its run entry as classify_run's dict plus run and seed."""
+    entry = {
+        "run": 0,
+        "seed": 0,
+        "diverged": False,
+        "diverged_step": None,
+        "final_loss": 0.25,
+        "fit": 0.125,
+        "reg": 0.125,
+        "norms": {"H1": 1.5, "W": [1.0, 2.0]},
+        "grad_norm": 1e-9,
+        "loss_decrease_last_10pct": 0.0,
+        "ranks": [3, 3],
+        "ranks_pre": [3],
+        "dnc1": [0.0, 0.0],
+        "dnc2_cond": [1.0, 1.0],
+        "srg_gram_distance": None,
+        "classification": "dnc",
+        "polished_loss": 0.25,
+        "polish_scales": None,
+        "polish_source": "run",
+        "polish_refit_loss": 0.26,
+        "below_dnc": False,
+    }
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"loss_dnc": 0.25, "step": 10, "finished": True, "runs": [entry]}, indent=2))
+    summary = DUFMSummary.from_dict(json.loads(path.read_text()))
+    run = summary.runs[0]
+    assert isinstance(run, DUFMRun) and run.classification == "dnc" and run["ranks"] == [3, 3]
+    assert json.dumps(summary.to_dict(), indent=2) == path.read_text()

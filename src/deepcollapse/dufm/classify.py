@@ -5,7 +5,7 @@
 same way by :func:`deepcollapse.dufm.summary.analyze_dufm`.  The thresholds below (``ZERO_TOL`` ...) are the
 fields of one frozen :class:`~deepcollapse.dufm.criteria.Criteria` (``zero_tol`` ...); the module constants
 keep their old names and hold ``Criteria()``'s defaults.  :func:`classify_run` is the per-run step
-(``summary.json``'s entry as a dict), also used by the search.
+(``summary.json``'s entry, a :class:`~deepcollapse.dufm.results.DUFMRun`), also used by the search.
 
 For one run ``(H1, weights)`` (all in float64): ``final_loss, fit, reg, grad_norm, ranks`` (numerical rank of
 the post-ReLU class means ``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``),
@@ -275,14 +275,53 @@ def classify_run(
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
     criteria: Criteria = _DEFAULT,
-) -> dict[str, Any]:
+) -> DUFMRun:
     """The per-run entry of ``summary.json`` for one run ``(H1, weights)`` of ``config``: loss parts,
     gradient norm, ranks, DNC metrics, SRG Gram distance, the classification (module docstring) and the
     polish against ``theory`` (:func:`theory_of`).  Also used by the search for its solutions.
 
     The step under :func:`classify` (which takes every run of a fit or of a point at once and returns a
-    :class:`~deepcollapse.dufm.results.DUFMSummary`); it returns a dict because it is the JSON entry that
-    :class:`~deepcollapse.dufm.results.DUFMRun` reads.
+    :class:`~deepcollapse.dufm.results.DUFMSummary`, whose ``runs`` are these entries with ``run`` and
+    ``seed`` in front).
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        The run's features, ``n`` samples per class in class order.
+    weights : list of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    config : DUFMConfig
+        The run's config (problem, family, ``rank_rtol``, ``polish``).
+    diverged_step : int or None
+        The step at which the trainer marked the run diverged (``None``: it did not).
+    theory : dict
+        :func:`theory_of` ``(config)``.
+    G_srg : ndarray or None
+        The SRG's cosine Gram matrix (:func:`~deepcollapse.theory.constructions.srg_gram`) where it is
+        compared with, else ``None``.
+    history : list of (int, float or None), optional
+        ``(step, loss)`` of the run's log (the plateau test and :func:`steps_to_verdict`).
+    criteria : Criteria, optional
+        The thresholds (default ``Criteria()``).
+
+    Returns
+    -------
+    DUFMRun
+        The entry without ``run`` and ``seed`` (absent from its ``to_dict()``, which is the dict of earlier
+        releases key for key): a diverged run holds the short set of keys (:class:`DUFMRun`), a run labelled
+        ``not_converged`` also ``steps_to_verdict`` and ``convergence_note``.
+
+    Examples
+    --------
+    The all-zero network is the ``zero`` solution (fit 1/2, no regularisation), and no polish beats it:
+
+    >>> import numpy as np
+    >>> from deepcollapse.dufm import DUFMConfig
+    >>> config = DUFMConfig(classes=3, n=2, layers=2, width=3, lam_h=0.01, lam_w=0.01)
+    >>> H1, weights = np.zeros((3, 6)), [np.zeros((3, 3)), np.zeros((3, 3))]
+    >>> run = classify_run(H1, weights, config, None, theory_of(config), None)
+    >>> run.classification, run.final_loss, run.reg, run.ranks, run.polish_source
+    ('zero', 0.5, 0.0, [0, 0], 'run')
     """
     K, L = config.classes, config.layers
     c = criteria
@@ -307,7 +346,7 @@ def classify_run(
                 "below_dnc": False,
             }
         )
-        return rec
+        return DUFMRun.from_dict(rec)
     loss, fit, reg = _loss_parts(H1, weights, config)
     plateau = None  # relative loss decrease over the last 10 % of the steps
     if history:
@@ -390,7 +429,7 @@ def classify_run(
         rec["steps_to_verdict"], rec["convergence_note"] = convergence_note(
             rec, history, theory.get("loss_dnc"), c
         )
-    return rec
+    return DUFMRun.from_dict(rec)  # the keys it holds, in order, are those of rec
 
 
 def theory_of(config: DUFMConfig) -> dict[str, Any]:
@@ -558,21 +597,18 @@ def _summary(
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
     runs = []
     for r, seed in enumerate(config.run_seeds):
-        rec: dict[str, Any] = {"run": r, "seed": seed}
         h = histories.get(r)
-        rec.update(
-            classify_run(
-                params[0][r],
-                [W[r] for W in params[1:]],
-                config,
-                diverged.get(r),
-                theory,
-                G_srg,
-                None if h is None else list(h),
-                criteria,
-            )
+        run = classify_run(
+            params[0][r],
+            [W[r] for W in params[1:]],
+            config,
+            diverged.get(r),
+            theory,
+            G_srg,
+            None if h is None else list(h),
+            criteria,
         )
-        runs.append(rec)
+        runs.append({"run": r, "seed": seed, **run})
     losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
     counts: dict[str, int] = {}
     for run in runs:

@@ -18,7 +18,7 @@ __all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 class DUFMRun(Result):
     """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
     :attr:`~deepcollapse.dufm.summary.DUFMSummary.runs`; the classification rules are in the module
-    docstring).
+    docstring).  :func:`~deepcollapse.dufm.classify.classify_run` returns one without ``run`` and ``seed``.
 
     A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
     ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
