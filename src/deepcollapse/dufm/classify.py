@@ -598,7 +598,7 @@ def _summary(
     runs = []
     for r, seed in enumerate(config.run_seeds):
         h = histories.get(r)
-        run = classify_run(
+        entry = classify_run(
             params[0][r],
             [W[r] for W in params[1:]],
             config,
@@ -608,7 +608,7 @@ def _summary(
             None if h is None else list(h),
             criteria,
         )
-        runs.append({"run": r, "seed": seed, **run})
+        runs.append({"run": r, "seed": seed, **entry})
     losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
     counts: dict[str, int] = {}
     for run in runs:
