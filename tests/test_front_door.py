@@ -67,7 +67,15 @@ def test_a_name_shared_with_a_submodule_stays_the_function():
 
 @pytest.mark.parametrize(
     "module",
-    ["deepcollapse", "deepcollapse.dufm.fit", "deepcollapse.dufm.classify", "deepcollapse.dufm.criteria"],
+    [
+        "deepcollapse",
+        "deepcollapse.dufm.fit",
+        "deepcollapse.dufm.classify",
+        "deepcollapse.dufm.criteria",
+        "deepcollapse.dufm.trainer",
+        "deepcollapse.nets.evaluate",
+        "deepcollapse.nets.summary",
+    ],
 )
 def test_docstring_examples_run(module):
     result = doctest.testmod(

@@ -12,8 +12,8 @@
 - :mod:`.classify` -- ``classify(params, problem, criteria) -> DUFMSummary``: runs in memory classified
   (``dnc``, ``srg_like``, ``low_rank``, ...) against the theory, with the polish step (``classify_run``: one
   run); :mod:`.criteria` -- its thresholds (``Criteria``); :mod:`.convergence` -- how far a run is from a
-  verdict; :mod:`.results` -- ``DUFMRun``, ``DUFMSummary``; :mod:`.summary` -- ``analyze_dufm``: a run
-  folder read and classified, ``summary.json``.
+  verdict; :mod:`.results` -- ``DUFMRun``, ``DUFMSummary`` and the typed results of the steps;
+  :mod:`.summary` -- ``analyze_dufm``: a run folder read and classified, ``summary.json``.
 
 Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
 ``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
@@ -55,6 +55,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "analyze_dufm": "summary",
         "DUFMSummary": "results",
         "DUFMRun": "results",
+        "PolishResult": "results",
+        "RunObservation": "results",
         "CLASSIFICATIONS": "classify",
         "advance": "kernel",
         "numpy_gradients": "kernel",

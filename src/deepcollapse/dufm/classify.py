@@ -5,7 +5,7 @@
 same way by :func:`deepcollapse.dufm.summary.analyze_dufm`.  The thresholds below (``ZERO_TOL`` ...) are the
 fields of one frozen :class:`~deepcollapse.dufm.criteria.Criteria` (``zero_tol`` ...); the module constants
 keep their old names and hold ``Criteria()``'s defaults.  :func:`classify_run` is the per-run step
-(``summary.json``'s entry as a dict), also used by the search.
+(``summary.json``'s entry, a :class:`~deepcollapse.dufm.results.DUFMRun`), also used by the search.
 
 For one run ``(H1, weights)`` (all in float64): ``final_loss, fit, reg, grad_norm, ranks`` (numerical rank of
 the post-ReLU class means ``M_1 .. M_L``, ``M_1`` = class means of ``H_1``; tolerance ``rank_rtol · σ_1``),
@@ -97,7 +97,7 @@ from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.convergence import convergence_note, steps_to_verdict
 from deepcollapse.dufm.criteria import Criteria
 from deepcollapse.dufm.kernel import numpy_gradients
-from deepcollapse.dufm.results import DUFMRun, DUFMSummary
+from deepcollapse.dufm.results import DUFMRun, DUFMSummary, PolishResult
 from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
 from deepcollapse.theory.constructions.gram import cosine_gram, gram_match, srg_gram
@@ -121,6 +121,7 @@ __all__ = [
     "PLATEAU_TOL",
     "ZERO_TOL",
     "DUFMRun",
+    "PolishResult",
     "classify_run",
     "gram_match",
     "polish",
@@ -181,13 +182,39 @@ def collapsed_pre_means(H1: np.ndarray, weights: list[np.ndarray], K: int) -> li
 
 def polish(
     pre_means: list[np.ndarray], config: DUFMConfig, collapsed: list[np.ndarray] | None = None
-) -> dict[str, Any] | None:
+) -> PolishResult | None:
     """Re-optimise weights and scales for the class-mean structure ``M~_2 .. M~_L`` (module docstring).
 
     Candidates: the learned pre-ReLU class means ``pre_means`` and (if given) the ``collapsed`` ones of
     :func:`collapsed_pre_means`.  For each, Nelder–Mead over ``log c_l`` minimises the explicit eq. (1)
     value of :func:`~deepcollapse.theory.layers.solution_from_class_means` of ``(c_2 M~_2, .., c_L M~_L)``;
     the lowest wins.
+
+    Parameters
+    ----------
+    pre_means : list of ndarray
+        The pre-ReLU class means ``M~_2 .. M~_L``, each ``(d_l, K)``.
+    config : DUFMConfig
+        The run's config (``n``, ``lam_h``, ``lam_w``, ``width[0]`` enter the explicit loss).
+    collapsed : list of ndarray, optional
+        The class means of the collapsed network (:func:`collapsed_pre_means`), a second candidate.
+
+    Returns
+    -------
+    PolishResult or None
+        The lowest value with its scales and source (``'learned'``, ``'collapsed'``; ``'zero'`` for all-zero
+        class means, value ``0.5``); ``None`` for ``L < 2`` layers, or no or non-finite class means.
+
+    Examples
+    --------
+    An orthogonal frame (the DNC structure) polishes to the optimal DNC loss:
+
+    >>> import numpy as np
+    >>> from deepcollapse.dufm import DUFMConfig
+    >>> config = DUFMConfig(classes=3, n=2, layers=2, width=3, lam_h=0.01, lam_w=0.01)
+    >>> result = polish([np.eye(3)], config)
+    >>> result.source, round(result.polished_loss, 6), round(result.scales[0], 3)
+    ('learned', 0.055973, 0.868)
     """
     from scipy.optimize import minimize
 
@@ -196,7 +223,7 @@ def polish(
     if config.layers < 2 or not pre_means or not all(np.isfinite(M).all() for M in pre_means):
         return None
     if max(float(np.abs(M).max()) for M in pre_means) == 0.0:
-        return {"polished_loss": 0.5, "scales": [0.0] * len(pre_means), "source": "zero"}
+        return PolishResult(polished_loss=0.5, scales=[0.0] * len(pre_means), source="zero")
     d1 = config.width[0]
     args = (config.n, config.lam_h, config.lam_w)
 
@@ -207,7 +234,8 @@ def polish(
             return math.inf
         return float(sol.loss)
 
-    best: dict[str, Any] | None = None
+    best: PolishResult | None = None
+    best_value = math.inf
     sources = [("learned", pre_means)] + ([("collapsed", collapsed)] if collapsed is not None else [])
     for name, means in sources:
         x0 = np.zeros(len(means))
@@ -219,8 +247,11 @@ def polish(
             options={"xatol": 1e-6, "fatol": 1e-12, "maxiter": 300 * len(means)},
         )
         for x, v in ((x0, f0), (res.x, float(res.fun))):
-            if math.isfinite(v) and (best is None or v < best["polished_loss"]):
-                best = {"polished_loss": v, "scales": [float(math.exp(c)) for c in x], "source": name}
+            if math.isfinite(v) and v < best_value:
+                best, best_value = (
+                    PolishResult(polished_loss=v, scales=[float(math.exp(c)) for c in x], source=name),
+                    v,
+                )
     return best
 
 
@@ -244,14 +275,53 @@ def classify_run(
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
     criteria: Criteria = _DEFAULT,
-) -> dict[str, Any]:
+) -> DUFMRun:
     """The per-run entry of ``summary.json`` for one run ``(H1, weights)`` of ``config``: loss parts,
     gradient norm, ranks, DNC metrics, SRG Gram distance, the classification (module docstring) and the
     polish against ``theory`` (:func:`theory_of`).  Also used by the search for its solutions.
 
     The step under :func:`classify` (which takes every run of a fit or of a point at once and returns a
-    :class:`~deepcollapse.dufm.results.DUFMSummary`); it returns a dict because it is the JSON entry that
-    :class:`~deepcollapse.dufm.results.DUFMRun` reads.
+    :class:`~deepcollapse.dufm.results.DUFMSummary`, whose ``runs`` are these entries with ``run`` and
+    ``seed`` in front).
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        The run's features, ``n`` samples per class in class order.
+    weights : list of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    config : DUFMConfig
+        The run's config (problem, family, ``rank_rtol``, ``polish``).
+    diverged_step : int or None
+        The step at which the trainer marked the run diverged (``None``: it did not).
+    theory : dict
+        :func:`theory_of` ``(config)``.
+    G_srg : ndarray or None
+        The SRG's cosine Gram matrix (:func:`~deepcollapse.theory.constructions.srg_gram`) where it is
+        compared with, else ``None``.
+    history : list of (int, float or None), optional
+        ``(step, loss)`` of the run's log (the plateau test and :func:`steps_to_verdict`).
+    criteria : Criteria, optional
+        The thresholds (default ``Criteria()``).
+
+    Returns
+    -------
+    DUFMRun
+        The entry without ``run`` and ``seed`` (absent from its ``to_dict()``, which is the dict of earlier
+        releases key for key): a diverged run holds the short set of keys (:class:`DUFMRun`), a run labelled
+        ``not_converged`` also ``steps_to_verdict`` and ``convergence_note``.
+
+    Examples
+    --------
+    The all-zero network is the ``zero`` solution (fit 1/2, no regularisation), and no polish beats it:
+
+    >>> import numpy as np
+    >>> from deepcollapse.dufm import DUFMConfig
+    >>> config = DUFMConfig(classes=3, n=2, layers=2, width=3, lam_h=0.01, lam_w=0.01)
+    >>> H1, weights = np.zeros((3, 6)), [np.zeros((3, 3)), np.zeros((3, 3))]
+    >>> run = classify_run(H1, weights, config, None, theory_of(config), None)
+    >>> run.classification, run.final_loss, run.reg, run.ranks, run.polish_source
+    ('zero', 0.5, 0.0, [0, 0], 'run')
     """
     K, L = config.classes, config.layers
     c = criteria
@@ -276,7 +346,7 @@ def classify_run(
                 "below_dnc": False,
             }
         )
-        return rec
+        return DUFMRun.from_dict(rec)
     loss, fit, reg = _loss_parts(H1, weights, config)
     plateau = None  # relative loss decrease over the last 10 % of the steps
     if history:
@@ -326,9 +396,9 @@ def classify_run(
         if theory["closed_form"] and config.polish
         else None
     )
-    refit = None if pol is None else pol["polished_loss"]
-    if pol is not None and loss <= pol["polished_loss"]:  # no collapsed re-fit beats the run's own point
-        pol = {"polished_loss": loss, "scales": None, "source": "run"}
+    refit = None if pol is None else pol.polished_loss
+    if refit is not None and loss <= refit:  # no collapsed re-fit beats the run's own point
+        pol = PolishResult(polished_loss=loss, scales=None, source="run")
     rec.update(
         {
             "final_loss": loss,
@@ -348,9 +418,9 @@ def classify_run(
             "dnc2_cond": dnc2,
             "srg_gram_distance": srg_dist,
             "classification": cls,
-            "polished_loss": None if pol is None else pol["polished_loss"],
-            "polish_scales": None if pol is None else pol["scales"],
-            "polish_source": None if pol is None else pol["source"],
+            "polished_loss": None if pol is None else pol.polished_loss,
+            "polish_scales": None if pol is None else pol.scales,
+            "polish_source": None if pol is None else pol.source,
             "polish_refit_loss": refit,
             "below_dnc": bool(theory["loss_dnc"] is not None and loss < theory["loss_dnc"]),
         }
@@ -359,7 +429,7 @@ def classify_run(
         rec["steps_to_verdict"], rec["convergence_note"] = convergence_note(
             rec, history, theory.get("loss_dnc"), c
         )
-    return rec
+    return DUFMRun.from_dict(rec)  # the keys it holds, in order, are those of rec
 
 
 def theory_of(config: DUFMConfig) -> dict[str, Any]:
@@ -527,21 +597,18 @@ def _summary(
     G_srg = srg_gram(config.classes) if config.classes >= 6 and theory.get("loss_srg") is not None else None
     runs = []
     for r, seed in enumerate(config.run_seeds):
-        rec: dict[str, Any] = {"run": r, "seed": seed}
         h = histories.get(r)
-        rec.update(
-            classify_run(
-                params[0][r],
-                [W[r] for W in params[1:]],
-                config,
-                diverged.get(r),
-                theory,
-                G_srg,
-                None if h is None else list(h),
-                criteria,
-            )
+        entry = classify_run(
+            params[0][r],
+            [W[r] for W in params[1:]],
+            config,
+            diverged.get(r),
+            theory,
+            G_srg,
+            None if h is None else list(h),
+            criteria,
         )
-        runs.append(rec)
+        runs.append({"run": r, "seed": seed, **entry})
     losses = [r["final_loss"] for r in runs if r["final_loss"] is not None]
     counts: dict[str, int] = {}
     for run in runs:

@@ -1,6 +1,8 @@
 """The typed results of the DUFM classification: :class:`DUFMRun` (one run) and :class:`DUFMSummary` (a fit or
 a run folder), returned by :func:`~deepcollapse.dufm.classify.classify` and
-:func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``."""
+:func:`~deepcollapse.dufm.summary.analyze_dufm`; ``summary.json`` is ``DUFMSummary.to_dict()``.  Also the
+steps under them: :class:`PolishResult` (:func:`~deepcollapse.dufm.classify.polish`) and
+:class:`RunObservation` (:func:`~deepcollapse.dufm.trainer.observe_run`, a record of ``metrics.jsonl``)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,14 @@ from typing import Any
 
 from deepcollapse._core.results import Result
 
-__all__ = ["DUFMRun", "DUFMSummary"]
+__all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 
 
 @dataclass(frozen=True, eq=False)
 class DUFMRun(Result):
     """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
     :attr:`~deepcollapse.dufm.summary.DUFMSummary.runs`; the classification rules are in the module
-    docstring).
+    docstring).  :func:`~deepcollapse.dufm.classify.classify_run` returns one without ``run`` and ``seed``.
 
     A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
     ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
@@ -152,3 +154,49 @@ class DUFMSummary(Result):
     theory: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     runs: list[DUFMRun] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class PolishResult(Result):
+    """The polish of one run's class-mean structure: returned by :func:`~deepcollapse.dufm.classify.polish`
+    (the module docstring of :mod:`deepcollapse.dufm.classify` says how); the ``polished_loss``,
+    ``polish_scales`` and ``polish_source`` of a :class:`DUFMRun` are read off it.
+
+    Attributes
+    ----------
+    polished_loss : float or None
+        The lowest explicit eq. (1) value found with the structure (``0.5`` for all-zero class means).
+    scales : list of float or None
+        The scales ``c_2 .. c_L`` of the pre-ReLU class means ``M~_2 .. M~_L`` at that value (``None`` where
+        the run's own point is kept).
+    source : {'learned', 'collapsed', 'zero', 'run'} or None
+        Which class means it started from: the learned ones, those of the collapsed network, all zero, or
+        (in :func:`~deepcollapse.dufm.classify.classify_run`) the run's own point.
+    """
+
+    polished_loss: float | None = None
+    scales: list[float] | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class RunObservation(Result):
+    """The loss parts and per-layer collapse metrics of one run at one step: returned by
+    :func:`~deepcollapse.dufm.trainer.observe_run`; a record of ``metrics.jsonl`` is its ``to_dict()`` with
+    ``step, run, seed`` in front and ``diverged`` before ``layers``.
+
+    Attributes
+    ----------
+    loss, fit, reg : float or None
+        Eq. (1) (or the family's objective) and its two terms, float64 (``None`` where not finite).
+    layers : list of dict
+        One entry per feature layer, ``1 post`` (``H_1``), then ``l pre`` (``H~_l``) and ``l post`` (``H_l``)
+        for ``l = 2 .. L``: ``{layer, kind, dnc1, dnc2_cond, rank, singular_values}`` (``dnc1 = tr Σ_W /
+        tr Σ_B``; ``dnc2_cond = σ_1 / σ_K``, ``rank`` and ``singular_values`` of the class-mean matrix
+        ``M_l``); empty where the loss or the features are not finite.
+    """
+
+    loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    layers: list[dict[str, Any]] | None = None

@@ -54,6 +54,7 @@ from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.fit import FitCallback, FitState, ProgressBar, fit_loop, initial_params
 from deepcollapse.dufm.kernel import one_blas_thread
 from deepcollapse.dufm.numpy_engine import NumpyEngine, loss_parts
+from deepcollapse.dufm.results import RunObservation
 from deepcollapse.dufm.summary import DUFMSummary, analyze_dufm
 from deepcollapse.dufm.torch_engine import TorchEngine
 from deepcollapse.metrics.functional import (
@@ -100,12 +101,42 @@ def _layer_metrics(X: np.ndarray, layer: int, kind: str, y: np.ndarray, config: 
     }
 
 
-def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig) -> dict[str, Any]:
+def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig) -> RunObservation:
     """Loss parts and per-layer collapse metrics of one run (float64, features ``H_l^T``, ``(N, d_l)``).
 
     Layers: ``1 post`` (``H_1`` itself), then ``l pre`` (``H~_l``) and ``l post`` (``H_l = σ(H~_l)``) for
     ``l = 2..L``.  ``dnc1 = tr Σ_W / tr Σ_B``; ``dnc2_cond = σ_1/σ_K`` of the class-mean matrix ``M_l (d_l,
     K)``; ``rank`` counts singular values of ``M_l`` above ``config.rank_rtol · σ_1``.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, N)
+        The run's features, columns = samples, ``n`` per class in class order.
+    weights : sequence of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    config : DUFMConfig
+        The run's config (problem, model family, ``rank_rtol``).
+
+    Returns
+    -------
+    RunObservation
+        ``loss, fit, reg`` (``None`` where not finite) and ``layers`` (empty where the loss or the features
+        are not finite); its ``to_dict()`` is the dict of earlier releases.
+
+    Examples
+    --------
+    Collapsed features through identity layers: no fit error, zero within-class variability, orthogonal
+    class means:
+
+    >>> import numpy as np
+    >>> from deepcollapse.dufm import DUFMConfig
+    >>> config = DUFMConfig(classes=2, n=2, layers=2, width=2, lam_h=0.01, lam_w=0.01)
+    >>> H1 = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
+    >>> obs = observe_run(H1, [np.eye(2), np.eye(2)], config)
+    >>> obs.loss, obs.fit, obs.reg
+    (0.04, 0.0, 0.04)
+    >>> [(m["layer"], m["kind"], m["dnc1"], m["dnc2_cond"], m["rank"]) for m in obs.layers]
+    [(1, 'post', 0.0, 1.0, 2), (2, 'pre', 0.0, 1.0, 2), (2, 'post', 0.0, 1.0, 2)]
     """
     problem = config.problem
     pre, post, out = forward(H1, weights, problem.family)  # one forward pass for the loss and the layers
@@ -113,21 +144,15 @@ def observe_run(H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfi
         out, problem.targets(), H1, weights, problem.lam_h, problem.lam_w, problem.family.loss
     )
     loss = parts.total
-    rec: dict[str, Any] = {
-        "loss": finite_or_none(loss),
-        "fit": finite_or_none(parts.fit),
-        "reg": finite_or_none(parts.reg),
-    }
+    values = (finite_or_none(loss), finite_or_none(parts.fit), finite_or_none(parts.reg))
     if not (math.isfinite(loss) and all(np.isfinite(p).all() for p in post)):
-        rec["layers"] = []
-        return rec
+        return RunObservation(*values, layers=[])
     y = np.repeat(np.arange(config.classes), config.n)
     layers = [_layer_metrics(post[0], 1, "post", y, config)]
     for l in range(2, config.layers + 1):
         layers.append(_layer_metrics(pre[l - 2], l, "pre", y, config))
         layers.append(_layer_metrics(post[l - 1], l, "post", y, config))
-    rec["layers"] = layers
-    return rec
+    return RunObservation(*values, layers=layers)
 
 
 def _params_to_torch(params: Sequence[np.ndarray]) -> list[torch.Tensor]:
@@ -193,11 +218,11 @@ def _records(state: FitState) -> list[dict[str, Any]]:
             obs = observe_run(P[0][r], [W[r] for W in P[1:]], config)
             rec.update(
                 {
-                    "loss": obs["loss"],
-                    "fit": obs["fit"],
-                    "reg": obs["reg"],
+                    "loss": obs.loss,
+                    "fit": obs.fit,
+                    "reg": obs.reg,
                     "diverged": False,
-                    "layers": obs["layers"],
+                    "layers": obs.layers,
                 }
             )
         records.append(rec)

@@ -130,7 +130,9 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     # labelled by its structure rather than "not_converged"
     loss = evaluate(np.asarray(H1), list(weights), problem).total
     history: list[tuple[int, float | None]] = [(0, loss), (1, loss)]
-    rec = classify_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
+    rec = dict(
+        classify_run(np.asarray(H1), [np.asarray(W) for W in weights], config, None, theory, G_srg, history)
+    )
     _, posts, _ = forward(collapse(np.asarray(H1), K), weights, problem.family)  # post-σ class means M_1..M_L
     rec["grams"] = [M.T @ M for M in posts]  # (K, K) Gram matrices
     rec["loss_dnc"] = theory["loss_dnc"]

@@ -5,8 +5,8 @@
   :mod:`.head` (``HeadNetwork``: backbone + L-layer bias-free head, the features of every layer).
 - :mod:`.data` -- dataset loaders from standard files (IDX, CIFAR pickles, bundled digits and MNIST-1D).
 - :mod:`.build` (device, data, ``build_network``, optimizer), :mod:`.step` (objective, the one optimisation
-  step ``train_step``), :mod:`.evaluate` (the metrics record), :mod:`.summary` (``NetSummary``),
-  :mod:`.checkpoint` (run files, checkpoint, stop errors).
+  step ``train_step``), :mod:`.evaluate` (the metrics record, ``NetEvaluation``), :mod:`.summary`
+  (``NetSummary``), :mod:`.checkpoint` (run files, checkpoint, stop errors).
 - :mod:`.outcome` -- where a run landed (``classify_head``: zero, DNC, SRG-like, low-rank, ...), numpy only.
 - :mod:`.train` -- the epoch loop: ``train_net`` / ``resume_net`` (re-exports the pieces above).
 - :mod:`.batched` -- S runs as one batched network, each in its own run folder: ``train_nets`` /
@@ -30,6 +30,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "MLPBackbone": "mlp_backbone",
         "train_net": "train",
         "NetSummary": "summary",
+        "NetEvaluation": "evaluate",
         "resume_net": "train",
         "train_step": "step",
         "build_network": "build",

@@ -159,7 +159,7 @@ def _batched_loop(
 
     def record(s: int, epoch: int, extra: dict[str, Any]) -> dict[str, Any]:
         try:
-            rec = {"epoch": epoch, **extra, **evaluate(configs[s], models[s], datas[s])}
+            rec = {"epoch": epoch, **extra, **evaluate(configs[s], models[s], datas[s]).to_dict()}
         except OOM_ERRORS:
             raise batch_oom_error(config, outs, device, max(epoch, 1), "evaluation") from None
         return runs[s].append_record(rec)

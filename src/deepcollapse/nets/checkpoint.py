@@ -296,8 +296,8 @@ class RunFolder:
     def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
         """Write ``summary.json`` from :attr:`state` and return it."""
         summary = run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
-        atomic_write_json(self.out / "summary.json", finite_or_none(summary))
-        return NetSummary.from_dict(summary)
+        atomic_write_json(self.out / "summary.json", finite_or_none(summary.to_dict()))
+        return summary
 
 
 def resume_command(outs: Sequence[Path]) -> str:

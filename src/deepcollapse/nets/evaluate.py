@@ -1,11 +1,12 @@
 """The evaluation of a network run: accuracy, the objective and the collapse metrics of every head layer.
 
-Owns :func:`evaluate`, the record written to ``metrics.jsonl`` every ``eval_every`` epochs: train/test
-accuracy, the loss split into fit and regularisation, and per head layer (``H1``, ``H~l``, ``Hl``) the
-collapse metrics of :class:`deepcollapse.metrics.streaming.CollapseStatistics` streamed over the **training
-set in eval mode** (BatchNorm running statistics, no gradient): DNC1 ``tr Σ_W / tr Σ_B``, DNC2 (condition
-number of the class-mean matrix ``M_l``), numerical rank (``rank_rtol``), effective rank, singular values and
-the max-normalised Gram matrix ``M_l^T M_l``; and the run's outcome so far,
+Owns :func:`evaluate` and its result :class:`NetEvaluation`, the record written to ``metrics.jsonl`` every
+``eval_every`` epochs: train/test accuracy, the loss split into fit and regularisation, and per head layer
+(``H1``, ``H~l``, ``Hl``) the collapse metrics of :class:`deepcollapse.metrics.streaming.CollapseStatistics`
+streamed over the **training set in eval mode** (BatchNorm running statistics, no gradient): DNC1
+``tr Σ_W / tr Σ_B``, DNC2 (condition number of the class-mean matrix ``M_l``), numerical rank
+(``rank_rtol``), effective rank, singular values and the max-normalised Gram matrix ``M_l^T M_l``; and the
+run's outcome so far,
 :func:`~deepcollapse.nets.outcome.classify_head` of those class means, the output's and the training accuracy
 (``summary.json`` decides it again at the end with the per-epoch losses).  The pass gathers features on the
 device and copies each to the host once per evaluation.
@@ -14,19 +15,69 @@ device and copies each to the host once per evaluation.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from deepcollapse._core.results import Result
 from deepcollapse.nets.build import channels_last_on
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.datasets import DataSplits, ImageData
 from deepcollapse.nets.head import HeadNetwork, feature_layers
-from deepcollapse.nets.outcome import HeadCriteria, classify_head
+from deepcollapse.nets.outcome import HeadCriteria, HeadOutcome, classify_head
 from deepcollapse.nets.step import feature_penalty, fit_loss, weight_penalty
 
-__all__ = ["evaluate"]
+__all__ = ["NetEvaluation", "evaluate"]
+
+
+@dataclass(frozen=True, eq=False)
+class NetEvaluation(Result):
+    """One evaluation of a network run: returned by :func:`evaluate`; a record of ``metrics.jsonl`` is
+    ``{"epoch": ..., <the loop's bookkeeping>, **evaluation.to_dict()}``.
+
+    Attributes
+    ----------
+    train_acc : float
+        Accuracy on the training set (eval mode).
+    test_acc : float or None
+        Accuracy on the test set (``None`` without one).
+    loss : float
+        The objective on the training set in eval mode, ``fit + reg``.
+    fit : float
+        Its mean fit term (MSE or cross-entropy) over the training set.
+    reg : float
+        ``reg_h1 + reg_w``.
+    reg_h1 : float
+        The feature term with the mean of ``‖h1‖²`` over the training set (0 unless ``reg == "dufm"``).
+    reg_w : float
+        The weight term (whatever ``wd_mode``).
+    test_fit : float or None
+        The mean fit term over the test set (``None`` without one).
+    layers : list of dict
+        One entry per head feature (``H1``, ``H~l``, ``Hl``): ``{layer, name, kind, key, dnc1, nc1_pinv,
+        dnc2_cond, rank, effective_rank, singular_values, gram, negative_fraction, warnings}`` (metrics of
+        :class:`deepcollapse.metrics.streaming.CollapseStatistics` over the training set, float64
+        accumulation; ``gram``: the max-normalised ``M_l^T M_l`` rounded to 6 digits; ``warnings``: why a
+        metric is ``None``).
+    outcome : HeadOutcome
+        Where the run is so far (:func:`~deepcollapse.nets.outcome.classify_head` of these class means and
+        the training accuracy, rank tolerance ``config.rank_rtol``).
+    """
+
+    _nested = {"outcome": HeadOutcome}
+
+    train_acc: float | None = None
+    test_acc: float | None = None
+    loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    reg_h1: float | None = None
+    reg_w: float | None = None
+    test_fit: float | None = None
+    layers: list[dict[str, Any]] | None = None
+    outcome: HeadOutcome | None = None
 
 
 def _finite(x: Any) -> Any:
@@ -95,16 +146,43 @@ def _pass(
     return {"acc": int(correct) / m, "fit": float(fit_sum) / m, "h1_sq": float(h1_sq) / m}
 
 
-def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[str, Any]:
+def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> NetEvaluation:
     """Evaluation record (the ``metrics.jsonl`` object without the epoch bookkeeping).
 
-    Keys: ``train_acc, test_acc, loss, fit, reg, reg_h1, reg_w`` (the full objective on the training set in
-    eval mode: ``fit`` its mean, ``reg_h1`` with the mean of ``‖h1‖²`` over the training set), ``test_fit``
-    and ``layers``: one dict per head feature (``layer, name, kind, key, dnc1, nc1_pinv, dnc2_cond, rank,
-    effective_rank, singular_values, gram, negative_fraction, warnings``), metrics from
-    :class:`deepcollapse.metrics.streaming.CollapseStatistics` (float64 accumulation); ``outcome``: the
-    :class:`~deepcollapse.nets.outcome.HeadOutcome` dict of these class means and the training accuracy (rank
-    tolerance ``config.rank_rtol``).
+    The full objective on the training set in eval mode (``fit`` its mean, ``reg_h1`` with the mean of
+    ``‖h1‖²`` over the training set), the test accuracy and fit, the collapse metrics of every head
+    feature (:class:`deepcollapse.metrics.streaming.CollapseStatistics`, float64 accumulation) and the
+    outcome of these class means (rank tolerance ``config.rank_rtol``).  The model is put back in the mode
+    it was in.
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's config (loss, regularisation, head layers, ``eval_batch_size``, ``rank_rtol``).
+    model : HeadNetwork
+        The network, on the device of ``data``.
+    data : DataSplits
+        The training and test sets.
+
+    Returns
+    -------
+    NetEvaluation
+        ``train_acc, test_acc, loss, fit, reg, reg_h1, reg_w, test_fit, layers, outcome``; its ``to_dict()``
+        is the dict of earlier releases (key for key, ``outcome`` as a dict).
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.build import build_network, load_net_data
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=3, n_test=2, batch_size=9, layers=2,
+    ...                    width=4, backbone="mlp", backbone_width=8, device="cpu", threads=1)
+    >>> data = load_net_data(config)
+    >>> model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:]))
+    >>> ev = evaluate(config, model, data)
+    >>> list(ev)
+    ['train_acc', 'test_acc', 'loss', 'fit', 'reg', 'reg_h1', 'reg_w', 'test_fit', 'layers', 'outcome']
+    >>> [m["name"] for m in ev.layers], ev.loss == ev.fit + ev.reg, ev.outcome.classes
+    (['H1', 'H~2', 'H2'], True, 3)
     """
     from deepcollapse.metrics.streaming import CollapseStatistics
 
@@ -132,17 +210,15 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> dict[st
         train_acc=tr["acc"],
         criteria=HeadCriteria(rank_rtol=config.rank_rtol),
     )
-    return {
-        "train_acc": tr["acc"],
-        "test_acc": _finite(te["acc"]),
-        "loss": tr["fit"] + reg,
-        "fit": tr["fit"],
-        "reg": reg,
-        "reg_h1": reg_h1,
-        "reg_w": float(reg_w),
-        "test_fit": _finite(te["fit"]),
-        "layers": [
-            _layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers
-        ],
-        "outcome": outcome.to_dict(),
-    }
+    return NetEvaluation(
+        train_acc=tr["acc"],
+        test_acc=_finite(te["acc"]),
+        loss=tr["fit"] + reg,
+        fit=tr["fit"],
+        reg=reg,
+        reg_h1=reg_h1,
+        reg_w=float(reg_w),
+        test_fit=_finite(te["fit"]),
+        layers=[_layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers],
+        outcome=outcome,
+    )

@@ -24,7 +24,7 @@ __all__ = ["NetSummary", "run_summary"]
 @dataclass(frozen=True, eq=False)
 class NetSummary(Result):
     """The summary of a network run folder (``summary.json``): the result of :func:`train_net` and
-    :func:`resume_net`.
+    :func:`resume_net`, built by :func:`run_summary`.
 
     The fields from ``epoch`` on describe the last evaluation and are absent (``None``) when none ran.
     Read-only key access (``summary["test_acc"]``) works as for the dict of earlier releases.
@@ -104,8 +104,8 @@ def run_summary(
     device: torch.device,
     n_params: int,
     n_train: int,
-) -> dict[str, Any]:
-    """The ``summary.json`` object of a run (the fields of :class:`NetSummary`).
+) -> NetSummary:
+    """The summary of a run: ``summary.json`` is its ``to_dict()``.
 
     Parameters
     ----------
@@ -125,9 +125,25 @@ def run_summary(
 
     Returns
     -------
-    dict
-        The summary; the fields from ``epoch`` on only when ``last`` is given; ``outcome`` when the last
-        evaluation stored one or the run diverged.
+    NetSummary
+        The summary; it holds the fields from ``epoch`` on only when ``last`` is given, ``outcome`` when the
+        last evaluation stored one or the run diverged; its ``to_dict()`` is the dict of earlier releases.
+
+    Examples
+    --------
+    Two epochs and no evaluation yet:
+
+    >>> import torch
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=3, n_test=2, batch_size=9, layers=2,
+    ...                    width=4, epochs=2, device="cpu")
+    >>> history = [{"train_loss": 0.5, "epoch_time": 0.5}, {"train_loss": 0.25, "epoch_time": 1.0}]
+    >>> state = {"epoch": 2, "diverged": False, "elapsed": 1.5, "history": history}
+    >>> summary = run_summary(config, state, None, torch.device("cpu"), n_params=100, n_train=9)
+    >>> summary.num_classes, summary.epoch_time_mean_s, summary.train_loss_per_epoch
+    (3, 0.75, [0.5, 0.25])
+    >>> list(summary)[-1], summary.outcome is None
+    ('train_loss_per_epoch', True)
     """
     times = [h["epoch_time"] for h in state["history"]]
     out: dict[str, Any] = {
@@ -160,5 +176,5 @@ def run_summary(
         layers=config.layers,
     )
     if outcome is not None:
-        out["outcome"] = outcome.to_dict()
-    return out
+        out["outcome"] = outcome
+    return NetSummary.from_dict(out)  # the keys it holds, in order, are those of out

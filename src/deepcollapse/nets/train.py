@@ -130,7 +130,7 @@ def _loop(
 
     def record(epoch: int, extra: dict[str, Any]) -> dict[str, Any]:
         try:
-            rec = {"epoch": epoch, **extra, **evaluate(config, model, data)}
+            rec = {"epoch": epoch, **extra, **evaluate(config, model, data).to_dict()}
         except OOM_ERRORS:
             raise oom_error(config, out, device, max(epoch, 1), "evaluation") from None
         return run.append_record(rec)
