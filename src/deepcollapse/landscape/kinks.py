@@ -150,7 +150,7 @@ class KinkRefinement(Result):
         Returns
         -------
         dict
-            JSON-ready.
+            JSON-ready.  A plain dict: the JSON form written to disk.
         """
         return {k: v for k, v in self.to_dict().items() if k not in ("params", "clarke_masks")}
 

@@ -124,7 +124,8 @@ class LoadedSolution(Result):
         Returns
         -------
         dict
-            ``family, H1, weights, n, lam_h, lam_w, classes, arrays``; arrays as nested lists.
+            ``family, H1, weights, n, lam_h, lam_w, classes, arrays``; arrays as nested lists.  A plain
+            dict: the JSON form of the result.
         """
         out = super().to_dict()
         if isinstance(out.get("family"), Family):

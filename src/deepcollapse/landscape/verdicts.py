@@ -210,7 +210,8 @@ class Landscape(Result):
         Returns
         -------
         dict
-            JSON-ready; non-finite floats still as floats (write it through ``finite_or_none``).
+            JSON-ready; non-finite floats still as floats (write it through ``finite_or_none``).  A plain
+            dict: the JSON form written to disk.
         """
         return {k: v for k, v in self.to_dict().items() if k not in _ARRAY_KEYS}
 
