@@ -72,6 +72,7 @@ def layer_sv_counts(solution: str | Path, rtol: float = SV_RTOL) -> list[int]:
     from deepcollapse.theory.objective import forward
 
     sol = load_solution(solution)
+    assert sol.H1 is not None and sol.weights is not None and sol.classes and sol.n  # set by load_solution
     K, n = sol.classes, sol.n
     _, posts, _ = forward(sol.H1, sol.weights, sol.family)
     counts = []

@@ -158,7 +158,7 @@ class Registry:
         point_file = Path(point_file)
         check = check_solution(point_file)
         sha = _file_sha256(point_file)
-        key, loss = CellKey.from_check(check), float(check.loss)
+        key, loss = CellKey.from_check(check), float(check["loss"])
         if not math.isfinite(loss):
             raise ConfigError(f"FILE == {str(point_file)!r} evaluates to loss {loss}, must be finite.")
         with self._locked():

@@ -78,6 +78,7 @@ def load_point(
         path = path / "solutions" / "rank01.npz"
     if path.is_file() and path.suffix == ".npz":
         data = load_solution(path)
+        assert data.family is not None and data.classes and data.n and data.lam_h  # set by load_solution
         recorded = check_family_matches(data.family, f"TARGET == {str(path)!r}", **given)
         problem = Problem(data.classes, data.layers, data.n, data.lam_h, tuple(data.lam_w or ())).with_family(
             recorded.loss.name, recorded.activation.name, recorded.eps
