@@ -81,3 +81,72 @@ def test_columns_must_be_k_times_n(tmp_path):
     save_solution(tmp_path / "s.npz", H1, weights, n=3, lam_h=0.01, lam_w=[0.01] * 3)
     with pytest.raises(ConfigError, match=r"must have N == K n == 3 x 3 == 9 columns"):
         load_solution(tmp_path / "s.npz")
+
+
+def test_load_solution_is_typed_and_mapping(tmp_path):
+    """load_solution gives a LoadedSolution: attributes, the old dict keys, the theory's Problem/Solution."""
+    import dataclasses
+
+    from deepcollapse.landscape.solution_file import LoadedSolution
+    from deepcollapse.theory.layers import Solution
+    from deepcollapse.theory.problem import Problem
+
+    rng = np.random.default_rng(3)
+    H1, weights = _point(rng, K=3, n=2, d=4, L=3)
+    lam_w = [0.01, 0.02, 0.03]
+    path = save_solution(tmp_path / "s.npz", H1, weights, n=2, lam_h=0.005, lam_w=lam_w, extra={"loss": 2.5})
+    sol = load_solution(path)
+    assert isinstance(sol, LoadedSolution)
+    assert list(sol) == ["family", "H1", "weights", "n", "lam_h", "lam_w", "classes", "arrays"]
+    assert sol["H1"] is sol.H1 and np.array_equal(sol.H1, H1) and sol.classes == 3 and sol["n"] == 2
+    assert all(np.array_equal(a, b) for a, b in zip(sol.weights, weights))
+    assert sol.layers == 3 and sol.widths == [4, 4, 4] and sol.claimed_loss == 2.5
+    assert dict(sol).keys() == sol.to_dict().keys() and sol.to_dict()["family"] == "mse+relu"
+    back = LoadedSolution.from_dict(sol.to_dict())
+    assert back == sol and isinstance(back.H1, np.ndarray) and back.family == sol.family
+    assert isinstance(sol.problem, Problem)
+    assert sol.problem == Problem(3, 3, 2, 0.005, (0.01, 0.02, 0.03), widths=(4, 4, 4))
+    assert isinstance(sol.solution, Solution)
+    expected = _by_hand(H1, weights, 2, 0.005, lam_w)
+    assert sol.solution.loss == pytest.approx(expected, rel=1e-13)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sol.n = 3  # type: ignore[misc]
+
+
+def test_check_solution_is_typed(tmp_path):
+    """check_solution returns a SolutionCheck; values against explicit numpy matrices; JSON unchanged."""
+    import json
+
+    from deepcollapse.landscape.solution_file import SolutionCheck
+
+    H1 = np.array([[1.0, 2.0, -1.0, 0.5], [0.0, 1.0, 1.0, -2.0]])  # d_1 = 2, K = 2, n = 2
+    W1 = np.array([[1.0, -1.0], [0.5, 2.0], [1.0, 1.0]])  # (3, 2)
+    W2 = np.array([[0.5, 0.0, 1.0], [-1.0, 1.0, 0.0]])  # (K, 3)
+    path = save_solution(
+        tmp_path / "s.npz", H1, [W1, W2], n=2, lam_h=0.1, lam_w=[0.2, 0.3], extra={"loss": 1.0}
+    )
+    r = check_solution(path)
+    assert isinstance(r, SolutionCheck)
+    Y = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
+    out = W2 @ np.maximum(W1 @ H1, 0.0)
+    fit = float(np.sum((out - Y) ** 2)) / (2 * 4)
+    reg = 0.1 / 2 * float(np.sum(H1**2)) + 0.2 / 2 * float(np.sum(W1**2)) + 0.3 / 2 * float(np.sum(W2**2))
+    assert r.fit == pytest.approx(fit, rel=1e-14) and r.reg == pytest.approx(reg, rel=1e-14)
+    assert r["loss"] == pytest.approx(fit + reg, rel=1e-14) and r.difference == pytest.approx(fit + reg - 1.0)
+    assert (r.classes, r.layers, r.n, r.widths) == (2, 2, 2, [2, 3])
+    assert (r.lam_h, r.lam_w, r.family) == (0.1, [0.2, 0.3], "mse+relu")
+    assert list(r) == [
+        "loss", "fit", "reg", "claimed_loss", "difference", "classes", "layers", "n", "widths", "lam_h",
+        "lam_w", "family",
+    ]  # fmt: skip
+    assert SolutionCheck.from_dict(r.to_dict()) == r
+    assert json.dumps(r.to_dict()) == json.dumps(dict(r))  # `theory check --json` writes the same bytes
+
+
+def test_solution_file_doctests():
+    import doctest
+
+    import deepcollapse.landscape.solution_file as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, result

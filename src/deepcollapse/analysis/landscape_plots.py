@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,10 @@ def _figure(ncols: int, size: tuple[float, float]) -> tuple[Any, Any]:
 
 
 def plot_slices(
-    slices: dict[str, Any], result: dict[str, Any], title: str = "", zoom: dict[str, Any] | None = None
+    slices: Mapping[str, Any],
+    result: dict[str, Any],
+    title: str = "",
+    zoom: Mapping[str, Any] | None = None,
 ) -> Any:
     """Panels: ``f(θ + t v_1) − f(θ)`` against ``t`` (with the quadratic model ``½ λ_1 t²``), with ``zoom``
     ``f(θ + a u) − f(θ)`` against ``a`` around the certified descent step ``t*`` (``|a| <= 3 t*``), and the
@@ -33,14 +37,14 @@ def plot_slices(
 
     Parameters
     ----------
-    slices : dict
+    slices : LossSlices or mapping
         From :func:`~deepcollapse.landscape.slices.loss_slices`.
     result : dict
         The landscape (``lowest_eigenvalues_off_symmetry``, ``verdict``, ``grad_norm``; with ``zoom`` also
         ``certified_descent``).
     title : str
         First line of the figure's title (what the point is).
-    zoom : dict or None
+    zoom : DescentSlice, mapping or None
         From :func:`~deepcollapse.landscape.slices.descent_slice` (``a``, ``f``, ``step``).
 
     Returns
@@ -88,7 +92,7 @@ def plot_slices(
     return fig, (ax1, ax2) if zoom is None else (ax1, axz, ax2)
 
 
-def _plot_zoom(ax: Any, zoom: dict[str, Any], descent: dict[str, Any]) -> None:
+def _plot_zoom(ax: Any, zoom: Mapping[str, Any], descent: dict[str, Any]) -> None:
     """``f(θ + a u) − f(θ)`` against ``a`` on ``|a| <= 3 t*``, the certified step ``t*`` marked."""
     a, f = np.asarray(zoom["a"]), np.asarray(zoom["f"]) - zoom["loss"]
     step = float(zoom["step"])

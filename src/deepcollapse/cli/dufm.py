@@ -384,7 +384,7 @@ def _save_landscape(
     png, _ = save_figure(fig, out, "landscape_slices")
     data = {k: slices[k] for k in ("t", "f1", "s", "f2", "radius", "loss")}
     if zoom is not None:
-        data.update(zoom_a=zoom["a"], zoom_f=zoom["f"], zoom_step=zoom["step"])
+        data.update(zoom_a=zoom.a, zoom_f=zoom.f, zoom_step=zoom.step)
     np.savez(out / "landscape_slices.npz", **data)
     result["inputs"] = inputs
     result["figure"] = str(png)

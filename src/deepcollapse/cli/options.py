@@ -268,7 +268,8 @@ def add_config_options(
     Returns
     -------
     dict[str, str]
-        ``field -> --option`` for the options declared (for :func:`user_words`).
+        ``field -> --option`` for the options declared (for :func:`user_words`).  A plain dict: a lookup
+        table of option names, not a result.
     """
     wanted = None if include is None else set(include)
     skip = set(exclude)
@@ -319,7 +320,8 @@ def config_values(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
     Returns
     -------
     dict[str, Any]
-        ``field -> value`` for every option that was given (not ``None``).
+        ``field -> value`` for every option that was given (not ``None``).  A plain dict: keyword arguments
+        for the config dataclass (``config_cls.from_dict`` / ``config_cls(**values)``).
     """
     names = [f.name for f in dataclasses.fields(config_cls)]
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
@@ -609,7 +611,8 @@ def normalise(root: argparse.ArgumentParser) -> None:
 
 def field_options(fields: Iterable[str], command: str) -> dict[str, str]:
     """``field -> --option`` for config fields exposed as options named after them (dashes for underscores),
-    with the renames of :data:`RENAMES` ``[command]`` applied."""
+    with the renames of :data:`RENAMES` ``[command]`` applied.  A plain dict: a lookup table of option
+    names for :func:`user_words`."""
     renames = RENAMES.get(command, {})
     out = {}
     for f in fields:
@@ -619,7 +622,8 @@ def field_options(fields: Iterable[str], command: str) -> dict[str, str]:
 
 
 def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """``dest -> --option`` for the visible options of ``parser`` (for :func:`user_words`)."""
+    """``dest -> --option`` for the visible options of ``parser`` (for :func:`user_words`).  A plain dict: a
+    lookup table of option names."""
     return {
         a.dest: a.option_strings[0]
         for a in parser._actions

@@ -387,16 +387,16 @@ def _check(args: argparse.Namespace) -> int:
 
     r = check_solution(args.file, loss=args.loss, activation=args.activation, eps=args.eps)
     if args.json:
-        print(json.dumps(r))
+        print(json.dumps(r.to_dict()))
         return 0
     print(
-        f"L-DUFM  K = {r['classes']}, L = {r['layers']}, n = {r['n']}, widths {r['widths']}, "
-        f"λ_H1 = {_fmt(r['lam_h'])}, λ_W = {_fmt(r['lam_w'])}, model {r['family']}"
+        f"L-DUFM  K = {r.classes}, L = {r.layers}, n = {r.n}, widths {r.widths}, "
+        f"λ_H1 = {_fmt(r.lam_h)}, λ_W = {_fmt(r.lam_w)}, model {r.family}"
     )
-    print(f"eq. (1) in float64: loss {_fmt(r['loss'])}  (fit {_fmt(r['fit'])}, reg {_fmt(r['reg'])})")
-    if r["claimed_loss"] is not None:
+    print(f"eq. (1) in float64: loss {_fmt(r.loss)}  (fit {_fmt(r.fit)}, reg {_fmt(r.reg)})")
+    if r.claimed_loss is not None:
         print(
-            f"claimed in the file: {_fmt(r['claimed_loss'])}  (difference {fmt_num(r['difference'], 3)}; "
+            f"claimed in the file: {_fmt(r.claimed_loss)}  (difference {fmt_num(r.difference, 3)}; "
             "--json for every digit)"
         )
     return 0

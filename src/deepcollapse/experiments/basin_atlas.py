@@ -189,6 +189,8 @@ class BasinAtlas(ConfigMixin):
         return len(self.cells()) * self.runs
 
     def to_dict(self) -> dict[str, Any]:
+        """The atlas in plain YAML/JSON types (``axes`` and ``maps`` as lists).  A plain dict: the form
+        written to the experiment's config file (``configs["basins"]``)."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["axes"] = {a: list(v) for a, v in self.axes.items()}
         d["maps"] = [list(p) for p in self.maps]

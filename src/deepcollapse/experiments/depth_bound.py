@@ -72,8 +72,9 @@ def layer_sv_counts(solution: str | Path, rtol: float = SV_RTOL) -> list[int]:
     from deepcollapse.theory.objective import forward
 
     sol = load_solution(solution)
-    K, n = sol["classes"], sol["n"]
-    _, posts, _ = forward(sol["H1"], sol["weights"], sol["family"])
+    assert sol.H1 is not None and sol.weights is not None and sol.classes and sol.n  # set by load_solution
+    K, n = sol.classes, sol.n
+    _, posts, _ = forward(sol.H1, sol.weights, sol.family)
     counts = []
     for H in posts:  # (d_l, K n), columns ordered by class
         M = H.reshape(H.shape[0], K, n).mean(axis=2)  # (d_l, K)

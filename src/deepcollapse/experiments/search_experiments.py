@@ -191,8 +191,8 @@ def registry_minimum(folder: Path, row: dict[str, Any], registry: Any, command: 
         "solution": str(best.path),
         "verdict": best.verdict or "not judged",
         "clarke_residual": best.clarke_residual,
-        "structure": desc["classification"],
-        "rank_profile": "-".join(map(str, desc["ranks"])),
+        "structure": desc.classification,
+        "rank_profile": "-".join(map(str, desc.ranks or [])),
         "best_from": f"registry {best.registry}: {best.provenance.command} ({best.provenance.date})",
     }
 

@@ -57,5 +57,11 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "save_solution": "solution_file",
         "load_solution": "solution_file",
         "check_solution": "solution_file",
+        "LoadedSolution": "solution_file",
+        "SolutionCheck": "solution_file",
+        "LossSlices": "slices",
+        "DescentSlice": "slices",
+        "DescentProbe": "probes",
+        "SolutionDescription": "search_state",
     },
 )

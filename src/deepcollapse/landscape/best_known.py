@@ -281,7 +281,8 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
     Returns
     -------
     dict
-        ``{CellKey: RegistryRow}``.
+        ``{CellKey: RegistryRow}``.  A plain dict: a lookup table keyed by cell (what a registry's rows
+        are), not a result to serialise.
     """
     out: dict[CellKey, RegistryRow] = {}
     for reg in registries:

@@ -64,6 +64,8 @@ class CellKey:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The key's fields in JSON types (``widths``, ``lam_w`` as lists).  A plain dict: the JSON form
+        written to the registry's index, as the first keys of each row."""
         return {
             "family": self.family,
             "classes": self.classes,
@@ -135,6 +137,8 @@ class RegistryRow:
     registry: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The row in JSON types, read back by :meth:`from_dict`.  A plain dict: the JSON form written to
+        the registry's index (one entry of its ``rows``)."""
         return {
             **self.key.to_dict(),
             "loss": self.loss,

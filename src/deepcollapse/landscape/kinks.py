@@ -150,7 +150,7 @@ class KinkRefinement(Result):
         Returns
         -------
         dict
-            JSON-ready.
+            JSON-ready.  A plain dict: the JSON form written to disk.
         """
         return {k: v for k, v in self.to_dict().items() if k not in ("params", "clarke_masks")}
 
@@ -293,8 +293,8 @@ def refine_at_kinks(
         if xi is None:  # pragma: no cover - xi is set whenever clarke > grad_tol
             break
         probe = descent_probe(point, prob, [xi])
-        if probe["delta"] < 0:
-            x = x - probe["step"] * xi / np.linalg.norm(xi)
+        if probe.delta < 0 and probe.step is not None:
+            x = x - probe.step * xi / np.linalg.norm(xi)
             f_step = value(unflatten(x, shapes), prob)
             if f_step < best_f - slack:
                 best_x, best_f, best_clarke, witness = x, f_step, math.inf, None

@@ -78,7 +78,7 @@ def landscape_inputs(
     Returns
     -------
     dict
-        JSON-ready.
+        JSON-ready.  A plain dict: the JSON ``inputs`` entry written to ``landscape.json``.
     """
     digest = hashlib.sha256()
     for p in params:

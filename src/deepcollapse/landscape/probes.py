@@ -10,11 +10,13 @@ Used by :func:`~deepcollapse.landscape.verdicts.landscape`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.results import Result
 from deepcollapse.landscape.piecewise import (
     Problem,
     flatten,
@@ -26,13 +28,45 @@ from deepcollapse.landscape.piecewise import (
     zero_tolerance,
 )
 
-__all__ = ["DESCENT_RTOL", "KINK_RTOL", "clarke_direction", "clarke_residual", "descent_probe", "kink_masks"]
+__all__ = [
+    "DESCENT_RTOL",
+    "KINK_RTOL",
+    "DescentProbe",
+    "clarke_direction",
+    "clarke_residual",
+    "descent_probe",
+    "kink_masks",
+]
 
 # |H~| <= KINK_RTOL · max|H~_l| is a near-kink: a zero that float32 GD and an L-BFGS polish left at ~1e-11
 # (the low-rank solutions have many exact zeros among their class-mean pre-activations, e.g. SRG's M~_l)
 KINK_RTOL = 1e-6
 #: a probe step that lowers f by more than DESCENT_RTOL · max(1, |f|) certifies "not critical"
 DESCENT_RTOL = 1e-13
+
+
+@dataclass(frozen=True, eq=False)
+class DescentProbe(Result):
+    """The largest decrease of the true eq. (1) found by :func:`descent_probe` (the landscape's
+    ``descent_probe`` and ``curvature_probe``).
+
+    Read-only key access (``probe["delta"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    delta : float
+        ``f(θ − t v/‖v‖) − f(θ)`` at the best step (``< 0``: ``θ`` is not a local minimum); ``inf`` when no
+        direction was probed.
+    step : float or None
+        Its step ``t`` (``None`` when no direction was probed).
+    direction : int or str or None
+        The index of its direction in ``directions`` (the landscape's ``curvature_probe`` names it, ``"+v_1"``
+        or ``"-v_1"``).
+    """
+
+    delta: float = math.inf
+    step: float | None = None
+    direction: int | str | None = None
 
 
 def kink_masks(params: Sequence[np.ndarray], rel_tol: float | None = None) -> list[np.ndarray]:
@@ -121,15 +155,45 @@ def clarke_direction(
 
 def descent_probe(
     params: Sequence[np.ndarray], problem: Problem, directions: Sequence[np.ndarray], *, bar: Any = None
-) -> dict[str, Any]:
+) -> DescentProbe:
     """The true eq. (1) along ``θ − t v/‖v‖`` for each ``v`` of ``directions`` and ``t = 10^{-k} ‖θ‖``,
     ``k = 1..10``: the largest decrease found (``delta``, ``< 0`` is a certificate that ``θ`` is not a local
-    minimum), its step and direction index.  ``bar`` (a tqdm bar) advances once per step."""
+    minimum), its step and direction index.
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        The point ``θ = [H_1, W_1, .., W_L]``.
+    problem : Problem
+        The problem of eq. (1) ``params`` belong to.
+    directions : sequence of ndarray
+        Flat directions ``v`` (the parameters' order); zero ones are skipped.
+    bar : tqdm bar, optional
+        Advances once per step.
+
+    Returns
+    -------
+    DescentProbe
+        ``delta, step, direction`` (the keys of the dict of earlier releases); the first of equal decreases
+        is kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> from deepcollapse.landscape.probes import descent_probe
+    >>> problem = Problem.make(2, 1, 0.1, 0.1, 1)
+    >>> params = [np.eye(2), np.eye(2)]
+    >>> up = np.concatenate([np.eye(2).ravel(), np.eye(2).ravel()])  # θ − t up shrinks θ: less reg
+    >>> probe = descent_probe(params, problem, [np.zeros(8), up])
+    >>> probe.direction, bool(probe.delta < 0), round(probe["step"], 6)  # t = 10^-1 ‖θ‖, ‖θ‖ = 2
+    (1, True, 0.2)
+    """
     shapes = [np.shape(p) for p in params]
     x = flatten(params)
     f0 = value(params, problem)
     scale = float(np.linalg.norm(x))
-    best: dict[str, Any] = {"delta": math.inf, "step": None, "direction": None}
+    best: dict[str, Any] = {"delta": math.inf, "step": None, "direction": None}  # the old dict, its order
     for i, v in enumerate(directions):
         nv = float(np.linalg.norm(v))
         if not nv > 0:
@@ -141,14 +205,14 @@ def descent_probe(
                 bar.update()
             if delta < best["delta"]:
                 best = {"delta": delta, "step": t, "direction": i}
-    return best
+    return DescentProbe(**best)
 
 
 def _certified_descent(
     loss: float,
-    probe: dict[str, Any] | None,
+    probe: Mapping[str, Any] | None,
     probed: Sequence[np.ndarray],
-    curvature: dict[str, Any] | None,
+    curvature: Mapping[str, Any] | None,
     v1: np.ndarray,
 ) -> tuple[dict[str, Any] | None, np.ndarray | None]:
     """``({along, step, delta}, unit direction u)`` of the decrease beyond rounding at ``θ + step · u``: the

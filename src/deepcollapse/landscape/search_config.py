@@ -214,7 +214,8 @@ class SearchConfig(ConfigMixin):
 
     def problem_key(self) -> dict[str, Any]:
         """The fields that define the optimisation problem (a resumed search must match them; a state written
-        before the family fields existed reads as MSE + ReLU)."""
+        before the family fields existed reads as MSE + ReLU).  A plain dict: the JSON ``problem`` entry of
+        ``search.json`` and ``summary.json``, compared key by key on resume."""
         keys = ("classes", "layers", "n", "lam_h", "lam_w", "width", "loss", "activation", "eps")
         return {k: getattr(self, k) for k in keys}
 

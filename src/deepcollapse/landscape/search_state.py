@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ import numpy as np
 
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_json, finite_or_none, read_json, read_npz
+from deepcollapse.dufm.results import DUFMRun
 from deepcollapse.landscape.piecewise import Problem, collapse, expand
 from deepcollapse.landscape.search_config import SearchConfig, SearchSummary
 from deepcollapse.theory.objective import evaluate, forward
 
-__all__ = ["STATE_FORMAT", "describe_solution"]
+__all__ = ["STATE_FORMAT", "SolutionDescription", "describe_solution"]
 
 STATE_FORMAT = "deepcollapse.dufm.search/1"
 _SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
@@ -96,10 +98,73 @@ def _add(pool: list[dict[str, Any]], entry: dict[str, Any], size: int) -> bool:
 # ------------------------------------------------------------------------------------------------------------
 # solution files
 # ------------------------------------------------------------------------------------------------------------
-def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Problem) -> dict[str, Any]:
+@dataclass(frozen=True, eq=False)
+class SolutionDescription(DUFMRun):
+    """A point of eq. (1) described by :func:`describe_solution`: the per-run entry of the DUFM classifier
+    (:class:`~deepcollapse.dufm.results.DUFMRun`, without ``run`` and ``seed``) plus the Gram matrices and
+    the closed-form losses.
+
+    Read-only key access (``desc["ranks"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    final_loss : float
+        Eq. (1) in float64 at the point.
+    classification : str
+        The structure label (:data:`~deepcollapse.dufm.classify.CLASSIFICATIONS`).
+    ranks, ranks_pre : list of int
+        Ranks of the post- (``M_1 .. M_L``) and pre-activation (``M~_2 .. M~_L``) class means.
+    fit, reg, grad_norm, dnc1, dnc2_cond, srg_gram_distance, polished_loss, ...
+        The other fields of :class:`~deepcollapse.dufm.results.DUFMRun`, as there.
+    grams : list of ndarray
+        ``M_l^T M_l`` (``(K, K)``) of the post-activation class means ``M_1 .. M_L``.
+    loss_dnc, loss_srg : float or None
+        The DNC and SRG losses of the problem (:func:`~deepcollapse.dufm.classify.theory_of`; ``None`` where
+        undefined).
+    """
+
+    grams: list[np.ndarray] | None = None
+    loss_dnc: float | None = None
+    loss_srg: float | None = None
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        if name == "grams" and isinstance(value, list):
+            return [np.asarray(G, dtype=np.float64) for G in value]
+        return super()._read(name, value)
+
+
+def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Problem) -> SolutionDescription:
     """Float64 loss (eq. (1)), ranks of the post-ReLU class means ``M_1..M_L`` (``ranks``) and pre-ReLU ones
-    (``ranks_pre``), cosine Gram matrices of ``M_l`` and the structure label of
-    :mod:`deepcollapse.dufm.classify` (``classification``), with its criteria."""
+    (``ranks_pre``), Gram matrices ``M_l^T M_l`` and the structure label of :mod:`deepcollapse.dufm.classify`
+    (``classification``), with its criteria.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, K n)
+        The features, columns ordered by class.
+    weights : sequence of ndarray
+        ``W_1 .. W_L``.
+    problem : Problem
+        The problem of eq. (1) the point belongs to.
+
+    Returns
+    -------
+    SolutionDescription
+        The classifier's entry (the keys of the dict of earlier releases, in its order), then ``grams``,
+        ``loss_dnc`` and ``loss_srg``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> from deepcollapse.landscape.search_state import describe_solution
+    >>> problem = Problem.make(2, 1, 0.1, 0.1, 1)
+    >>> desc = describe_solution(np.eye(2), [np.eye(2)], problem)
+    >>> desc.ranks, round(desc.final_loss, 6), desc["grams"][0]
+    ([2], 0.2, array([[1., 0.],
+           [0., 1.]]))
+    """
     from deepcollapse.dufm.classify import classify_run, theory_of
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.theory.constructions import srg_gram
@@ -137,7 +202,7 @@ def describe_solution(H1: np.ndarray, weights: Sequence[np.ndarray], problem: Pr
     rec["grams"] = [M.T @ M for M in posts]  # (K, K) Gram matrices
     rec["loss_dnc"] = theory["loss_dnc"]
     rec["loss_srg"] = theory["loss_srg"]
-    return rec
+    return SolutionDescription.from_dict(rec)
 
 
 def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> dict[str, Any]:
@@ -153,13 +218,13 @@ def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> 
         "loss": parts.total,
         "fit": parts.fit,
         "reg": parts.reg,
-        "ranks": np.asarray(desc["ranks"]),
-        "ranks_pre": np.asarray(desc["ranks_pre"]),
-        "structure": np.asarray(desc["classification"]),
-        "rank_profile": np.asarray("-".join(map(str, desc["ranks"]))),
+        "ranks": np.asarray(desc.ranks),
+        "ranks_pre": np.asarray(desc.ranks_pre),
+        "structure": np.asarray(desc.classification),
+        "rank_profile": np.asarray("-".join(map(str, desc.ranks or []))),
         "source": np.asarray(entry["source"]),
     }
-    for l, G in enumerate(desc["grams"], 1):
+    for l, G in enumerate(desc.grams or [], 1):
         extra[f"gram_{l}"] = G
     save_solution(
         path,
@@ -174,9 +239,9 @@ def _write_solution(path: Path, entry: dict[str, Any], config: SearchConfig) -> 
     return {
         "file": str(path.name),
         "loss": parts.total,
-        "structure": desc["classification"],
-        "ranks": desc["ranks"],
-        "ranks_pre": desc["ranks_pre"],
+        "structure": desc.classification,
+        "ranks": desc.ranks,
+        "ranks_pre": desc.ranks_pre,
         "source": entry["source"],
         "round": entry["round"],
     }

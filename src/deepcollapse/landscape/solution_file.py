@@ -27,20 +27,220 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_float, check_int
 from deepcollapse._core.io import CHECKSUM_KEY, content_checksum, read_npz
+from deepcollapse._core.results import Result
 from deepcollapse.family import Family, get_family
 from deepcollapse.theory.objective import dufm_objective
 
-__all__ = ["EXPECTED_ARRAYS", "check_family_matches", "check_solution", "load_solution", "save_solution"]
+if TYPE_CHECKING:
+    from deepcollapse.theory.layers import Solution
+    from deepcollapse.theory.problem import Problem
+
+__all__ = [
+    "EXPECTED_ARRAYS",
+    "LoadedSolution",
+    "SolutionCheck",
+    "check_family_matches",
+    "check_solution",
+    "load_solution",
+    "save_solution",
+]
 
 EXPECTED_ARRAYS = "H1, W_1 .. W_L, n, lam_h, lam_w"
+
+
+def _family_from(value: Any) -> Any:
+    """A :class:`Family` from itself or from its name (``"mse+relu"``, ``"ce+relu_eps(0.1)"``)."""
+    if not isinstance(value, str):
+        return value
+    m = re.fullmatch(r"(\w+)\+(\w+?)(?:\((.+)\))?", value)
+    if m is None:
+        raise ConfigError(f"family == {value!r}, must be a family name such as 'mse+relu'.")
+    return get_family(m.group(1), m.group(2), None if m.group(3) is None else float(m.group(3)))
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedSolution(Result):
+    """A solution file read and checked by :func:`load_solution`: the point ``(H_1, W_1 .. W_L)`` of eq. (1)
+    and the instance it belongs to.
+
+    Read-only key access (``sol["H1"]``) works as for the dict of earlier releases; ``to_dict()`` holds the
+    same keys, JSON-ready (arrays as lists, ``family`` as its name).  :attr:`problem` and :attr:`solution`
+    give the point as the theory's :class:`~deepcollapse.theory.problem.Problem` and
+    :class:`~deepcollapse.theory.layers.Solution`.
+
+    Attributes
+    ----------
+    family : Family
+        The model family the file records (MSE + ReLU for a file without ``family_*`` arrays).
+    H1 : ndarray, (d_1, N)
+        The features, columns ordered by class (float64).
+    weights : list of ndarray
+        ``W_1 .. W_L`` (float64); ``W_L`` is ``(K, d_L)``.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} > 0``.
+    lam_w : list of float
+        ``λ_{W_1} .. λ_{W_L} > 0`` (one stored value is repeated for every layer).
+    classes : int
+        ``K``, the rows of ``W_L``.
+    arrays : dict of ndarray
+        Every array of the file but ``checksum`` (``loss``, ranks, Gram matrices, ... as written).
+    """
+
+    family: Family | None = None
+    H1: np.ndarray | None = None
+    weights: list[np.ndarray] | None = None
+    n: int | None = None
+    lam_h: float | None = None
+    lam_w: list[float] | None = None
+    classes: int | None = None
+    arrays: dict[str, Any] | None = None
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        if name == "family":
+            return _family_from(value)
+        if name == "H1":
+            return np.asarray(value, dtype=np.float64)
+        if name == "weights":
+            return [np.asarray(W, dtype=np.float64) for W in value]
+        if name == "arrays" and isinstance(value, Mapping):
+            return {k: np.asarray(v) for k, v in value.items()}
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict (see :meth:`Result.to_dict`), with ``family`` as its name (``"mse+relu"``).
+
+        Returns
+        -------
+        dict
+            ``family, H1, weights, n, lam_h, lam_w, classes, arrays``; arrays as nested lists.  A plain
+            dict: the JSON form of the result.
+        """
+        out = super().to_dict()
+        if isinstance(out.get("family"), Family):
+            out["family"] = out["family"].name
+        return out
+
+    @property
+    def layers(self) -> int:
+        """``L``, the number of weight matrices."""
+        return len(self.weights or [])
+
+    @property
+    def widths(self) -> list[int]:
+        """``d_1 .. d_L``: the rows of ``H_1`` and of ``W_1 .. W_{L-1}``."""
+        assert self.H1 is not None and self.weights is not None
+        return [int(self.H1.shape[0])] + [int(W.shape[0]) for W in self.weights[:-1]]
+
+    @property
+    def params(self) -> list[np.ndarray]:
+        """The point ``[H_1, W_1 .. W_L]`` (the order of :mod:`deepcollapse.landscape.piecewise`)."""
+        return [np.asarray(self.H1), *(self.weights or [])]
+
+    @property
+    def claimed_loss(self) -> float | None:
+        """The file's ``loss`` array (the loss its writer claims), ``None`` when absent."""
+        arrays = self.arrays or {}
+        return float(arrays["loss"]) if "loss" in arrays else None
+
+    @property
+    def problem(self) -> Problem:
+        """The instance of eq. (1) the point belongs to (``K, L, n, λ``'s, widths and family)."""
+        from deepcollapse.theory.problem import Problem
+
+        fam = self.family
+        assert fam is not None and self.classes is not None and self.n is not None and self.lam_h is not None
+        return Problem(
+            self.classes,
+            self.layers,
+            self.n,
+            self.lam_h,
+            tuple(self.lam_w or ()),
+            widths=tuple(self.widths),
+            loss=fam.loss.name,
+            activation=fam.activation.name,
+            eps=fam.eps,
+        )
+
+    @property
+    def solution(self) -> Solution:
+        """The point as a :class:`~deepcollapse.theory.layers.Solution`: eq. (1) of the file's family
+        evaluated in float64 on its matrices (``construction = "file"``)."""
+        from deepcollapse.theory.layers import Solution
+
+        fam = self.family
+        assert fam is not None and self.H1 is not None and self.weights is not None and self.n is not None
+        parts = dufm_objective(
+            self.H1,
+            self.weights,
+            float(self.lam_h or 0.0),
+            list(self.lam_w or ()),
+            loss=fam.loss.name,
+            activation=fam.activation.name,
+            eps=fam.eps,
+        )
+        return Solution(
+            H1=self.H1,
+            weights=list(self.weights),
+            loss=parts.total,
+            parts=parts,
+            n=self.n,
+            construction="file",
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class SolutionCheck(Result):
+    """Eq. (1) of a solution file re-evaluated in float64 by :func:`check_solution` (``deepcollapse theory
+    check``; ``--json`` prints ``to_dict()``).
+
+    Read-only key access (``r["loss"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    loss : float
+        Eq. (1) of the file's family at the file's matrices.
+    fit, reg : float
+        Its fit and regularisation terms.
+    claimed_loss : float or None
+        The file's ``loss`` array (``None`` when absent).
+    difference : float or None
+        ``loss − claimed_loss``.
+    classes, layers, n : int
+        ``K``, ``L`` and the samples per class.
+    widths : list of int
+        ``d_1 .. d_L``.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : list of float
+        ``λ_{W_1} .. λ_{W_L}``.
+    family : str
+        The family's name (``"mse+relu"``, ``"ce+relu"``).
+    """
+
+    loss: float | None = None
+    fit: float | None = None
+    reg: float | None = None
+    claimed_loss: float | None = None
+    difference: float | None = None
+    classes: int | None = None
+    layers: int | None = None
+    n: int | None = None
+    widths: list[int] | None = None
+    lam_h: float | None = None
+    lam_w: list[float] | None = None
+    family: str | None = None
 
 
 def save_solution(
@@ -76,11 +276,37 @@ def save_solution(
     return path
 
 
-def load_solution(path: str | Path) -> dict[str, Any]:
-    """Read a solution file: ``{"H1", "weights", "n", "lam_h", "lam_w", "classes", "arrays"}``.
+def load_solution(path: str | Path) -> LoadedSolution:
+    """Read and check a solution file (module docstring).
 
-    Raises ``ConfigError`` (one line) for a file that is not an ``.npz`` with the expected arrays, for
-    matrices whose shapes do not chain (naming the array) and for non-finite entries (naming the array).
+    Raises ``ConfigError`` (one line) for a file that is not an ``.npz`` with the expected arrays, for one
+    whose ``checksum`` does not match, for matrices whose shapes do not chain (naming the array), for
+    non-finite entries (naming the array) and for an invalid recorded family.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` solution file (written by :func:`save_solution` or by hand).
+
+    Returns
+    -------
+    LoadedSolution
+        ``family, H1, weights, n, lam_h, lam_w, classes, arrays`` (the keys of the dict of earlier
+        releases); ``.problem`` and ``.solution`` give the point as the theory's ``Problem`` and ``Solution``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.solution_file import load_solution, save_solution
+    >>> H1, W1 = np.ones((2, 4)), np.eye(2)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = save_solution(pathlib.Path(tmp) / "p.npz", H1, [W1], n=2, lam_h=0.1, lam_w=[0.2])
+    ...     sol = load_solution(path)
+    >>> sol.classes, sol.layers, sol.lam_w, sol.family.name
+    (2, 1, [0.2], 'mse+relu')
+    >>> sol["n"], sol.problem.N, round(sol.solution.loss, 6)
+    (2, 4, 1.1)
     """
     arrays = read_npz(path, hint=f"a solution file holds arrays {EXPECTED_ARRAYS}")
     if CHECKSUM_KEY in arrays:  # files written before checksums existed have none and load as before
@@ -137,16 +363,9 @@ def load_solution(path: str | Path) -> dict[str, Any]:
         )
     except (ConfigError, TypeError, ValueError) as exc:
         raise ConfigError(f"FILE == {str(path)!r} records an invalid model family ({exc})") from None
-    return {
-        "family": family,
-        "H1": H1,
-        "weights": weights,
-        "n": n,
-        "lam_h": lam_h,
-        "lam_w": lams,
-        "classes": K,
-        "arrays": arrays,
-    }
+    return LoadedSolution(
+        family=family, H1=H1, weights=weights, n=n, lam_h=lam_h, lam_w=lams, classes=K, arrays=arrays
+    )
 
 
 def check_family_matches(
@@ -192,7 +411,7 @@ def check_family_matches(
 
 def check_solution(
     path: str | Path, *, loss: str | None = None, activation: str | None = None, eps: float | None = None
-) -> dict[str, Any]:
+) -> SolutionCheck:
     """Evaluate the file's family's eq. (1) in float64 from the matrices of a solution file.
 
     Parameters
@@ -205,34 +424,48 @@ def check_solution(
 
     Returns
     -------
-    dict
-        ``{"loss", "fit", "reg", "claimed_loss", "difference", "classes", "layers", "n", "widths", "lam_h",
-        "lam_w", "family"}``; ``claimed_loss`` is the file's ``loss`` array (``None`` when absent),
-        ``difference = loss − claimed_loss``, ``family`` the family's name (``"ce+relu"``).
+    SolutionCheck
+        ``loss, fit, reg, claimed_loss, difference, classes, layers, n, widths, lam_h, lam_w, family`` (the
+        keys of the dict of earlier releases); ``claimed_loss`` is the file's ``loss`` array (``None`` when
+        absent), ``difference = loss − claimed_loss``, ``family`` the family's name (``"ce+relu"``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.solution_file import check_solution, save_solution
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "p.npz"
+    ...     _ = save_solution(path, np.ones((2, 4)), [np.eye(2)], n=2, lam_h=0.1, lam_w=[0.2],
+    ...                       extra={"loss": 1.1})
+    ...     r = check_solution(path)
+    >>> round(r.loss, 6), round(r.fit, 6), round(r.reg, 6), r.claimed_loss, r.widths, r["family"]
+    (1.1, 0.5, 0.6, 1.1, [2], 'mse+relu')
     """
     sol = load_solution(path)
-    fam = check_family_matches(sol["family"], f"FILE == {str(path)!r}", loss, activation, eps)
+    assert sol.family is not None and sol.H1 is not None and sol.weights is not None
+    fam = check_family_matches(sol.family, f"FILE == {str(path)!r}", loss, activation, eps)
     parts = dufm_objective(
-        sol["H1"],
-        sol["weights"],
-        sol["lam_h"],
-        sol["lam_w"],
+        sol.H1,
+        sol.weights,
+        float(sol.lam_h or 0.0),
+        list(sol.lam_w or ()),
         loss=fam.loss.name,
         activation=fam.activation.name,
         eps=fam.eps,
     )
-    claimed = float(sol["arrays"]["loss"]) if "loss" in sol["arrays"] else None
-    return {
-        "loss": parts.total,
-        "fit": parts.fit,
-        "reg": parts.reg,
-        "claimed_loss": claimed,
-        "difference": None if claimed is None else parts.total - claimed,
-        "classes": sol["classes"],
-        "layers": len(sol["weights"]),
-        "n": sol["n"],
-        "widths": [sol["H1"].shape[0]] + [W.shape[0] for W in sol["weights"][:-1]],
-        "lam_h": sol["lam_h"],
-        "lam_w": sol["lam_w"],
-        "family": fam.name,
-    }
+    claimed = sol.claimed_loss
+    return SolutionCheck(
+        loss=parts.total,
+        fit=parts.fit,
+        reg=parts.reg,
+        claimed_loss=claimed,
+        difference=None if claimed is None else parts.total - claimed,
+        classes=sol.classes,
+        layers=sol.layers,
+        n=sol.n,
+        widths=sol.widths,
+        lam_h=sol.lam_h,
+        lam_w=sol.lam_w,
+        family=fam.name,
+    )

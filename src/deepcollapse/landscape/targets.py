@@ -78,11 +78,12 @@ def load_point(
         path = path / "solutions" / "rank01.npz"
     if path.is_file() and path.suffix == ".npz":
         data = load_solution(path)
-        recorded = check_family_matches(data["family"], f"TARGET == {str(path)!r}", **given)
-        problem = Problem(
-            data["classes"], len(data["lam_w"]), data["n"], data["lam_h"], tuple(data["lam_w"])
-        ).with_family(recorded.loss.name, recorded.activation.name, recorded.eps)
-        return [data["H1"], *data["weights"]], problem, f"solution file {path}"
+        assert data.family is not None and data.classes and data.n and data.lam_h  # set by load_solution
+        recorded = check_family_matches(data.family, f"TARGET == {str(path)!r}", **given)
+        problem = Problem(data.classes, data.layers, data.n, data.lam_h, tuple(data.lam_w or ())).with_family(
+            recorded.loss.name, recorded.activation.name, recorded.eps
+        )
+        return data.params, problem, f"solution file {path}"
     if path.is_dir() and (path / "config.yaml").is_file():
         from deepcollapse.dufm.config import DUFMConfig
         from deepcollapse.dufm.summary import read_run_params

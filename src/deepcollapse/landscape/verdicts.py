@@ -60,7 +60,7 @@ The pieces: :mod:`~deepcollapse.landscape.probes` (kinks, the Clarke residual, t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -83,6 +83,7 @@ from deepcollapse.landscape.piecewise import (
 from deepcollapse.landscape.probes import (
     DESCENT_RTOL,
     KINK_RTOL,
+    DescentProbe,
     _certified_descent,
     clarke_direction,
     clarke_residual,
@@ -131,10 +132,10 @@ class Landscape(Result):
         Per layer: pre-activations that are exactly zero (to ``max(shape) · eps · max|H~_l|``).
     near_kinks : list of int
         Per layer: pre-activations within ``KINK_RTOL · max|H~_l|`` of a kink.
-    descent_probe : dict or None
+    descent_probe : DescentProbe or None
         ``{delta, step, direction}``: the largest decrease of the true eq. (1) found along ``−∇f`` (and the
         chain-rule gradient) by :func:`descent_probe`; ``None`` where the gradient is below ``grad_tol``.
-    curvature_probe : dict or None
+    curvature_probe : DescentProbe or None
         ``{delta, step, direction}`` (``direction`` ``"+v_1"`` or ``"-v_1"``): the same probe along ``±v_1``,
         the lowest eigenvector off the symmetries; ``None`` where ``λ_1 >= −eig_tol``.
     certified_descent : dict or None
@@ -176,13 +177,15 @@ class Landscape(Result):
         the Hessian is that of ``f`` itself.
     """
 
+    _nested = {"descent_probe": DescentProbe, "curvature_probe": DescentProbe}
+
     loss: float | None = None
     grad_norm: float | None = None
     clarke_residual: float | None = None
     zero_preactivations: list[int] | None = None
     near_kinks: list[int] | None = None
-    descent_probe: dict[str, Any] | None = None
-    curvature_probe: dict[str, Any] | None = None
+    descent_probe: DescentProbe | None = None
+    curvature_probe: DescentProbe | None = None
     certified_descent: dict[str, Any] | None = None
     parameters: int | None = None
     symmetry_dim: int | None = None
@@ -207,7 +210,8 @@ class Landscape(Result):
         Returns
         -------
         dict
-            JSON-ready; non-finite floats still as floats (write it through ``finite_or_none``).
+            JSON-ready; non-finite floats still as floats (write it through ``finite_or_none``).  A plain
+            dict: the JSON form written to disk.
         """
         return {k: v for k, v in self.to_dict().items() if k not in _ARRAY_KEYS}
 
@@ -317,7 +321,7 @@ def _landscape(
     if g > grad_tol:  # first the cheap probe along −∇f, then (near kinks) the residual and its probe
         with bar("descent probe along −∇f", 10, "step") as b:
             probe = descent_probe(params, problem, [gvec], bar=b)
-        if sum(near) and probe["delta"] >= -DESCENT_RTOL * max(1.0, abs(loss)):
+        if sum(near) and probe.delta >= -DESCENT_RTOL * max(1.0, abs(loss)):
             from deepcollapse.landscape.kink_manifold import multiplier_certificate, witness_residual
 
             # the given witness first (when it certifies, no minimisation); xi: the ∇f_D of the best bound
@@ -337,8 +341,8 @@ def _landscape(
             if clarke > grad_tol:
                 with bar("descent probe along the chain-rule gradient", 10, "step") as b:
                     second = descent_probe(params, problem, [xi], bar=b)
-                if second["delta"] < probe["delta"]:
-                    probe = {**second, "direction": 1}
+                if second.delta < probe.delta:
+                    probe = replace(second, direction=1)
     piece = _Piece(params, problem, None if smooth else activation_pattern(params))
     size = sum(int(np.prod(s)) for s in piece.shapes)
     B = symmetry_basis(params)
@@ -348,11 +352,11 @@ def _landscape(
         v1 = vecs[:, 0]
         with bar("descent probe along ±v_1", 20, "step") as b:
             curvature = descent_probe(params, problem, [v1, -v1], bar=b)  # θ − t v: index 0 moves along −v_1
-        if curvature["direction"] is not None:
-            curvature["direction"] = ("-v_1", "+v_1")[curvature["direction"]]
+        if isinstance(curvature.direction, int):
+            curvature = replace(curvature, direction=("-v_1", "+v_1")[curvature.direction])
     certified, u = _certified_descent(loss, probe, probed, curvature, vecs[:, 0])
     verdict_note = ""
-    descent = probe is not None and probe["delta"] < -DESCENT_RTOL * max(1.0, abs(loss))
+    descent = probe is not None and probe.delta < -DESCENT_RTOL * max(1.0, abs(loss))
     if g <= grad_tol:
         verdict = "saddle" if vals[0] < -eig_tol else "local minimum"
         if kinks:
@@ -362,12 +366,12 @@ def _landscape(
     elif not sum(near) or descent:
         verdict = "not critical"
         if probe is not None and descent:
-            verdict_note = f"descent found: Δf = {probe['delta']:.3g} at step {probe['step']:.3g}"
+            verdict_note = f"descent found: Δf = {probe.delta:.3g} at step {probe.step:.3g}"
     else:
         verdict = "undecided at kinks"
         verdict_note = (
             f"{sum(near)} pre-activations within {KINK_RTOL:g} max|H~| of a kink; no descent along −∇f or "
-            f"the least-norm chain-rule gradient (best Δf = {probe['delta']:.3g}); chain-rule residual "
+            f"the least-norm chain-rule gradient (best Δf = {probe.delta:.3g}); chain-rule residual "
             f"{clarke:.3g} is an upper bound"
             if probe is not None
             else ""

@@ -229,6 +229,8 @@ class SweepSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The sweep in plain YAML types, read back by :meth:`from_dict`.  A plain dict: the form written to
+        ``sweep.yaml`` and to the report's config."""
         d: dict[str, Any] = {"name": self.name, "kind": self.kind, "base": dict(self.base)}
         if self.description:
             d["description"] = self.description

@@ -124,7 +124,8 @@ def single_threaded_blas() -> Iterator[None]:
 
 def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dict[str, Any]:
     """The problem as the first keys of a result dict: ``classes, layers, n, lam_h, lam_w`` and
-    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``)."""
+    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``).  A
+    plain dict: keys merged into a result's JSON dict (``{**problem_keys(...), ...}``), not a result."""
     return {
         "classes": K,
         "layers": L,

@@ -96,6 +96,8 @@ class CEFit:
     status: str = "numerical re-optimisation"
 
     def to_dict(self) -> dict[str, Any]:
+        """The fit in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
+        (``info["ce_fit"]``)."""
         return {
             "loss": self.loss,
             "fit": self.fit,

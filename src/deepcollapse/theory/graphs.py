@@ -107,7 +107,7 @@ def triangular_spectrum(r: int) -> dict[float, int]:
     Returns
     -------
     dict of float to int
-        Eigenvalue -> multiplicity.
+        Eigenvalue -> multiplicity.  A plain dict: a multiset of eigenvalues, not a result.
     """
     r = check_int("r", r, min=4)
     out: dict[float, int] = {}

@@ -70,6 +70,8 @@ class LinearOptimum:
     status: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The optimum in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
+        (``info["linear"]``)."""
         return {
             "loss": self.loss,
             "t": self.t,

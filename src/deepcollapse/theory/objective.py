@@ -50,6 +50,7 @@ class ObjectiveParts:
     reg: float
 
     def to_dict(self) -> dict[str, float]:
+        """``{"total", "fit", "reg"}``.  A plain dict: the JSON form of the three numbers."""
         return {"total": self.total, "fit": self.fit, "reg": self.reg}
 
 

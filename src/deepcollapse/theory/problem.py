@@ -164,7 +164,8 @@ class Problem:
 
     # --- serialisation -------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON/YAML types: ``lam_w`` and ``widths`` as lists."""
+        """Plain JSON/YAML types: ``lam_w`` and ``widths`` as lists.  A plain dict: the JSON/YAML form,
+        read back by :meth:`from_dict`."""
         return {
             "classes": self.classes,
             "layers": self.layers,

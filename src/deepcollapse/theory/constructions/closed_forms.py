@@ -67,6 +67,8 @@ class ClosedForm:
     block_scales: list[float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The closed form in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
+        (``info["closed_form"]``)."""
         return {
             "loss": self.loss,
             "scales": list(self.scales),

@@ -167,7 +167,9 @@ def srg_last_unit(r: int) -> np.ndarray:
 
 
 def srg_analytic(r: int) -> dict[str, Any]:
-    """Closed-form SRG coefficients of Lemmas 13–16 (``L >= 3``) for ``K = C(r, 2)``."""
+    """Closed-form SRG coefficients of Lemmas 13–16 (``L >= 3``) for ``K = C(r, 2)``: ``P_mid``, ``q_mid``,
+    ``q_last``, ``e``.  A plain dict: keyword arguments of the SRG geometry
+    (``_numeric(..., **srg_analytic(r))``)."""
     K = r * (r - 1) // 2
     c2 = (r - 2) * (r - 3) // 2
     s2 = c2 + 1.0
