@@ -58,7 +58,7 @@ def fill_doc(obj: T) -> T:
     doc = obj.__doc__
     if not doc:
         return obj
-    lines = []
+    lines: list[str] = []
     for line in doc.splitlines():
         stripped = line.strip()
         if stripped.startswith("%(") and stripped.endswith(")s"):

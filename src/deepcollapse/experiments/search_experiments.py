@@ -357,11 +357,11 @@ def improved_cells(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for r in rows:
         final = float(r.get("search_loss", r["best_loss"]))
         ref, desc = r.get("kink_refinement") or {}, r.get("descent") or {}
-        start = ref.get("loss_before") or desc.get("loss_before") or final
-        if not float(start) > final:
+        start = float(ref.get("loss_before") or desc.get("loss_before") or final)
+        if not start > final:
             continue
-        after_ref = ref.get("loss_after") if ref.get("loss_after") is not None else start
-        after_ref = min(float(after_ref), float(start))  # a refinement above its start is not kept
+        refined = ref.get("loss_after")
+        after_ref = start if refined is None else min(float(refined), start)  # one above its start: not kept
         out.append(
             {
                 "classes": r["classes"],

@@ -269,5 +269,5 @@ FLAGSHIP = Problem(
     n=_flagship.N,
     lam_h=_flagship.LAM,
     lam_w=(_flagship.LAM,) * _flagship.LAYERS,
-    widths=_flagship.WIDTH,
+    widths=(_flagship.WIDTH,) * _flagship.LAYERS,
 )
