@@ -1,0 +1,63 @@
+"""Count the public API's functions: how many there are, how many have numpydoc Parameters and Returns
+sections, how many have no docstring, and how many return a plain ``dict`` (issue 30's measure).
+
+A public function is a module-level function or a method of a public class, with a name that does not start
+with ``_``, in a module whose path has no part starting with ``_`` (``__init__.py`` aside).  It returns a dict
+when its return annotation starts with ``dict`` or, without an annotation, a ``return {...}`` appears in it.
+
+    python tools/api_counts.py [src/deepcollapse] [-v]     # -v lists the dict-returning functions
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+
+def count(root: Path) -> tuple[dict[str, int], list[str]]:
+    """The counts and the dict-returning functions (``module path:name``) under ``root``."""
+    counts = {"public functions": 0, "numpydoc": 0, "no docstring": 0, "return dict": 0}
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent)
+        if any(part.startswith("_") and part != "__init__.py" for part in rel.parts):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        for top in tree.body:
+            if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                nodes.append(top)
+            elif isinstance(top, ast.ClassDef) and not top.name.startswith("_"):
+                nodes += [m for m in top.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in nodes:
+            if node.name.startswith("_"):
+                continue
+            counts["public functions"] += 1
+            doc = ast.get_docstring(node) or ""
+            counts["no docstring"] += not doc
+            counts["numpydoc"] += ("Parameters\n" in doc and "Returns\n" in doc) or "Returns\n---" in doc
+            annotation = ast.unparse(node.returns) if node.returns is not None else ""
+            is_dict = annotation.startswith(("dict", "Dict", "typing.Dict"))
+            if not annotation:
+                is_dict = any(
+                    isinstance(sub, ast.Return) and isinstance(sub.value, (ast.Dict, ast.DictComp))
+                    for sub in ast.walk(node)
+                )
+            if is_dict:
+                counts["return dict"] += 1
+                names.append(f"{rel}:{node.name}")
+    return counts, names
+
+
+def main(argv: list[str]) -> int:
+    args = [a for a in argv if a != "-v"]
+    counts, names = count(Path(args[0] if args else "src/deepcollapse"))
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    if "-v" in argv:
+        print("\n".join(names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
