@@ -310,6 +310,10 @@ def test_every_default_printed_for_a_config_option_is_what_runs(path):
             m = re.fullmatch(r"H1 ([0-9.e+-]+), W_l 1/sqrt\(d_l\)", text)
             assert m, f"{where}: {text!r}"
             assert value == [float(m.group(1))] + [1 / math.sqrt(d) for d in runs.width], where
+        elif path == "dufm search" and dest == "budget":  # a number without --rounds, none with it
+            m = re.fullmatch(r"([0-9.]+) without --rounds, no limit with it", text)
+            assert m, f"{where}: {text!r}"
+            assert value == float(m.group(1)) and cls(rounds=2).budget is None, where
         else:
             typed = _typed(text, value)
             if typed is None:  # a default in words ("seed + r", "--lam for every layer", "all")

@@ -74,7 +74,9 @@ def test_tiny_search_writes_checkable_solutions_and_resumes(tmp_path):
     assert isinstance(s, SearchSummary) and finite_or_none(s.to_dict()) == on_disk
     assert SearchSummary.from_dict(on_disk) == s and isinstance(s.solutions[0], SearchSolution)
     assert s.solutions[0].file == s["solutions"][0]["file"] == "rank01.npz" and s.best_loss == best
-    s2 = search_dufm(config, tmp_path, progress=False)  # same command: one more round
+    again = search_dufm(config, tmp_path, progress=False)  # same command: the folder holds its 1 round
+    assert again["rounds"] == 1 and again["best_loss"] == best
+    s2 = search_dufm(SearchConfig(**TINY, budget=5.0, rounds=2), tmp_path, progress=False)  # one more
     assert s2["rounds"] == 2 and s2["best_loss"] <= best
     with pytest.raises(ConfigError, match="holds a search of another problem"):
         search_dufm(SearchConfig(**{**TINY, "classes": 4}, rounds=1), tmp_path, progress=False)
@@ -109,6 +111,48 @@ def test_interrupt_saves_state_and_names_the_resume_command(tmp_path, monkeypatc
     monkeypatch.setattr(dufm_search, "_gd", real)
     s = search_dufm(config, tmp_path, progress=False)
     assert s["rounds"] == 2
+
+
+def test_rounds_count_over_calls_so_an_interrupted_search_ends_where_an_uninterrupted_one_does(
+    tmp_path, monkeypatch
+):
+    """Issue 31: a search stopped by its count of rounds (no wall clock) gives the same points however it
+    was interrupted: ``rounds`` is the folder's total, and an unfinished round is redone from its start."""
+    config = SearchConfig(**TINY, rounds=2)
+    assert config.budget is None  # rounds without a budget: no wall-clock limit
+    whole = search_dufm(config, tmp_path / "whole", progress=False)
+    real = dufm_search._gd
+    calls = {"n": 0}
+
+    def stop_in_round_1(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:  # round 0 took two chunks; stop in round 1
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dufm_search, "_CHUNK", TINY["steps"] // 2)
+    monkeypatch.setattr(dufm_search, "_gd", stop_in_round_1)
+    with pytest.raises(SearchInterrupted, match="1 finished round") as info:
+        search_dufm(config, tmp_path / "cut", progress=False)
+    assert "--rounds 2 " in info.value.command and "--budget" not in info.value.command
+    monkeypatch.setattr(dufm_search, "_gd", real)
+    resumed = search_dufm(config, tmp_path / "cut", progress=False)
+    assert resumed["rounds"] == whole["rounds"] == 2
+    assert [s["loss"] for s in resumed["solutions"]] == [s["loss"] for s in whole["solutions"]]
+    for a, b in zip(resumed["solutions"], whole["solutions"]):
+        with (
+            np.load(tmp_path / "cut" / "solutions" / a["file"]) as za,
+            np.load(tmp_path / "whole" / "solutions" / b["file"]) as zb,
+        ):
+            assert all(np.array_equal(za[k], zb[k]) for k in ("H1", "W_1", "W_2", "W_3"))
+
+
+def test_budget_defaults_to_30_minutes_only_without_rounds():
+    assert SearchConfig(**TINY).budget == 30.0 and SearchConfig(**TINY).rounds is None
+    assert SearchConfig(**TINY, rounds=3).budget is None
+    assert SearchConfig(**TINY, rounds=3, budget=2.0).budget == 2.0
+    with pytest.raises(ConfigError, match="budget == 0"):
+        SearchConfig(**TINY, budget=0.0)
 
 
 def test_bad_config_is_one_line():

@@ -131,8 +131,9 @@ def _gd(
 def search_dufm(
     config: SearchConfig, out_dir: str | Path, *, force: bool = False, progress: bool = True
 ) -> SearchSummary:
-    """Run (or resume) the search of the module docstring for ``config.budget`` minutes (or
-    ``config.rounds`` rounds; a call always completes at least one round, whatever the budget); returns the
+    """Run (or resume) the search of the module docstring until the folder holds ``config.rounds`` rounds
+    (a count over every call) or ``config.budget`` minutes of this call have passed, whichever comes first
+    (without ``rounds`` a call always completes at least one round, whatever the budget); returns the
     :class:`SearchSummary` (also written to ``summary.json``)."""
     from tqdm.auto import tqdm
 
@@ -143,20 +144,40 @@ def search_dufm(
     reduced = problem.reduced()
     theory = _theory(config)
     constructions = _constructions(config)
-    budget_s = 60.0 * config.budget
+    budget_s = None if config.budget is None else 60.0 * config.budget  # None: rounds only, no wall clock
     t0, c0 = time.monotonic(), time.process_time()
     elapsed0, cpu0 = float(state["elapsed_s"]), float(state.get("cpu_s", 0.0))
     first_round = int(state["round"])
-    bar = tqdm(total=round(budget_s), unit="s", disable=not progress, desc="search", leave=False)
+    if budget_s is None:  # counted: the bar shows the folder's rounds
+        bar = tqdm(
+            total=config.rounds,
+            initial=min(first_round, config.rounds or 0),
+            unit="round",
+            disable=not progress,
+            desc="search",
+            leave=False,
+        )
+    else:
+        bar = tqdm(total=round(budget_s), unit="s", disable=not progress, desc="search", leave=False)
 
     def tick() -> None:
-        bar.n = min(round(time.monotonic() - t0), bar.total)
+        if budget_s is None:
+            bar.n = min(int(state["round"]), bar.total)
+        else:
+            bar.n = min(round(time.monotonic() - t0), bar.total)
         best = pool[0]["loss"] if pool else math.inf
         bar.set_postfix_str(f"round {state['round']} best {best:.10f}")
 
     def out_of_time() -> bool:
         # every call completes at least one round: a budget shorter than one round still searches
+        if budget_s is None:
+            return False
         return state["round"] > first_round and time.monotonic() - t0 >= budget_s
+
+    def rounds_left() -> bool:
+        # ``rounds`` counts the folder's rounds over every call (a resumed search ends where an
+        # uninterrupted one does)
+        return config.rounds is None or int(state["round"]) < config.rounds
 
     def save() -> None:
         state["elapsed_s"] = elapsed0 + time.monotonic() - t0
@@ -186,9 +207,7 @@ def search_dufm(
                     _add(pool, new_entry(params, loss, f"{name} (polished)"), 2 * config.keep)
                     tick()
                 state["seeded"] = True
-            while not out_of_time() and (
-                config.rounds is None or state["round"] - first_round < config.rounds
-            ):
+            while not out_of_time() and rounds_left():
                 r = int(state["round"])
                 rng = np.random.default_rng([config.seed, r])
                 starts, labels = _starts(config, rng, r == 0, constructions, pool)

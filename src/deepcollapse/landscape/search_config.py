@@ -138,11 +138,18 @@ class SearchInterrupted(Interrupted):
         return (type(self), (self.out_dir, self.command, self.signum, self.saved))
 
 
+#: minutes of wall time per call of a search that sets no ``rounds`` (``dufm search`` without --rounds)
+DEFAULT_BUDGET = 30.0
+
+
 @dataclass
 class SearchConfig(ConfigMixin):
     """What to search: eq. (1) with ``classes, layers, n, lam_h, lam_w, width`` (``d_1 = .. = d_L``); how:
     ``runs`` GD starts per round, ``steps`` GD steps at rate ``lr``, ``polish_top`` polished per round,
-    ``keep`` solutions written, ``seed``; ``budget`` minutes per call (``rounds`` caps the rounds).
+    ``keep`` solutions written, ``seed``; when to stop: ``rounds`` (a count: the folder's total over every
+    call, so an interrupted search re-run with the same command ends where an uninterrupted one does, on a
+    busy or an idle machine) and/or ``budget`` (minutes of wall time per call, the default 30 when ``rounds``
+    is unset; with ``rounds`` set and no ``budget`` there is no wall-clock limit).
 
     Each field's metadata is its command-line option (``deepcollapse dufm search``)."""
 
@@ -166,11 +173,21 @@ class SearchConfig(ConfigMixin):
     )
     keep: int = field(default=5, metadata={"help": "solutions written"})
     seed: int = field(default=0, metadata={"help": "seed of the starts"})
-    budget: float = field(
-        default=30.0, metadata={"help": "minutes for this call; a call always finishes one round"}
+    budget: float | None = field(
+        default=None,
+        metadata={
+            "help": "minutes of wall time for this call (without --rounds a call always finishes one round)",
+            "shown_default": "30 without --rounds, no limit with it",
+        },
     )
     rounds: int | None = field(
-        default=None, metadata={"help": "stop after this many rounds", "shown_default": "only the budget"}
+        default=None,
+        metadata={
+            "help": "stop when the folder holds this many rounds (a count over every call: the same on a "
+            "busy or an idle machine, and re-running the command after an interruption ends where an "
+            "uninterrupted run does)",
+            "shown_default": "only the budget",
+        },
     )
 
     def __post_init__(self) -> None:
@@ -191,9 +208,12 @@ class SearchConfig(ConfigMixin):
         self.polish_top = check_int("polish_top", self.polish_top, min=1)
         self.keep = check_int("keep", self.keep, min=1)
         self.seed = check_int("seed", self.seed, min=0)
-        self.budget = check_float("budget", self.budget, gt=0.0)
         if self.rounds is not None:
             self.rounds = check_int("rounds", self.rounds, min=1)
+        if self.budget is None and self.rounds is None:
+            self.budget = DEFAULT_BUDGET
+        if self.budget is not None:
+            self.budget = check_float("budget", self.budget, gt=0.0)
 
     @property
     def problem(self) -> Problem:
@@ -229,7 +249,8 @@ def resume_command(out: Path, config: SearchConfig) -> str:
         + ("" if config.activation == "relu" else f"--activation {config.activation} ")
         + ("" if config.eps is None else f"--eps {config.eps!r} ")
         + f"--runs {config.runs} --steps {config.steps} --lr {config.lr:g} --keep {config.keep} "
-        f"--polish-top {config.polish_top} --budget {config.budget:g}"
+        f"--polish-top {config.polish_top}"
+        + ("" if config.budget is None else f" --budget {config.budget:g}")
         + ("" if config.rounds is None else f" --rounds {config.rounds}")
         + f" --out {shlex.quote(str(out))}"
     )

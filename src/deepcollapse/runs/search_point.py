@@ -1,7 +1,8 @@
 """One point of a global search as an executor task: ``run_search_point(config, out)``.
 
-``search_dufm`` for the configured budget, then the Hessian verdict of the best solution; a "not critical" or
-"undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
+``search_dufm`` for the configured rounds (or wall-time budget), then the Hessian verdict of the best
+solution; a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the
+kink manifold
 (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`, ``kink_refinement.json``): a refined point at least as
 low is saved as ``solutions/refined.npz`` and its verdict replaces the first one (the refinement stops by its
 count of rounds, not by wall time); a point still not certified (neither "critical at a kink" nor "local
@@ -28,8 +29,9 @@ DESCENT_ROUNDS = 8
 
 def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = False) -> dict[str, Any]:
     """One point of the table (the ``search`` task of :mod:`~deepcollapse.runs.executors`):
-    ``search_dufm`` for the configured budget (resuming what ``out`` holds), then the Hessian verdict of the
-    best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done marker).  A
+    ``search_dufm`` for the configured rounds or budget (resuming what ``out`` holds), then the Hessian
+    verdict of the best solution (``landscape.json``); writes the table row to ``point.json`` (the task's
+    done marker).  A
     search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
     import numpy as np
 
@@ -41,7 +43,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     folder = Path(out)
     summary_path = folder / "summary.json"
     saved = read_json(summary_path) if summary_path.is_file() else {}
-    finished = saved.get("elapsed_s", 0.0) >= 60.0 * config["budget"] or (
+    budget = config.get("budget")
+    finished = (budget is not None and saved.get("elapsed_s", 0.0) >= 60.0 * budget) or (
         config.get("rounds") is not None and saved.get("rounds", 0) >= config["rounds"]
     )
     # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
