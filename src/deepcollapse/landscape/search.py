@@ -148,17 +148,9 @@ def search_dufm(
     t0, c0 = time.monotonic(), time.process_time()
     elapsed0, cpu0 = float(state["elapsed_s"]), float(state.get("cpu_s", 0.0))
     first_round = int(state["round"])
-    if budget_s is None:  # counted: the bar shows the folder's rounds
-        bar = tqdm(
-            total=config.rounds,
-            initial=min(first_round, config.rounds or 0),
-            unit="round",
-            disable=not progress,
-            desc="search",
-            leave=False,
-        )
-    else:
-        bar = tqdm(total=round(budget_s), unit="s", disable=not progress, desc="search", leave=False)
+    # counted (no budget): the bar shows the folder's rounds; else the seconds of this call
+    total, unit = (config.rounds, "round") if budget_s is None else (round(budget_s), "s")
+    bar = tqdm(total=total, unit=unit, disable=not progress, desc="search", leave=False)
 
     def tick() -> None:
         if budget_s is None:

@@ -2,16 +2,15 @@
 
 ``search_dufm`` for the configured rounds (or wall-time budget), then the Hessian verdict of the best
 solution; a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the
-kink manifold
-(:func:`~deepcollapse.landscape.kinks.refine_at_kinks`, ``kink_refinement.json``): a refined point at least as
-low is saved as ``solutions/refined.npz`` and its verdict replaces the first one (the refinement stops by its
-count of rounds, not by wall time); a point still not certified (neither "critical at a kink" nor "local
-minimum") is descended further (:func:`~deepcollapse.landscape.descent.descend_until_certified`,
-:data:`DESCENT_ROUNDS` rounds; ``descent`` in the row), a lower point saved as ``solutions/descended.npz``
-with its verdict; then the table row in
-``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`).  Its own
-module so that the task-kind table (whose runner imports it when it runs) and the ``best-known`` experiment
-(which builds the tasks) do not import each other.
+kink manifold (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`, ``kink_refinement.json``): a refined
+point at least as low is saved as ``solutions/refined.npz`` and its verdict replaces the first one (the
+refinement stops by its count of rounds, not by wall time); a point still not certified (neither "critical at
+a kink" nor "local minimum") is descended further
+(:func:`~deepcollapse.landscape.descent.descend_until_certified`, :data:`DESCENT_ROUNDS` rounds; ``descent``
+in the row), a lower point saved as ``solutions/descended.npz`` with its verdict; then the table row in
+``point.json`` (the ``search`` task kind's done marker in :mod:`deepcollapse.runs.kinds`). Its own module so
+that the task-kind table (whose runner imports it when it runs) and the ``best-known`` experiment (which
+builds the tasks) do not import each other.
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ DESCENT_ROUNDS = 8
 def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = False) -> dict[str, Any]:
     """One point of the table (the ``search`` task of :mod:`~deepcollapse.runs.executors`):
     ``search_dufm`` for the configured rounds or budget (resuming what ``out`` holds), then the Hessian
-    verdict of the best solution (``landscape.json``); writes the table row to ``point.json`` (the task's
-    done marker).  A
-    search that already used its budget is reused, so deleting ``point.json`` redoes only the verdict."""
+    verdict of the best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done
+    marker). A search that already used its budget or rounds is reused, so deleting ``point.json`` redoes only
+    the verdict."""
     import numpy as np
 
     from deepcollapse.landscape.kinks import refine_verdict
