@@ -1,7 +1,8 @@
 """The ``best-known`` experiment: the lowest L-DUFM losses the search finds for K = 3..16, L = 3..5.
 
 For each (K, L) at n = 50, λ = 0.004 for every parameter, width 30: ``search_dufm`` (resumable, one folder
-per point under ``points/``) for ``budget`` minutes (3; at least one round), then the Hessian verdict of the
+per point under ``points/``) for ``rounds`` rounds (4; a count, no wall clock: the same table on a busy or
+an idle machine), then the Hessian verdict of the
 best solution found (:func:`~deepcollapse.landscape.verdicts.landscape`, cached in ``landscape.json``);
 a "not critical" or "undecided at kinks" verdict is followed by the active-set refinement on the kink manifold
 (:func:`~deepcollapse.landscape.kinks.refine_at_kinks`; ``kink_refinement.json``), whose point, when at least
@@ -57,9 +58,10 @@ BEST_KNOWN_FULL: dict[str, Any] = {
     "n": 50,
     "lam": 0.004,
     "width": 30,
-    "budget": 3.0,
+    "budget": None,
     "runs": 32,
     "steps": 10_000,
+    "rounds": 4,
 }
 BEST_KNOWN_SMOKE: dict[str, Any] = {
     "classes": [3, 6],
@@ -448,8 +450,8 @@ register(
         "beyond the paper: best-known table",
         "Global search (GD restarts + float64 polish) for the lowest L-DUFM loss, K = 3..16, L = 3..5, with "
         "the Hessian verdict of each best solution.",
-        "n = 50, λ = 0.004 for H_1 and every W_l, width 30; per point: `dufm search` for 3 minutes "
-        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem, at least one round), "
+        "n = 50, λ = 0.004 for H_1 and every W_l, width 30; per point: `dufm search` for 4 rounds "
+        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem; a count, no wall clock), "
         "then `dufm landscape`; points run in parallel on --workers processes (or Ray).",
         "≈ 42 × 3.5 min ≈ 2.5 h on one core, ≈ 75 min with --workers 2",
         "dufm",
