@@ -169,7 +169,7 @@ def search_dufm(
     def rounds_left() -> bool:
         # ``rounds`` counts the folder's rounds over every call (a resumed search ends where an
         # uninterrupted one does)
-        return config.rounds is None or int(state["round"]) < config.rounds
+        return not config.rounds_reached(int(state["round"]))
 
     def save() -> None:
         state["elapsed_s"] = elapsed0 + time.monotonic() - t0

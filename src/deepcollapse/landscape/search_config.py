@@ -215,6 +215,51 @@ class SearchConfig(ConfigMixin):
         if self.budget is not None:
             self.budget = check_float("budget", self.budget, gt=0.0)
 
+    def rounds_reached(self, rounds: int) -> bool:
+        """Whether a folder holding ``rounds`` finished rounds (over every call) has the configured count
+        (never without ``rounds``).
+
+        Parameters
+        ----------
+        rounds : int
+            The folder's finished rounds (``search.json``, ``summary.json``).
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> SearchConfig(rounds=4).rounds_reached(4), SearchConfig(budget=1.0).rounds_reached(99)
+        (True, False)
+        """
+        return self.rounds is not None and rounds >= self.rounds
+
+    def searched(self, rounds: int, elapsed_s: float) -> bool:
+        """Whether a folder's search is complete for this configuration: its ``rounds`` reached
+        (:meth:`rounds_reached`), or, with a ``budget``, its search time over every call at least the
+        budget.  A table's point (:func:`~deepcollapse.runs.search_point.run_search_point`) that is
+        complete is reused, not searched again.
+
+        Parameters
+        ----------
+        rounds : int
+            The folder's finished rounds.
+        elapsed_s : float
+            The folder's search time in seconds over every call (``summary.json``'s ``elapsed_s``).
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> SearchConfig(rounds=4).searched(3, 1e6), SearchConfig(budget=1.0).searched(1, 60.0)
+        (False, True)
+        """
+        spent = self.budget is not None and elapsed_s >= 60.0 * self.budget
+        return spent or self.rounds_reached(rounds)
+
     @property
     def problem(self) -> Problem:
         """The searched instance of eq. (1) (its model family, every width ``width``)."""

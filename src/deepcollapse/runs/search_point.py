@@ -42,12 +42,10 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     folder = Path(out)
     summary_path = folder / "summary.json"
     saved = read_json(summary_path) if summary_path.is_file() else {}
-    budget = config.get("budget")
-    finished = (budget is not None and saved.get("elapsed_s", 0.0) >= 60.0 * budget) or (
-        config.get("rounds") is not None and saved.get("rounds", 0) >= config["rounds"]
-    )
-    # a point whose search used its budget is not searched again (delete point.json to redo the verdict)
-    summary = saved if finished else search_dufm(SearchConfig(**config), folder, progress=progress)
+    search = SearchConfig(**config)
+    # a point whose search is complete is not searched again (delete point.json to redo the verdict)
+    finished = search.searched(int(saved.get("rounds", 0)), float(saved.get("elapsed_s", 0.0)))
+    summary = saved if finished else search_dufm(search, folder, progress=progress)
     params, problem, _ = load_point(str(folder))
     sharpened = refine_verdict(params, problem, landscape(params, problem), max_seconds=None)
     before, land, best = sharpened.before, sharpened.landscape, summary["solutions"][0]
