@@ -76,3 +76,35 @@ def test_the_flagship_has_one_home():
     assert (int(args.classes), int(args.layers), int(args.n), float(args.lam)) == (10, 4, 50, 0.004)
     assert FIGURES["classes"] == 10 and FIGURES["width"] == 30 and FIGURES["lam"] == 0.004
     assert FIGURES["lr"] == DUFMConfig().lr and FIGURES["steps"] == DUFMConfig().steps
+
+
+def test_the_kernel_takes_a_problem_bit_for_bit_with_the_loose_form() -> None:
+    import pytest
+
+    from deepcollapse._core.checks import ConfigError
+    from deepcollapse.dufm.kernel import advance, numpy_gradients
+
+    p = Problem(3, 3, 2, 0.01, (0.02, 0.03, 0.04), 5, "ce", "relu_eps", 0.1)
+    rng = np.random.default_rng(1)
+    shapes = [(4, 5, 6), (4, 5, 5), (4, 5, 5), (4, 3, 5)]  # H1 is d_1 x N, N = K n
+    params = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    lrs = np.full(20, 0.05)
+    loose = (3, 2, 0.01, [0.02, 0.03, 0.04])
+    for kernel in ("numpy", "auto"):
+        a, da = advance(params, lrs, 7, p, kernel=kernel)
+        b, db = advance(params, lrs, 7, *loose, family=p.family, kernel=kernel)
+        c, dc = advance(params, lrs, 7, problem=p, kernel=kernel)
+        assert da == db == dc and all(
+            np.array_equal(x, y) and np.array_equal(x, z) for x, y, z in zip(a, b, c)
+        )
+    g1 = numpy_gradients(params, p)
+    g2 = numpy_gradients(params, *loose, p.family)
+    assert all(np.array_equal(x, y) for x, y in zip(g1, g2))
+    with pytest.raises(ConfigError, match="not both"):
+        advance(params, lrs, 0, p, n=2)
+    with pytest.raises(ConfigError, match="not both"):
+        advance(params, lrs, 0, p, family=p.family)
+    with pytest.raises(ConfigError, match="4 arrays, must be 3"):
+        advance(params, lrs, 0, Problem(3, 2, 2, 0.01, 0.02, 5))
+    with pytest.raises(ConfigError, match="needs a Problem"):
+        advance(params, lrs, 0, 3, 2)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse.family import Family, get_family, targets
+from deepcollapse.theory.problem import Problem
 
 __all__ = [
     "NumpyDUFM",
@@ -161,48 +162,155 @@ class NumpyDUFM:
         return [self.dH[1] + self.lam_h * self.params[0], *gW]  # (copies: the buffers are reused)
 
 
+def _kernel_args(
+    params: Sequence[np.ndarray],
+    classes: int | Problem | None,
+    n: int | None,
+    lam_h: float | None,
+    lam_w: Sequence[float] | None,
+    family: Family | None,
+    problem: Problem | None,
+) -> tuple[int, int, float, Sequence[float], Family]:
+    """``(classes, n, lam_h, lam_w, family)`` of the kernel's arguments: a :class:`Problem` (``classes``
+    or ``problem=``; its ``layers`` must match ``params``) or the four loose values (+ ``family``), not
+    both."""
+    from deepcollapse._core.checks import ConfigError
+
+    if isinstance(classes, Problem):
+        classes, problem = None, classes
+    if problem is None:
+        if classes is None or n is None or lam_h is None or lam_w is None:
+            raise ConfigError("the kernel needs a Problem, or classes, n, lam_h and lam_w.")
+        return int(classes), int(n), float(lam_h), lam_w, get_family() if family is None else family
+    loose = [
+        k for k, v in (("classes", classes), ("n", n), ("lam_h", lam_h), ("lam_w", lam_w)) if v is not None
+    ]
+    if loose or family is not None:
+        raise ConfigError(
+            f"give the kernel a Problem or {', '.join(loose or ['family'])}, not both "
+            "(the Problem holds them)."
+        )
+    if len(params) != problem.layers + 1:
+        raise ConfigError(
+            f"params: {len(params)} arrays, must be {problem.layers + 1} ([H1, W_1 .. W_L] of the "
+            f"problem's L = {problem.layers})."
+        )
+    return problem.classes, problem.n, problem.lam_h, list(problem.lam_w), problem.family
+
+
 def numpy_gradients(
     params: Sequence[np.ndarray],
-    classes: int,
-    n: int,
-    lam_h: float,
-    lam_w: Sequence[float],
+    classes: int | Problem | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: Sequence[float] | None = None,
     family: Family | None = None,
+    *,
+    problem: Problem | None = None,
 ) -> list[np.ndarray]:
-    """Analytic gradients of the objective for batched ``params = [H1, W_1..W_L]`` (the kernel's backward)."""
-    return NumpyDUFM(params, classes, n, lam_h, lam_w, family).gradients()
+    """Analytic gradients of the objective for batched ``params = [H1, W_1..W_L]`` (the kernel's backward).
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        ``[H1, W_1 .. W_L]``, each with a leading run dimension ``R``.
+    classes : int or Problem
+        The problem (then ``n``, ``lam_h``, ``lam_w``, ``family`` stay ``None``), or ``K`` of the loose form.
+    n, lam_h, lam_w, family
+        The loose form: samples per class, ``λ_{H_1}``, ``λ_{W_l}`` (one per layer), model family (default
+        MSE + ReLU).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    list of ndarray
+        ``∇_{H_1}, ∇_{W_1} .. ∇_{W_L}`` of eq. (1) (or the family's objective) per run, shaped as ``params``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.theory.problem import Problem
+    >>> p = Problem(2, 2, 1, 0.1, (0.1, 0.1))
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(1, 3, 2)), rng.normal(size=(1, 3, 3)), rng.normal(size=(1, 2, 3))]
+    >>> a = numpy_gradients(params, p)
+    >>> b = numpy_gradients(params, 2, 1, 0.1, [0.1, 0.1])
+    >>> all(np.array_equal(x, y) for x, y in zip(a, b)), [g.shape for g in a] == [q.shape for q in params]
+    (True, True)
+    """
+    K, n_, lh, lw, fam = _kernel_args(params, classes, n, lam_h, lam_w, family, problem)
+    return NumpyDUFM(params, K, n_, lh, lw, fam).gradients()
 
 
 def advance(
     params: Sequence[np.ndarray],
     lrs: np.ndarray,
     start_step: int,
-    classes: int,
-    n: int,
-    lam_h: float,
-    lam_w: Sequence[float],
+    classes: int | Problem | None = None,
+    n: int | None = None,
+    lam_h: float | None = None,
+    lam_w: Sequence[float] | None = None,
     sub_batch: int = 4,
     *,
     family: Family | None = None,
     kernel: str | None = None,
+    problem: Problem | None = None,
 ) -> tuple[list[np.ndarray], dict[int, int]]:
     """Run ``len(lrs)`` GD steps (step ``start_step + i`` uses ``lrs[i]``) on all runs of ``params``.
 
-    Returns the new ``[H1, W_1..W_L]`` (same shapes) and ``{run index: step}`` of the runs that diverged
-    (their parameters are frozen at the first step whose output sum was not finite; they are not advanced
-    further).  ``kernel``: ``"compiled"`` (numba, :mod:`dufm_compiled`), ``"numpy"`` (:class:`NumpyDUFM`) or
-    ``None``/``"auto"``: the environment variable ``DEEPCOLLAPSE_KERNEL`` if set, else compiled when numba
-    is installed, else numpy (:func:`resolve_kernel`).
+    Parameters
+    ----------
+    params : sequence of ndarray
+        ``[H1, W_1 .. W_L]``, each with a leading run dimension ``R`` (not modified).
+    lrs : ndarray
+        One learning rate per step.
+    start_step : int
+        The step number of ``lrs[0]`` (a diverged run reports the step it diverged at).
+    classes : int or Problem
+        The problem (then ``n``, ``lam_h``, ``lam_w``, ``family`` stay ``None``), or ``K`` of the loose form.
+    n, lam_h, lam_w
+        The loose form: samples per class, ``λ_{H_1}``, ``λ_{W_l}`` (one per layer).
+    sub_batch : int
+        Runs moved together through a chunk (working-set blocking; the result does not depend on it).
+    family : Family, optional
+        The loose form's model family (default MSE + ReLU).
+    kernel : {'auto', 'compiled', 'numpy'}, optional
+        ``"compiled"`` (numba, :mod:`~deepcollapse.dufm.compiled`), ``"numpy"`` (:class:`NumpyDUFM`) or
+        ``None``/``"auto"``: the environment variable ``DEEPCOLLAPSE_KERNEL`` if set, else compiled when
+        numba is installed, else numpy (:func:`resolve_kernel`).
+    problem : Problem, optional
+        The problem by keyword.
+
+    Returns
+    -------
+    params : list of ndarray
+        The new ``[H1, W_1..W_L]`` (same shapes).
+    diverged : dict of int to int
+        ``{run index: step}`` of the runs that diverged (their parameters are frozen at the first step whose
+        output sum was not finite; they are not advanced further).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.theory.problem import Problem
+    >>> p = Problem(2, 2, 1, 0.1, (0.1, 0.1))
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(3, 3, 2)), rng.normal(size=(3, 3, 3)), rng.normal(size=(3, 2, 3))]
+    >>> new, diverged = advance(params, np.full(5, 0.1), 0, p, kernel="numpy")
+    >>> old, _ = advance(params, np.full(5, 0.1), 0, 2, 1, 0.1, [0.1, 0.1], kernel="numpy")
+    >>> all(np.array_equal(a, b) for a, b in zip(new, old)), diverged
+    (True, {})
     """
-    fam = get_family() if family is None else family
+    K, n_, lh, lw, fam = _kernel_args(params, classes, n, lam_h, lam_w, family, problem)
     with np.errstate(
         over="ignore", invalid="ignore"
     ):  # divergence is detected and reported, not warned about
         if resolve_kernel(kernel) == "compiled":
             from deepcollapse.dufm.compiled import advance_compiled
 
-            return advance_compiled(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
-        return _advance(params, lrs, start_step, classes, n, lam_h, lam_w, sub_batch, fam)
+            return advance_compiled(params, lrs, start_step, K, n_, lh, lw, sub_batch, fam)
+        return _advance(params, lrs, start_step, K, n_, lh, lw, sub_batch, fam)
 
 
 KERNELS = ("auto", "compiled", "numpy")
@@ -267,7 +375,8 @@ def _advance(
 
 
 def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[int, int]]:
-    """:func:`advance` with BLAS limited to one thread and denormals flushed to zero.
+    """:func:`advance` (same arguments, a :class:`Problem` or the loose form) with BLAS limited to one thread
+    and denormals flushed to zero.
 
     One thread: the flagship GEMMs are too small to gain from threads (used in-process and in each worker
     process).  Flush-to-zero: in long runs at large weight decay, weights feeding dead ReLUs decay

@@ -82,15 +82,16 @@ class NumpyEngine:
         idx = np.flatnonzero(self.alive)
         if idx.size == 0:
             return {}
-        args = (c.classes, c.n, c.lam_h, c.lam_w, c.sub_batch)
-        fam = c.family
+        problem, sub = c.problem, c.sub_batch
         if self._pool is None:
             groups = [idx]
-            results = [advance_limited([p[idx] for p in self.params], lrs, start, *args, family=fam)]
+            results = [advance_limited([p[idx] for p in self.params], lrs, start, problem, sub_batch=sub)]
         else:
             groups = [g for g in np.array_split(idx, min(c.workers, idx.size)) if g.size]
             futs = [
-                self._pool.submit(advance_limited, [p[g] for p in self.params], lrs, start, *args, family=fam)
+                self._pool.submit(
+                    advance_limited, [p[g] for p in self.params], lrs, start, problem, sub_batch=sub
+                )
                 for g in groups
             ]
             results = [f.result() for f in futs]

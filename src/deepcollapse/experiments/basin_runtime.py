@@ -122,7 +122,7 @@ def measure_analysis(config: Any) -> tuple[float, float]:
         {**config.to_dict(), "runs": 1, "device": "cpu", "backend": "auto", "step_loop": "auto"}
     )
     P = [t.numpy().copy() for t in init_params(c).tensors()]
-    P, _ = advance_limited(P, np.full(100, c.lr), 0, c.classes, c.n, c.lam_h, c.lam_w, 1, family=c.family)
+    P, _ = advance_limited(P, np.full(100, c.lr), 0, c.problem, sub_batch=1)
     H1, Ws = P[0][0].astype(np.float64), [W[0].astype(np.float64) for W in P[1:]]
     with one_blas_thread():  # as the trainer runs its analysis
         t0 = time.perf_counter()

@@ -112,17 +112,7 @@ def _gd(
     from deepcollapse.dufm.kernel import advance_limited
 
     R = params[0].shape[0]
-    return advance_limited(
-        params,
-        lrs,
-        0,
-        problem.classes,
-        problem.n,
-        problem.lam_h,
-        list(problem.lam_w),
-        min(R, 64),
-        family=problem.family,
-    )
+    return advance_limited(params, lrs, 0, problem, sub_batch=min(R, 64))
 
 
 # ------------------------------------------------------------------------------------------------------------
