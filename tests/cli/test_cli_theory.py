@@ -179,12 +179,59 @@ def test_plot_functions_draw_on_given_axes():
     fig = Figure()
     ax = fig.add_subplot()
     data = ratio_data([4, 5], [4], 1, 0.001, 0.001)
-    assert data["curves"][4]["ratio"][1] < 1
+    assert data.curves[4]["ratio"][1] < 1
     f2, ax2 = plot_ratio(data, ax=ax)
     assert f2 is fig and ax2 is ax and len(ax.lines) >= 1
     fig2 = Figure()
     axes = fig2.subplots(1, 4)
     sdata = srg_figure_data(10, 4, 50, 0.004, 0.004)
-    assert sdata["srg_mid"].shape == (5, 10) and sdata["srg_gram"].shape == (10, 10)
+    assert sdata.srg_mid.shape == (5, 10) and sdata.srg_gram.shape == (10, 10)
     f3, _ = plot_srg(sdata, ax=axes)
     assert f3 is fig2 and all(len(a.images) == 1 for a in axes)
+
+
+def test_plot_data_are_typed_results_with_the_dicts_of_earlier_releases():
+    """ratio_data / srg_figure_data return RatioCurves / SRGFigureData (issue 30): read-only key access, and
+    to_dict() holds the keys of the plain dicts of earlier releases, in order; plain dicts still plot."""
+    from matplotlib.figure import Figure
+
+    from deepcollapse.analysis.theory_plots import (
+        RatioCurves,
+        SRGFigureData,
+        plot_ratio,
+        plot_srg,
+        ratio_data,
+        srg_figure_data,
+    )
+
+    data = ratio_data([4, 5], [3, 4], 1, 0.001, 0.001)
+    assert isinstance(data, RatioCurves)
+    d = data.to_dict()
+    assert list(d) == ["r", "classes", "curves", "n", "lam_h", "lam_w"]
+    assert d["classes"] == [6, 10] and list(d["curves"]) == [3, 4] and d["curves"] == data["curves"]
+    assert list(d["curves"][3]) == ["ratio", "dnc_is_zero"] and len(d["curves"][3]["ratio"]) == 2
+    json.dumps(d)  # JSON-ready
+    sdata = srg_figure_data(10, 3, 1, 0.001, 0.001)
+    assert isinstance(sdata, SRGFigureData)
+    sd = sdata.to_dict()
+    assert list(sd) == [
+        "classes",
+        "layers",
+        "n",
+        "lam_h",
+        "lam_w",
+        "construction",
+        "unit_scales",
+        "srg_mid",
+        "srg_last",
+        "srg_gram",
+        "dnc_gram",
+        "loss_srg",
+        "loss_dnc",
+    ]
+    assert sd["srg_gram"] == sdata.srg_gram.tolist() and sdata["srg_gram"] is sdata.srg_gram
+    back = SRGFigureData.from_dict(json.loads(json.dumps(sd)))
+    assert back == sdata and back.srg_gram.shape == (10, 10)
+    fig, _ = plot_srg(dict(sdata), ax=Figure().subplots(1, 4))  # the plain dict of earlier releases
+    fig, ax = plot_ratio(dict(data))
+    assert len(ax.lines) >= 2

@@ -47,14 +47,18 @@ def test_an_unknown_marker_is_an_error_and_no_docstring_is_a_no_op():
 def test_no_public_docstring_keeps_a_marker_and_the_theory_functions_share_the_block():
     from deepcollapse.theory import compare, loss_dnc, loss_srg
 
-    for name in ("deepcollapse.theory", "deepcollapse.theory.constructions"):
-        package = importlib.import_module(name)
-        for info in pkgutil.iter_modules(package.__path__, name + "."):
-            module = importlib.import_module(info.name)
-            for _, obj in inspect.getmembers(module, inspect.isfunction):
-                if obj is fill_doc:  # its own docstring shows a marker
-                    continue
-                assert "%(" not in (obj.__doc__ or ""), (info.name, obj.__name__)
+    # every module of the package (the per-package ``_docs`` modules add their blocks to BLOCKS): functions,
+    # classes and their methods
+    for info in pkgutil.walk_packages(deepcollapse.__path__, "deepcollapse."):
+        if info.name.endswith("__main__"):  # running it is the command line
+            continue
+        module = importlib.import_module(info.name)
+        for _, obj in inspect.getmembers(module, lambda x: inspect.isfunction(x) or inspect.isclass(x)):
+            if obj is fill_doc or getattr(obj, "__module__", None) != info.name:
+                continue  # fill_doc's own docstring shows a marker; imported names are checked at home
+            members = [obj, *(m for _, m in inspect.getmembers(obj, inspect.isfunction))]
+            for member in members if inspect.isclass(obj) else [obj]:
+                assert "%(" not in (member.__doc__ or ""), (info.name, member.__qualname__)
     for f in (compare, loss_dnc, loss_srg):
         assert "\n".join("    " + b for b in BLOCKS["problem"].splitlines()) in f.__doc__
     assert deepcollapse.__version__

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from deepcollapse._core.checks import ConfigError
-from deepcollapse.experiments.framework import check_experiment_family, family_options
+from deepcollapse.experiments.framework import _check_experiment_family, family_options
 from deepcollapse.experiments.registry import get_experiment
 from deepcollapse.experiments.search_experiments import best_known_table, family_tag, table_columns
 
@@ -51,12 +51,12 @@ def test_family_tags_and_options():
 
 def test_only_experiments_with_families_take_one():
     best = get_experiment("best-known")
-    assert check_experiment_family(best, {"loss": "ce", "activation": None})["loss"] == "ce"
-    assert check_experiment_family(get_experiment("fig2-top"), None)["loss"] == "mse"
+    assert _check_experiment_family(best, {"loss": "ce", "activation": None})["loss"] == "ce"
+    assert _check_experiment_family(get_experiment("fig2-top"), None)["loss"] == "mse"
     with pytest.raises(ConfigError, match=r"^--loss == 'ce', experiment 'fig2-top' .*best-known"):
-        check_experiment_family(get_experiment("fig2-top"), {"loss": "ce"})
+        _check_experiment_family(get_experiment("fig2-top"), {"loss": "ce"})
     with pytest.raises(ConfigError, match="eps"):
-        check_experiment_family(best, {"activation": "relu_eps"})
+        _check_experiment_family(best, {"activation": "relu_eps"})
 
 
 def test_reproduce_refuses_a_family_in_one_line(tmp_path, capsys):

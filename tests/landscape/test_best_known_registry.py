@@ -253,7 +253,7 @@ def test_cell_key_text_names_the_cell():
 
 def test_a_table_row_takes_the_registry_point_when_lower(tmp_path):
     """``reproduce best-known``'s row: the search's point is offered; a lower registry row replaces it."""
-    from deepcollapse.experiments.search_experiments import registry_minimum
+    from deepcollapse.experiments.search_experiments import _registry_columns, registry_minimum
 
     high, f_high, low, f_low = two_points(tmp_path)
     reg = Registry.load(tmp_path / "reg")
@@ -261,10 +261,12 @@ def test_a_table_row_takes_the_registry_point_when_lower(tmp_path):
     (folder / "solutions").mkdir(parents=True)
     (folder / "solutions" / "rank01.npz").write_bytes(high.read_bytes())
     row = {"solution": "solutions/rank01.npz", "best_loss": f_high}
-    assert registry_minimum(folder, row, reg, "test") == {}  # the search's point is the only one: kept
+    assert registry_minimum(folder, row, reg, "test") is None  # the search's point is the only one: kept
     assert reg.get(next(iter(merge(reg)))).loss == pytest.approx(f_high, rel=1e-12)
     reg.offer(low, PROV)  # found elsewhere, lower
-    new = registry_minimum(folder, row, reg, "test")
+    best = registry_minimum(folder, row, reg, "test")
+    assert best is not None and best.loss == pytest.approx(f_low, rel=1e-12)
+    new = _registry_columns(best)
     assert new["best_loss"] == pytest.approx(f_low, rel=1e-12)
     assert Path(new["solution"]).read_bytes() == low.read_bytes()
     assert new["best_from"].startswith(f"registry {reg.name}: pytest")

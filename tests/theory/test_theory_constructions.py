@@ -32,10 +32,13 @@ from deepcollapse.theory import (
     zero_threshold_equal_lambda,
 )
 from deepcollapse.theory.constructions import (
+    GramMatch,
+    SRGCoefficients,
     _means_from,
     _numeric,
     def11_2_kept_classes,
     dnc_geometry,
+    gram_match,
     srg_analytic,
     srg_last_unit,
 )
@@ -180,10 +183,28 @@ def test_srg_spectra_and_ranks(r):
 def test_srg_analytic_coefficients_match_numeric(r):
     numeric = _numeric("x", incidence_matrix(r), srg_last_unit(r))
     analytic = srg_analytic(r)
-    assert numeric.P_mid == pytest.approx(analytic["P_mid"], rel=1e-12)
-    assert numeric.q_mid == pytest.approx(analytic["q_mid"], rel=1e-12)  # Lemma 13
-    assert numeric.q_last == pytest.approx(analytic["q_last"], rel=1e-12)  # Lemma 14 (Q)
-    assert np.allclose(numeric.e, analytic["e"], atol=1e-12)  # Lemma 16
+    assert isinstance(analytic, SRGCoefficients)
+    assert numeric.P_mid == pytest.approx(analytic.P_mid, rel=1e-12)
+    assert numeric.q_mid == pytest.approx(analytic.q_mid, rel=1e-12)  # Lemma 13
+    assert numeric.q_last == pytest.approx(analytic.q_last, rel=1e-12)  # Lemma 14 (Q)
+    assert np.allclose(numeric.e, analytic.e, atol=1e-12)  # Lemma 16
+
+
+def test_srg_analytic_and_gram_match_are_typed_results_with_the_dicts_of_earlier_releases():
+    c = srg_analytic(5)
+    d = c.to_dict()
+    assert list(d) == ["P_mid", "q_mid", "q_last", "e"] and d["e"] == c.e.tolist()
+    assert c["e"] is c.e and dict(c)["q_last"] == c.q_last  # read-only key access of the old dict
+    back = SRGCoefficients.from_dict(json.loads(json.dumps(d)))
+    assert back == c and isinstance(back.e, np.ndarray) and back.to_dict() == d
+    G = srg_gram(10)
+    perm = np.random.default_rng(1).permutation(10)
+    m = gram_match(G[np.ix_(perm, perm)], G, starts=4)
+    assert isinstance(m, GramMatch) and list(m.to_dict()) == ["lower", "distance", "perm"]
+    assert m.distance < 1e-9 and m["distance"] == m.distance and len(m.perm) == 10
+    assert (
+        all(type(p) is int for p in m.perm) and GramMatch.from_dict(json.loads(json.dumps(m.to_dict()))) == m
+    )
 
 
 @pytest.mark.parametrize("K", [7, 8, 9, 11, 14, 20])

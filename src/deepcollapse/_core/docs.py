@@ -28,6 +28,150 @@ layers, n, lam_h, lam_w
     "problem_kw": """\
 problem : Problem, optional
     The problem by keyword.""",
+    # theory: blocks shared by the docstrings of deepcollapse.theory (prefixed theory_)
+    "theory_construction": """\
+construction : {"best", "def9", "def11.1", "def11.2"}, default "best"
+    Which SRG construction; ``"best"`` is the lower of 11.1 and 11.2 (``"def9"`` when ``K = C(r, 2)``).""",
+    "theory_width": """\
+width : int, optional
+    Every hidden width ``d_l`` (default: the construction's own, ``K`` for DNC); the class means' rows are
+    spread over ``width`` rows.""",
+    "theory_chain": """\
+geom : Geometry
+    The unit class-mean geometry of the block (:func:`dnc_geometry`, :func:`srg_geometry`).
+layers : int
+    ``L``, the number of weight matrices.
+n : int
+    Samples per class.
+lam_h : float
+    ``λ_{H_1} > 0``.
+lam_w : sequence of float
+    ``λ_{W_1} .. λ_{W_L}``.""",
+    # family: blocks shared by the docstrings of deepcollapse.family (prefixed family_)
+    "family_X": """\
+X : numpy.ndarray
+    The pre-activation ``H~`` (any shape).""",
+    "family_torch_X": """\
+X : torch.Tensor
+    The pre-activation ``H~`` (any shape).""",
+    "family_scalar": """\
+x : float
+    The pre-activation, one number.
+eps, inv : float
+    ``ε`` and ``1/ε²``, read by σ_ε only (the other activations ignore them).""",
+    "family_forward_": """\
+pre : numpy.ndarray
+    The pre-activation ``H~`` (float).
+post : numpy.ndarray
+    The output, ``pre``'s shape and dtype (may be ``pre`` itself when ``keeps_pre`` is False).
+zeros : numpy.ndarray
+    All zeros, ``pre``'s shape and dtype.
+scratch : numpy.ndarray
+    A spare array of ``pre``'s shape and dtype (overwritten).""",
+    "family_backprop_": """\
+G : numpy.ndarray
+    The back-propagated error, multiplied in place.
+pre : numpy.ndarray
+    The pre-activation ``H~`` (``post`` itself when ``keeps_pre`` is False).
+post : numpy.ndarray
+    The post-activation ``σ(H~)``.
+scratch : numpy.ndarray
+    A spare float array of ``G``'s shape (overwritten).
+mask : numpy.ndarray
+    A spare bool array of ``G``'s shape (overwritten).""",
+    "family_out_Y": """\
+out : numpy.ndarray
+    The network outputs ``W_L H_L``, shape ``(..., K, N)`` (``...``: a batch of runs).
+Y : numpy.ndarray
+    The one-hot targets ``(K, N)`` (:func:`~deepcollapse.family.losses.targets`).""",
+    "family_torch_out_Y": """\
+out : torch.Tensor
+    The network outputs ``W_L H_L``, shape ``(..., K, N)``.
+Y : torch.Tensor
+    The one-hot targets ``(K, N)``, ``out``'s dtype.""",
+    "family_loop_residual_": """\
+E : numpy.ndarray
+    One run's outputs ``(K, N)`` on entry, ``scale · residual`` on exit.
+Y : numpy.ndarray
+    The one-hot targets ``(K, N)``.
+scale : float
+    The factor, of ``E``'s dtype (the kernel passes ``1/N``).
+m, s : numpy.ndarray
+    Spare ``(N,)`` arrays (overwritten).""",
+    "family_residual_": """\
+E : numpy.ndarray
+    The outputs ``(..., K, N)`` on entry, the residual on exit.
+Y : numpy.ndarray
+    The one-hot targets ``(K, N)``.
+scratch : numpy.ndarray
+    A spare array of ``E``'s shape and dtype (overwritten).""",
+    # metrics: blocks shared by the docstrings of deepcollapse.metrics (prefixed metrics_)
+    "metrics_features": """\
+features : array_like, (N, D)
+    One sample per row (numpy array or torch tensor; computed in float64).
+labels : array_like of int, (N,)
+    Class labels in ``0..K-1``.
+num_classes : int, optional
+    ``K``; default ``max(labels) + 1``.""",
+    "metrics_features_or_means": """\
+features : array_like, (N, D) or (K, D)
+    One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
+    ``labels`` is None.
+labels : array_like of int, (N,), optional
+    Class labels in ``0..K-1``; None: ``features`` are the class means.
+num_classes : int, optional
+    ``K``; default ``max(labels) + 1``.""",
+    "metrics_weighted": """\
+weighted : bool, default True
+    Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.""",
+    "metrics_drop_empty": """\
+drop_empty : bool, default False
+    Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.""",
+    "metrics_rtol": """\
+rtol : float, optional
+    Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
+    of the features' dtype).""",
+    "metrics_centered": """\
+centered : bool, default True
+    Use the centred means ``μ_c − μ_G`` (the ETF convention); False: the uncentred ``μ_c`` (bias-free).""",
+    "metrics_matrix": """\
+matrix : array_like, 2-D
+    Any finite matrix (numpy or torch).""",
+    # dufm: blocks shared by the docstrings of deepcollapse.dufm (prefixed dufm_)
+    "dufm_eq1": """\
+H1 : torch.Tensor, (R, d_1, N)
+    The features of the ``R`` runs.
+weights : sequence of torch.Tensor
+    ``W_1 (R, d_2, d_1), ..., W_L (R, K, d_L)``.
+Y : torch.Tensor, (K, N)
+    The targets (:func:`targets`), the parameters' dtype.
+lam_h : float
+    ``λ_{H_1}``.
+lam_w : sequence of float
+    ``λ_{W_1} .. λ_{W_L}``.""",
+    "dufm_family": """\
+family : Family, optional
+    The loss and activation (:func:`~deepcollapse.family.get_family`); default mse+relu.""",
+    "dufm_config": """\
+config : DUFMConfig
+    The training configuration.""",
+    # landscape: blocks shared by the docstrings of deepcollapse.landscape (prefixed landscape_)
+    "landscape_params": """\
+params : sequence of ndarray
+    The point ``[H_1 (d_1, K n), W_1 (d_2, d_1), ..., W_L (K, d_L)]``, float64.""",
+    "landscape_problem": """\
+problem : Problem
+    The instance of eq. (1): its ``λ``s, ``n`` and model family.""",
+    "landscape_pattern": """\
+pattern : sequence of ndarray of bool, optional
+    The activation pattern ``D_2 .. D_L`` of the piece ``f_D`` (default the current one); ignored for a
+    smooth family (:func:`~deepcollapse.landscape.piecewise.is_smooth`).""",
+    "landscape_masks": """\
+masks : list of ndarray, optional
+    The kink masks (:func:`~deepcollapse.landscape.probes.kink_masks`); default those of ``params``.""",
+    "landscape_kink_rtol": """\
+kink_rtol : float
+    Pre-activations with ``|H~| <= kink_rtol · max|H~|`` (per layer) count as kinks.""",
 }
 
 

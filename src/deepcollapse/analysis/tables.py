@@ -39,7 +39,29 @@ __all__ = [
 
 
 def read_summary(folder: str | Path) -> dict[str, Any]:
-    """The ``summary.json`` of a run folder."""
+    """The ``summary.json`` of a DUFM run folder, as written (not re-analysed).  A plain dict: analysis sits
+    below the trainer's package in the layering (it reads run folders without importing ``dufm``); the
+    typed form is :meth:`DUFMSummary.from_dict(read_summary(folder))
+    <deepcollapse.dufm.results.DUFMSummary>` or :func:`~deepcollapse.dufm.summary.analyze_dufm`.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A run folder of ``deepcollapse dufm train`` (or of an experiment's DUFM task).
+
+    Returns
+    -------
+    dict
+        ``summary.json`` as read.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "summary.json").write_text(json.dumps({"step": 10, "finished": True, "runs": []}))
+    >>> read_summary(d)["step"]
+    10
+    """
     return read_json(Path(folder) / "summary.json")
 
 

@@ -1,13 +1,15 @@
 """Figures of the theory engine (2024 paper: Figure 3 left, Figure 1).
 
-Plot functions follow ``plot_x(data, ax=None) -> (fig, ax)``: ``data`` is a plain dict (from the ``*_data``
-helpers, JSON-friendly), nothing is shown, figures are built with :class:`matplotlib.figure.Figure` (no pyplot
+Plot functions follow ``plot_x(data, ax=None) -> (fig, ax)``: ``data`` is a typed result of the ``*_data``
+helpers (:class:`RatioCurves`, :class:`SRGFigureData`; ``to_dict()`` is JSON-friendly) or a plain dict of the
+same keys, nothing is shown, figures are built with :class:`matplotlib.figure.Figure` (no pyplot
 state, Agg canvas), so saving is ``fig.savefig(path)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,29 +17,87 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.results import Result
 from deepcollapse.analysis.fields import field_label
 from deepcollapse.analysis.figures import L_DNC, L_SRG, legend_outside, line_styles
 from deepcollapse.theory import dnc_solution, loss_dnc, loss_srg, srg_geometry, srg_solution
 
-__all__ = ["plot_ratio", "plot_ratio_grid", "plot_runs_against", "plot_srg", "ratio_data", "srg_figure_data"]
+__all__ = [
+    "RatioCurves",
+    "SRGFigureData",
+    "plot_ratio",
+    "plot_ratio_grid",
+    "plot_runs_against",
+    "plot_srg",
+    "ratio_data",
+    "srg_figure_data",
+]
 
 
-def ratio_data(
-    rs: Sequence[int], layers: Sequence[int], n: int, lam_h: float, lam_w: float
-) -> dict[str, Any]:
+@dataclass(frozen=True, eq=False)
+class RatioCurves(Result):
+    """``L_SRG / L_DNC`` against ``r`` (``K = C(r, 2)``), one curve per ``L``: the result of
+    :func:`ratio_data` and the data of :func:`plot_ratio` (2024 Fig. 3 left).
+
+    Read-only key access (``data["curves"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    r : list of int
+        The values of ``r``.
+    classes : list of int
+        ``K = r(r − 1)/2`` for each ``r``.
+    curves : dict of int to dict
+        One entry per ``L``: ``{"ratio": [...], "dnc_is_zero": [...]}``, one value per ``r`` (the ratio
+        ``L_SRG / L_DNC``, and whether the DNC optimum is the all-zero point).
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : float
+        ``λ_W``, the same for every layer.
+    """
+
+    r: list[int] | None = None
+    classes: list[int] | None = None
+    curves: dict[int, dict[str, list[Any]]] | None = None
+    n: int | None = None
+    lam_h: float | None = None
+    lam_w: float | None = None
+
+
+def ratio_data(rs: Sequence[int], layers: Sequence[int], n: int, lam_h: float, lam_w: float) -> RatioCurves:
     """``L_SRG / L_DNC`` for ``K = C(r, 2)``, ``r in rs``, one curve per ``L in layers`` (same ``λ_W`` per
     layer).
 
-    Returns ``{"r": [...], "classes": [...], "curves": {L: {"ratio": [...], "dnc_is_zero": [...]}}, ...}``.
+    Parameters
+    ----------
+    rs : sequence of int
+        The values of ``r >= 4``.
+    layers : sequence of int
+        The values of ``L >= 2``, one curve each.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : float
+        ``λ_W`` of every layer.
+
+    Returns
+    -------
+    RatioCurves
+        ``r``, ``classes``, ``curves`` (``{L: {"ratio": [...], "dnc_is_zero": [...]}}``), ``n``, ``lam_h``,
+        ``lam_w``; ``to_dict()`` is the dict of earlier releases.
+
+    Examples
+    --------
+    >>> data = ratio_data([4, 5], [3], 1, 1e-3, 1e-3)
+    >>> data.classes, list(data.curves)
+    ([6, 10], [3])
+    >>> data.curves[3]["ratio"][1] < 1  # K = 10: the SRG beats DNC
+    True
     """
-    out: dict[str, Any] = {
-        "r": list(rs),
-        "classes": [r * (r - 1) // 2 for r in rs],
-        "curves": {},
-        "n": n,
-        "lam_h": lam_h,
-        "lam_w": lam_w,
-    }
+    curves: dict[int, dict[str, list[Any]]] = {}
     for L in layers:
         ratios, zero = [], []
         for r in rs:
@@ -48,11 +108,13 @@ def ratio_data(
                 raise ConfigError(f"layers == {L}, must be >= 2 for an SRG solution.")
             ratios.append(srg.loss / dnc.loss)
             zero.append(dnc.is_zero)
-        out["curves"][int(L)] = {"ratio": ratios, "dnc_is_zero": zero}
-    return out
+        curves[int(L)] = {"ratio": ratios, "dnc_is_zero": zero}
+    return RatioCurves(
+        r=list(rs), classes=[r * (r - 1) // 2 for r in rs], curves=curves, n=n, lam_h=lam_h, lam_w=lam_w
+    )
 
 
-def plot_ratio(data: dict[str, Any], ax: Axes | None = None) -> tuple[Figure, Axes]:
+def plot_ratio(data: RatioCurves | Mapping[str, Any], ax: Axes | None = None) -> tuple[Figure, Axes]:
     """Figure 3 (left) of the 2024 paper: ``L_SRG / L_DNC`` against ``r`` (``K = C(r, 2)``), one line per
     ``L``. Points where the DNC optimum is the all-zero point (``L_DNC = 1/2``) are drawn hollow."""
     if ax is None:
@@ -78,10 +140,100 @@ def plot_ratio(data: dict[str, Any], ax: Axes | None = None) -> tuple[Figure, Ax
     return fig, ax
 
 
-def srg_figure_data(classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float]) -> dict:
+_FIGURE_ARRAYS = ("srg_mid", "srg_last", "srg_gram", "dnc_gram")
+
+
+@dataclass(frozen=True, eq=False)
+class SRGFigureData(Result):
+    """The matrices of the 2024 paper's Figure 1: the result of :func:`srg_figure_data` and the data of
+    :func:`plot_srg`.
+
+    Read-only key access (``data["srg_gram"]``) works as for the dict of earlier releases; ``to_dict()`` holds
+    the same keys, JSON-ready (arrays as nested lists), and ``from_dict`` reads them back as arrays.
+
+    Attributes
+    ----------
+    classes : int
+        ``K``.
+    layers : int
+        ``L >= 3``.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : list of float
+        ``λ_{W_l}``, one per layer (length ``L``).
+    construction : str
+        The SRG construction drawn (``'def9'``, ``'def11.1'`` or ``'def11.2'``).
+    unit_scales : bool
+        The matrices are drawn at unit scales because an optimum (SRG or DNC) is the all-zero point.
+    srg_mid : ndarray, (d, K)
+        SRG ``M_{L-1}``.
+    srg_last : ndarray, (d, K)
+        SRG ``M~_L`` (before the last ReLU).
+    srg_gram : ndarray, (K, K)
+        SRG ``M~_L^T M~_L``.
+    dnc_gram : ndarray, (K, K)
+        DNC ``M~_L^T M~_L``.
+    loss_srg, loss_dnc : float
+        The optimal SRG and DNC losses.
+    """
+
+    classes: int | None = None
+    layers: int | None = None
+    n: int | None = None
+    lam_h: float | None = None
+    lam_w: list[float] | None = None
+    construction: str | None = None
+    unit_scales: bool | None = None
+    srg_mid: np.ndarray | None = None
+    srg_last: np.ndarray | None = None
+    srg_gram: np.ndarray | None = None
+    dnc_gram: np.ndarray | None = None
+    loss_srg: float | None = None
+    loss_dnc: float | None = None
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        if name in _FIGURE_ARRAYS and value is not None:
+            return np.asarray(value, dtype=np.float64)
+        return value
+
+
+def srg_figure_data(
+    classes: int, layers: int, n: int, lam_h: float, lam_w: float | Sequence[float]
+) -> SRGFigureData:
     """Matrices of Figure 1: SRG ``M_{L-1}``, ``M~_L``, ``M~_L^T M~_L`` and DNC ``M~_L^T M~_L`` at the optimal
     scales (unit scales, flagged by ``unit_scales``, where an optimum is the all-zero point).  Needs ``L >=
-    3``."""
+    3``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K >= 6``.
+    layers : int
+        ``L >= 3`` (Figure 1 shows a middle layer).
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : float or sequence of float
+        ``λ_{W_l}``: one for every layer, or one per layer.
+
+    Returns
+    -------
+    SRGFigureData
+        The matrices, the setting and both optimal losses; ``to_dict()`` is the dict of earlier releases
+        with the arrays as nested lists.
+
+    Examples
+    --------
+    >>> data = srg_figure_data(10, 3, 1, 1e-3, 1e-3)
+    >>> data.construction, data.srg_gram.shape, data.unit_scales
+    ('def9', (10, 10), False)
+    >>> data.loss_srg < data.loss_dnc
+    True
+    """
     if layers < 3:
         raise ConfigError(f"layers == {layers}, must be >= 3 (Figure 1 shows a middle layer).")
     srg = srg_solution(classes, layers, n, lam_h, lam_w)
@@ -93,24 +245,24 @@ def srg_figure_data(classes: int, layers: int, n: int, lam_h: float, lam_w: floa
         geom, _ = srg_geometry(classes, srg.construction)
         M_mid, Mt_last = geom.X_mid, geom.X_last
     Mt_dnc = dnc.class_means[-1] if dnc.scales[-1] > 0 else np.eye(classes)
-    return {
-        "classes": classes,
-        "layers": layers,
-        "n": n,
-        "lam_h": float(lam_h),
-        "lam_w": [float(x) for x in np.broadcast_to(np.asarray(lam_w, dtype=float), (layers,))],
-        "construction": srg.construction,
-        "unit_scales": unit,
-        "srg_mid": M_mid,
-        "srg_last": Mt_last,
-        "srg_gram": Mt_last.T @ Mt_last,
-        "dnc_gram": Mt_dnc.T @ Mt_dnc,
-        "loss_srg": srg.loss,
-        "loss_dnc": dnc.loss,
-    }
+    return SRGFigureData(
+        classes=classes,
+        layers=layers,
+        n=n,
+        lam_h=float(lam_h),
+        lam_w=[float(x) for x in np.broadcast_to(np.asarray(lam_w, dtype=float), (layers,))],
+        construction=srg.construction,
+        unit_scales=unit,
+        srg_mid=M_mid,
+        srg_last=Mt_last,
+        srg_gram=Mt_last.T @ Mt_last,
+        dnc_gram=Mt_dnc.T @ Mt_dnc,
+        loss_srg=srg.loss,
+        loss_dnc=dnc.loss,
+    )
 
 
-def _setting_text(data: dict[str, Any]) -> str:
+def _setting_text(data: Mapping[str, Any]) -> str:
     """``, n = 50, λ_H1 = 0.004, λ_W = 0.004`` (λ_W as a list where the layers differ); ``""`` for data of
     earlier releases that did not record them."""
     if data.get("n") is None:
@@ -121,7 +273,9 @@ def _setting_text(data: dict[str, Any]) -> str:
     return f", $n = {data['n']}$, $\\lambda_{{H_1}} = {data['lam_h']:g}$, $\\lambda_W = {w}$"
 
 
-def plot_srg(data: dict[str, Any], ax: Sequence[Axes] | None = None) -> tuple[Figure, Sequence[Axes]]:
+def plot_srg(
+    data: SRGFigureData | Mapping[str, Any], ax: Sequence[Axes] | None = None
+) -> tuple[Figure, Sequence[Axes]]:
     """Figure 1 of the 2024 paper: SRG class means ``M_{L-1}``, ``M~_L``, Gram ``M~_L^T M~_L``, and the DNC
     Gram."""
     if ax is None:

@@ -309,6 +309,7 @@ def add_config_options(
 
 def config_values(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
     """The fields of ``config_cls`` given on the command line (options of :func:`add_config_options`).
+    A plain dict: keyword arguments for ``config_cls`` (or overrides of a YAML config), not a result.
 
     Parameters
     ----------

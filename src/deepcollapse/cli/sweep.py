@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from deepcollapse.cli.summary_tables import summary_table
 
-    n_done = sum(s["status"] != "skipped" for s in result.statuses)
+    n_done = sum(s.status != "skipped" for s in result.statuses)
     print(f"{len(result.statuses)} tasks ({n_done} run now, {len(result.statuses) - n_done} already done)")
     table = summary_table(result.summary, ["point", *spec.varying_keys()])
     if table:

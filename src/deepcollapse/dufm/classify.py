@@ -100,6 +100,7 @@ from deepcollapse.dufm.kernel import numpy_gradients
 from deepcollapse.dufm.results import DUFMRun, DUFMSummary, PolishResult
 from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
+from deepcollapse.theory.compare import Comparison
 from deepcollapse.theory.constructions.gram import cosine_gram, gram_match, srg_gram
 from deepcollapse.theory.objective import evaluate, forward
 from deepcollapse.theory.problem import Problem
@@ -271,7 +272,7 @@ def classify_run(
     weights: list[np.ndarray],
     config: DUFMConfig,
     diverged_step: int | None,
-    theory: dict[str, Any],
+    theory: Mapping[str, Any],
     G_srg: np.ndarray | None,
     history: list[tuple[int, float | None]] | None = None,
     criteria: Criteria = _DEFAULT,
@@ -294,7 +295,7 @@ def classify_run(
         The run's config (problem, family, ``rank_rtol``, ``polish``).
     diverged_step : int or None
         The step at which the trainer marked the run diverged (``None``: it did not).
-    theory : dict
+    theory : Comparison or mapping
         :func:`theory_of` ``(config)``.
     G_srg : ndarray or None
         The SRG's cosine Gram matrix (:func:`~deepcollapse.theory.constructions.srg_gram`) where it is
@@ -432,10 +433,33 @@ def classify_run(
     return DUFMRun.from_dict(rec)  # the keys it holds, in order, are those of rec
 
 
-def theory_of(config: DUFMConfig) -> dict[str, Any]:
+def theory_of(config: DUFMConfig) -> Comparison:
     """The closed-form theory of the config's model, or ``loss_dnc = loss_srg = None`` with a note saying
     there is none (every family but MSE + ReLU with all λ > 0): never a silent comparison with MSE + ReLU.
-    ``loss_zero`` (the fit of the all-zero network: 1/2 for MSE, log K for cross-entropy) is always given."""
+
+    Parameters
+    ----------
+    config : DUFMConfig
+        The trained model (its family, ``classes``, ``layers``, ``n`` and λ's).
+
+    Returns
+    -------
+    Comparison
+        :func:`~deepcollapse.theory.compare.compare` of the problem plus the keys ``closed_form`` (``True``)
+        where a closed form exists; else only ``closed_form`` (``False``), ``note``, ``family``,
+        ``loss_dnc = loss_srg = None`` and ``loss_zero``.  ``loss_zero`` (the fit of the all-zero network:
+        1/2 for MSE, log K for cross-entropy) is always given.  ``to_dict()`` is ``summary.json``'s
+        ``theory``.
+
+    Examples
+    --------
+    >>> from deepcollapse.dufm.config import DUFMConfig
+    >>> t = theory_of(DUFMConfig(classes=4, layers=3, n=5, lam_h=0.004, lam_w=[0.004] * 3))
+    >>> t["closed_form"], t.loss_srg is None, round(t.loss_zero, 3)
+    (True, True, 0.5)
+    >>> theory_of(DUFMConfig(classes=4, layers=3, loss="ce"))["closed_form"]
+    False
+    """
     fam = config.family
     Y = fam.targets(config.classes, config.n)
     loss_zero = float(fam.loss.value(np.zeros_like(Y), Y))
@@ -443,16 +467,18 @@ def theory_of(config: DUFMConfig) -> dict[str, Any]:
         from deepcollapse.theory.compare import compare
 
         c = compare(config.classes, config.layers, config.n, config.lam_h, config.lam_w)
-        return {**c.to_dict(), "closed_form": True}
+        return Comparison.from_dict({**c.to_dict(), "closed_form": True})
     why = f"model {fam.name}" if not fam.has_closed_form else "lam = 0 (unregularised)"
-    return {
-        "closed_form": False,
-        "note": f"no closed form for {why}: L_DNC, L_SRG and the polish are not computed",
-        "family": fam.name,
-        "loss_dnc": None,
-        "loss_srg": None,
-        "loss_zero": loss_zero,
-    }
+    return Comparison.from_dict(
+        {
+            "closed_form": False,
+            "note": f"no closed form for {why}: L_DNC, L_SRG and the polish are not computed",
+            "family": fam.name,
+            "loss_dnc": None,
+            "loss_srg": None,
+            "loss_zero": loss_zero,
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -623,7 +649,7 @@ def _summary(
         "n_below_dnc": sum(bool(r["below_dnc"]) for r in runs),
         "classifications": counts,
         "criteria": criteria.to_dict(config.rank_rtol),
-        "theory": theory,
+        "theory": theory.to_dict(),
         "config": config.to_dict(),
         "runs": runs,
     }

@@ -273,12 +273,36 @@ class DUFMConfig(ConfigMixin):
     # --- derived -----------------------------------------------------------------------------------------
     @property
     def family(self) -> Family:
-        """The model family (loss, activation) of :mod:`deepcollapse.family`."""
+        """The model family (loss, activation) of :mod:`deepcollapse.family`.
+
+        Returns
+        -------
+        Family
+            ``get_family(loss, activation, eps)``.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.family
+        Family('mse+relu')
+        """
         return get_family(self.loss, self.activation, self.eps)
 
     @property
     def problem(self) -> Problem:
-        """The instance of eq. (1) this config trains: classes, layers, n, λs, widths and model family."""
+        """The instance of eq. (1) this config trains: classes, layers, n, λs, widths and model family.
+
+        Returns
+        -------
+        Problem
+            The theory's description of the instance.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.problem.widths
+        (3, 3)
+        """
         from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
 
         return Problem(
@@ -295,40 +319,133 @@ class DUFMConfig(ConfigMixin):
 
     @property
     def N(self) -> int:
+        """The number of samples ``N = K n``.
+
+        Returns
+        -------
+        int
+            ``classes · n``.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.N
+        2
+        """
         return self.classes * self.n
 
     @property
     def run_seeds(self) -> list[int]:
+        """The seed of each run: ``seeds``, or ``seed, seed + 1, ..., seed + runs − 1``.
+
+        Returns
+        -------
+        list of int
+            One seed per run.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.run_seeds
+        [0, 1]
+        """
         return list(self.seeds) if self.seeds is not None else [self.seed + r for r in range(self.runs)]
 
     @property
     def shapes(self) -> list[tuple[int, int]]:
-        """``[(d_1, N), (d_2, d_1), ..., (K, d_L)]``: shapes of ``H1, W_1, ..., W_L`` of one run."""
+        """``[(d_1, N), (d_2, d_1), ..., (K, d_L)]``: shapes of ``H1, W_1, ..., W_L`` of one run.
+
+        Returns
+        -------
+        list of tuple of int
+            ``L + 1`` shapes.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.shapes
+        [(3, 2), (3, 3), (2, 3)]
+        """
         d = list(self.width) + [self.classes]
         return [(d[0], self.N)] + [(d[l + 1], d[l]) for l in range(self.layers)]
 
     @property
     def torch_dtype(self) -> torch.dtype:
+        """The torch dtype of ``dtype`` (``float32`` or ``float64``).
+
+        Returns
+        -------
+        torch.dtype
+            ``torch.float32`` or ``torch.float64``.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.torch_dtype
+        torch.float64
+        """
         import torch  # lazily, as above
 
         return torch.float32 if self.dtype == "float32" else torch.float64
 
     @property
     def resolved_backend(self) -> str:
+        """The engine: ``backend``, with ``auto`` as numpy for analytic gradients on the CPU, torch otherwise.
+
+        Returns
+        -------
+        str
+            ``"numpy"`` or ``"torch"``.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.resolved_backend
+        'numpy'
+        """
         if self.backend != "auto":
             return self.backend
         return "numpy" if self.device == "cpu" and self.grad == "analytic" else "torch"
 
     @property
     def resolved_step_loop(self) -> str:
-        """The torch engine's step loop: ``step_loop``, with ``auto`` as graph on cuda, chunk on cpu."""
+        """The torch engine's step loop: ``step_loop``, with ``auto`` as graph on cuda, chunk on cpu.
+
+        Returns
+        -------
+        str
+            ``"graph"`` or ``"chunk"`` (or another explicit ``step_loop``).
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.resolved_step_loop
+        'chunk'
+        """
         if self.step_loop != "auto":
             return self.step_loop
         return "graph" if self.device == "cuda" else "chunk"
 
     def learning_rate(self, step: int) -> float:
         """Learning rate of GD step ``step`` (0-based): constant, ``lr · lr_decay^⌊step/lr_decay_every⌋``, or
-        cosine ``lr_min + (lr − lr_min)(1 + cos(π step / steps))/2``."""
+        cosine ``lr_min + (lr − lr_min)(1 + cos(π step / steps))/2``.
+
+        Parameters
+        ----------
+        step : int
+            The GD step, 0-based.
+
+        Returns
+        -------
+        float
+            Its learning rate.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> c.learning_rate(0) == c.lr
+        True
+        """
         if self.lr_schedule == "step":
             return (
                 self.lr * self.lr_decay ** (step // self.lr_decay_every) if self.lr_decay_every else self.lr

@@ -79,7 +79,23 @@ class Criteria:
             object.__setattr__(self, f.name, value)  # frozen: normalised to float once, here
 
     def rank_tolerance(self, config_rtol: float) -> float:
-        """``rank_rtol``, or ``config_rtol`` where it is ``None``."""
+        """``rank_rtol``, or ``config_rtol`` where it is ``None``.
+
+        Parameters
+        ----------
+        config_rtol : float
+            The config's ``rank_rtol``.
+
+        Returns
+        -------
+        float
+            The relative rank tolerance to use.
+
+        Examples
+        --------
+        >>> Criteria().rank_tolerance(1e-3)
+        0.001
+        """
         return config_rtol if self.rank_rtol is None else self.rank_rtol
 
     def to_dict(self, config_rtol: float) -> dict[str, Any]:
@@ -89,6 +105,16 @@ class Criteria:
         -------
         dict
             The JSON form written to ``summary.json`` (a dict by design: it is that file's entry).
+
+        Parameters
+        ----------
+        config_rtol : float
+            The config's ``rank_rtol`` (used where ``rank_rtol`` is ``None``).
+
+        Examples
+        --------
+        >>> Criteria().to_dict(1e-3)['rank_rtol']
+        0.001
         """
         d = dataclasses.asdict(self)
         d["rank_rtol"] = self.rank_tolerance(config_rtol)
@@ -96,7 +122,23 @@ class Criteria:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Criteria:
-        """The criteria of a ``summary.json``'s ``criteria`` entry (unknown keys refused)."""
+        """The criteria of a ``summary.json``'s ``criteria`` entry (unknown keys refused).
+
+        Parameters
+        ----------
+        data : dict
+            The entry (a subset of the fields; missing ones take their defaults).
+
+        Returns
+        -------
+        Criteria
+            Validated.
+
+        Examples
+        --------
+        >>> Criteria.from_dict({}) == Criteria()
+        True
+        """
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:

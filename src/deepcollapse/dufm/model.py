@@ -37,6 +37,7 @@ from typing import Any
 
 import torch
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.family import Family, get_family
 from deepcollapse.theory import objective_torch as torch_eq1
@@ -62,24 +63,97 @@ class DUFMParams:
     weights: list[torch.Tensor]
 
     def tensors(self) -> list[torch.Tensor]:
+        """``[H1, W_1, ..., W_L]``.
+
+        Returns
+        -------
+        list of torch.Tensor
+            The parameters, not copied.
+
+        Examples
+        --------
+        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+        >>> [tuple(t.shape) for t in init_params(c).tensors()]
+        [(2, 3, 2), (2, 3, 3), (2, 2, 3)]
+        """
         return [self.H1, *self.weights]
 
 
 def labels(classes: int, n: int) -> torch.Tensor:
-    """``arange(K).repeat_interleave(n)``: samples ordered by class."""
+    """``arange(K).repeat_interleave(n)``: samples ordered by class.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``.
+    n : int
+        Samples per class.
+
+    Returns
+    -------
+    torch.Tensor, (K n,)
+        The labels, int64.
+
+    Examples
+    --------
+    >>> labels(2, 2)
+    tensor([0, 0, 1, 1])
+    """
     return torch.arange(classes).repeat_interleave(n)
 
 
 def targets(classes: int, n: int, dtype: torch.dtype = torch.float64, device: Any = "cpu") -> torch.Tensor:
-    """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)``."""
+    """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``.
+    n : int
+        Samples per class.
+    dtype : torch.dtype, default torch.float64
+        The dtype of the result.
+    device : str or torch.device, default "cpu"
+        Where the result lives.
+
+    Returns
+    -------
+    torch.Tensor, (K, K n)
+        One-hot targets.
+
+    Examples
+    --------
+    >>> targets(2, 1)
+    tensor([[1., 0.],
+            [0., 1.]], dtype=torch.float64)
+    """
     return torch.kron(
         torch.eye(classes, dtype=dtype, device=device), torch.ones(1, n, dtype=dtype, device=device)
     )
 
 
+@fill_doc
 def init_run(config: DUFMConfig, seed: int) -> list[torch.Tensor]:
     """``[H1, W_1, ..., W_L]`` of one run from ``torch.Generator().manual_seed(seed)`` (CPU, drawn in
-    this order with ``config.init`` and stds ``config.init_scale``), in ``config.dtype`` on the CPU."""
+    this order with ``config.init`` and stds ``config.init_scale``), in ``config.dtype`` on the CPU.
+
+    Parameters
+    ----------
+    %(dufm_config)s
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    list of torch.Tensor
+        ``L + 1`` tensors of the shapes ``config.shapes``.
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> [tuple(t.shape) for t in init_run(c, 0)]
+    [(3, 2), (3, 3), (2, 3)]
+    """
     g = torch.Generator().manual_seed(int(seed))
     out = []
     for shape, std in zip(config.shapes, config.init_scale):
@@ -93,8 +167,25 @@ def init_run(config: DUFMConfig, seed: int) -> list[torch.Tensor]:
     return out
 
 
+@fill_doc
 def init_params(config: DUFMConfig) -> DUFMParams:
-    """Stack :func:`init_run` of every seed in ``config.run_seeds`` along a leading run dimension (CPU)."""
+    """Stack :func:`init_run` of every seed in ``config.run_seeds`` along a leading run dimension (CPU).
+
+    Parameters
+    ----------
+    %(dufm_config)s
+
+    Returns
+    -------
+    DUFMParams
+        ``H1 (R, d_1, N)`` and the weights, ``R = len(config.run_seeds)``.
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> tuple(init_params(c).H1.shape)
+    (2, 3, 2)
+    """
     per_run = [init_run(config, s) for s in config.run_seeds]
     stacked = [torch.stack([p[i] for p in per_run]) for i in range(config.layers + 1)]
     return DUFMParams(H1=stacked[0], weights=stacked[1:])
@@ -104,15 +195,42 @@ def _fam(family: Family | None) -> Family:
     return get_family() if family is None else family
 
 
+@fill_doc
 def forward(
     H1: torch.Tensor, weights: Sequence[torch.Tensor], family: Family | None = None
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
     """Batched forward pass: ``(pre, post, out)`` with ``pre = [H~_2..H~_L]``, ``post = [H_1..H_L]`` (each
     ``(R, d_l, N)``, ``H_l = σ(H~_l)`` with the family's activation, ReLU by default) and ``out = W_L H_L``
-    ``(R, K, N)``: the torch eq. (1)'s :func:`deepcollapse.theory.objective_torch.forward`."""
+    ``(R, K, N)``: the torch eq. (1)'s :func:`deepcollapse.theory.objective_torch.forward`.
+
+    Parameters
+    ----------
+    H1 : torch.Tensor, (R, d_1, N)
+        The features of the ``R`` runs.
+    weights : sequence of torch.Tensor
+        ``W_1 (R, d_2, d_1), ..., W_L (R, K, d_L)``.
+    %(dufm_family)s
+
+    Returns
+    -------
+    pre : list of torch.Tensor
+        ``H~_2 .. H~_L``.
+    post : list of torch.Tensor
+        ``H_1 .. H_L``.
+    out : torch.Tensor, (R, K, N)
+        ``W_L H_L``.
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> p = init_params(c); pre, post, out = forward(p.H1, p.weights)
+    >>> len(pre), len(post), tuple(out.shape)
+    (1, 2, (2, 2, 2))
+    """
     return torch_eq1.forward(H1, weights, family)
 
 
+@fill_doc
 def objective(
     H1: torch.Tensor,
     weights: Sequence[torch.Tensor],
@@ -123,11 +241,30 @@ def objective(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Eq. (1) per run: ``(total, fit, reg)``, each ``(R,)``; ``Y (K, N)``.  ``fit`` is the family's loss
     (``1/(2N) ‖W_L H_L − Y‖_F²`` by default, mean softmax cross-entropy for ``ce``): the one torch eq. (1),
-    :func:`deepcollapse.theory.objective_torch.objective`."""
+    :func:`deepcollapse.theory.objective_torch.objective`.
+
+    Parameters
+    ----------
+    %(dufm_eq1)s
+    %(dufm_family)s
+
+    Returns
+    -------
+    total, fit, reg : torch.Tensor, (R,)
+        The loss of each run, its fit term and its regularisation (``total = fit + reg``).
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> p = init_params(c); total, fit, reg = objective(p.H1, p.weights, targets(2, 1), 1e-3, [1e-3, 1e-3])
+    >>> tuple(total.shape), bool(torch.allclose(total, fit + reg))
+    ((2,), True)
+    """
     total, fit, reg = torch_eq1.objective(H1, weights, Y, lam_h, lam_w, family)
     return total, fit, reg
 
 
+@fill_doc
 def autograd_gradients(
     H1: torch.Tensor,
     weights: Sequence[torch.Tensor],
@@ -136,12 +273,31 @@ def autograd_gradients(
     lam_w: Sequence[float],
     family: Family | None = None,
 ) -> list[torch.Tensor]:
-    """``[∂H1, ∂W_1 .. ∂W_L]`` of ``Σ_r loss_r`` (runs independent), torch autograd of :func:`objective`."""
+    """``[∂H1, ∂W_1 .. ∂W_L]`` of ``Σ_r loss_r`` (runs independent), torch autograd of :func:`objective`.
+
+    Parameters
+    ----------
+    %(dufm_eq1)s
+    %(dufm_family)s
+
+    Returns
+    -------
+    list of torch.Tensor
+        ``L + 1`` gradients, the parameters' shapes.
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> p = init_params(c); g = autograd_gradients(p.H1, p.weights, targets(2, 1), 1e-3, [1e-3, 1e-3])
+    >>> [tuple(t.shape) for t in g]
+    [(2, 3, 2), (2, 3, 3), (2, 2, 3)]
+    """
     params = [t.detach().requires_grad_(True) for t in (H1, *weights)]
     total, _, _ = objective(params[0], params[1:], Y, lam_h, lam_w, family)
     return list(torch.autograd.grad(total.sum(), params))
 
 
+@fill_doc
 def analytic_gradients(
     H1: torch.Tensor,
     weights: Sequence[torch.Tensor],
@@ -155,7 +311,29 @@ def analytic_gradients(
     ``bmm``/``baddbmm``), for any family: ``G_L = residual(out, Y)/N``, ``D_l = σ'(H~_l)``.  ``scale``
     multiplies the whole gradient (the trainer passes ``lr``): a number, or a one-element tensor on the
     device (read there, without a host synchronisation: the graph-safe step of
-    :mod:`deepcollapse.dufm.torch_engine`; the regularisation terms are then added outside the GEMM)."""
+    :mod:`deepcollapse.dufm.torch_engine`; the regularisation terms are then added outside the GEMM).
+
+    Parameters
+    ----------
+    %(dufm_eq1)s
+    scale : float or torch.Tensor, default 1.0
+        Multiplies the whole gradient (a number or a one-element tensor).
+    %(dufm_family)s
+
+    Returns
+    -------
+    list of torch.Tensor
+        ``L + 1`` gradients, the parameters' shapes (equal to :func:`autograd_gradients` up to rounding).
+
+    Examples
+    --------
+    >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
+    >>> p = init_params(c); Y = targets(2, 1)
+    >>> a = analytic_gradients(p.H1, p.weights, Y, 1e-3, [1e-3, 1e-3])
+    >>> b = autograd_gradients(p.H1, p.weights, Y, 1e-3, [1e-3, 1e-3])
+    >>> all(torch.allclose(x, y) for x, y in zip(a, b))
+    True
+    """
     fam = _fam(family)
     N = H1.shape[-1]
     pre, post, out = forward(H1, weights, fam)

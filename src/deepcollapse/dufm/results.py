@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcollapse._core.results import Result
+from deepcollapse.theory.compare import Comparison
 
 __all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 
@@ -131,16 +132,18 @@ class DUFMSummary(Result):
     criteria : dict or None
         The tolerances of the classification (``zero_tol, grad_tol, plateau_tol, gram_tol, dnc2_tol,
         dnc_converging_cond, dnc_converging_gap, rank_rtol``).
-    theory : dict or None
-        The :class:`~deepcollapse.theory.compare.Comparison` as a dict plus ``closed_form: True``, or, without
-        a closed form, ``{closed_form: False, note, family, loss_dnc: None, loss_srg: None, loss_zero}``.
+    theory : Comparison or None
+        :func:`~deepcollapse.dufm.classify.theory_of`: the :class:`~deepcollapse.theory.compare.Comparison`
+        plus the key ``closed_form: True``, or, without a closed form, one holding only ``closed_form:
+        False, note, family, loss_dnc: None, loss_srg: None, loss_zero`` (``summary.json``'s ``theory`` is
+        its ``to_dict()``).
     config : dict or None
         The run's :class:`~deepcollapse.dufm.config.DUFMConfig` as a dict.
     runs : list of DUFMRun or None
         One entry per run.
     """
 
-    _nested = {"runs": DUFMRun}
+    _nested = {"runs": DUFMRun, "theory": Comparison}
 
     loss_dnc: float | None = None
     loss_srg: float | None = None
@@ -151,7 +154,7 @@ class DUFMSummary(Result):
     n_below_dnc: int | None = None
     classifications: dict[str, int] | None = None
     criteria: dict[str, float] | None = None
-    theory: dict[str, Any] | None = None
+    theory: Comparison | None = None
     config: dict[str, Any] | None = None
     runs: list[DUFMRun] | None = None
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
@@ -18,6 +18,9 @@ from deepcollapse._core.devices import check_cuda_device
 from deepcollapse._core.io import read_json
 from deepcollapse.dufm.config import DEVICES as DUFM_DEVICES
 from deepcollapse.runs.executors import Task
+
+if TYPE_CHECKING:
+    from deepcollapse.dufm.config import DUFMConfig
 
 __all__ = ["AXES", "BASIN_CLASSES", "BasinAtlas", "Cell", "atlas_tasks", "cell_config"]
 
@@ -49,7 +52,21 @@ class Cell:
             f"_a{self.init_factor:g}"
         )
 
-    def values(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The cell's fields by name, in declaration order: its serialisation, spread into the rows of the
+        atlas's tables (``{"cell": cell.id, **cell.to_dict(), ...}``,
+        :func:`~deepcollapse.experiments.basins.basin_rows`), whose columns these names are.
+
+        Returns
+        -------
+        dict
+            ``classes``, ``layers``, ``n``, ``width``, ``lam``, ``lr``, ``init_factor``.
+
+        Examples
+        --------
+        >>> Cell(10, 4, 50, 32, 0.004, 0.5, 1.0).to_dict()["width"]
+        32
+        """
         return {a: getattr(self, a) for a in ("classes", "layers", "n", "width", "lam", "lr", "init_factor")}
 
 
@@ -199,9 +216,9 @@ class BasinAtlas(ConfigMixin):
 
 def cell_config(
     atlas: BasinAtlas, cell: Cell, *, seed: int, runs: int, device: str | None = None
-) -> dict[str, Any]:
-    """The :class:`~deepcollapse.dufm.config.DUFMConfig` (as a dict, validated) of ``runs`` runs of ``cell``
-    from seed ``seed``: no polish (the classification does not use it), one checkpoint at the end.
+) -> DUFMConfig:
+    """The :class:`~deepcollapse.dufm.config.DUFMConfig` (validated) of ``runs`` runs of ``cell`` from seed
+    ``seed``: no polish (the classification does not use it), one checkpoint at the end.
 
     Parameters
     ----------
@@ -216,8 +233,15 @@ def cell_config(
 
     Returns
     -------
-    dict
-        ``DUFMConfig.to_dict()``.
+    DUFMConfig
+        The trainer config (``.to_dict()``: the config a task carries, :func:`atlas_tasks`).
+
+    Examples
+    --------
+    >>> atlas = BasinAtlas(steps=100, runs=4, runs_per_task=2)
+    >>> cfg = cell_config(atlas, atlas.base, seed=2, runs=2)
+    >>> cfg.classes, cfg.layers, cfg.seed, cfg.runs, cfg.log_every, cfg.polish
+    (10, 4, 2, 2, 10, False)
     """
     from deepcollapse.dufm.config import DEFAULT_H1_SCALE, DUFMConfig
 
@@ -242,7 +266,7 @@ def cell_config(
         device=device or atlas.device,
         polish=False,
     )
-    return cfg.to_dict()
+    return cfg
 
 
 def atlas_tasks(atlas: BasinAtlas, out: Path) -> list[Task]:
@@ -268,7 +292,7 @@ def atlas_tasks(atlas: BasinAtlas, out: Path) -> list[Task]:
             tasks.append(
                 Task(
                     "dufm",
-                    cell_config(atlas, cell, seed=s0, runs=runs),
+                    cell_config(atlas, cell, seed=s0, runs=runs).to_dict(),
                     str(folder),
                     cell.id,
                     {"cell": cell.id},

@@ -204,7 +204,7 @@ def basin_rows(folder: str | Path, cell: Cell, reference: tuple[float | None, st
         rows.append(
             {
                 "cell": cell.id,
-                **cell.values(),
+                **cell.to_dict(),
                 "seed": int(run["seed"]),
                 "classification": run.get("classification"),
                 "final_loss": math.nan if loss is None else float(loss),

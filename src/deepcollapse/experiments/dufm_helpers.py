@@ -7,7 +7,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,9 @@ from deepcollapse._core import flagship
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.experiments.framework import Context
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
+
+if TYPE_CHECKING:
+    from deepcollapse.experiments.outputs import ClassMeans
 
 _DUFM_DEFAULTS = {f.name: f.default for f in dataclasses.fields(DUFMConfig)}
 
@@ -44,7 +47,9 @@ def zero_threshold_lam(classes: int, layers: int, n: int) -> float:
 
 
 def dufm_base(smoke: bool, **overrides: Any) -> dict[str, Any]:
-    """The flagship config with ``overrides``; the smoke version has n = 5 and 300 steps (logged every 50)."""
+    """The flagship config with ``overrides``; the smoke version has n = 5 and 300 steps (logged every 50).  A
+    plain dict: the base of a sweep spec (it may hold ``lam``, which the spec expands), completed by the
+    spec's grid and seeds before each point's ``DUFMConfig`` validates it."""
     base = {**FLAGSHIP, **overrides}
     if smoke:
         base.update(SMOKE)
@@ -120,9 +125,10 @@ def point_singular_values(
 
 def best_means(
     result: SweepResult, points: Sequence[str], classes: int
-) -> tuple[dict[str, list[Any]], dict[str, Any], str]:
+) -> tuple[ClassMeans, dict[str, Any], str]:
     """Class means of the best run over ``points``: the lowest ``final_loss / L_DNC`` (so that points with
-    different λ compare fairly), non-diverged runs first.  Returns (means, summary entry, point id)."""
+    different λ compare fairly), non-diverged runs first.  Returns (means, summary entry, point id), the means
+    a :class:`~deepcollapse.experiments.outputs.ClassMeans`."""
     from deepcollapse.analysis.tables import read_summary
     from deepcollapse.experiments.outputs import class_mean_matrices
 

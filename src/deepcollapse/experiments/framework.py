@@ -32,7 +32,7 @@ import pandas as pd
 from deepcollapse._core.checks import ConfigError, check_choice
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.io import check_output_folder
-from deepcollapse.runs.executors import Task, check_executor_options, run_tasks
+from deepcollapse.runs.executors import Task, TaskOutcome, check_executor_options, run_tasks
 from deepcollapse.runs.sweep import SweepResult, SweepSpec, run_sweep
 
 __all__ = ["Context", "Experiment", "NetRunOptions", "register", "registered"]
@@ -166,9 +166,10 @@ class Context:
             force=self.force,
         )
 
-    def tasks(self, tasks: Sequence[Task]) -> list[dict[str, Any]]:
+    def tasks(self, tasks: Sequence[Task]) -> list[TaskOutcome]:
         """Run the independent tasks (:class:`~deepcollapse.runs.executors.Task`) that are not done
-        yet with this run's executor, workers and Ray address."""
+        yet with this run's executor, workers and Ray address; one
+        :class:`~deepcollapse.runs.executors.TaskOutcome` per task."""
         return run_tasks(
             tasks,
             executor=self.executor,
@@ -306,8 +307,8 @@ class Experiment:
         depth-bound) offer their points to and whose rows (with the shipped ones) enter their tables;
         ``None`` (default): no registry is read or written."""
         check_executor_options(executor, workers)
-        family = check_experiment_family(self, family)
-        run_options = check_run_options(self, device, batch_seeds)
+        family = _check_experiment_family(self, family)
+        run_options = _check_run_options(self, device, batch_seeds)
         settings = read_experiment_config(self, config, smoke, run_options)
         if isinstance(settings, NetRunOptions):  # the file's options under the command line's
             run_options = {k: v for k, v in settings.to_dict().items() if v is not None}
@@ -392,7 +393,7 @@ def family_options(family: dict[str, Any]) -> str:
     return out
 
 
-def check_experiment_family(experiment: Experiment, family: dict[str, Any] | None) -> dict[str, Any]:
+def _check_experiment_family(experiment: Experiment, family: dict[str, Any] | None) -> dict[str, Any]:
     """The validated family of one run of ``experiment`` (one-line ``ConfigError`` naming the option).
 
     Parameters
@@ -427,7 +428,7 @@ def check_experiment_family(experiment: Experiment, family: dict[str, Any] | Non
     return fam
 
 
-def check_run_options(
+def _check_run_options(
     experiment: Experiment, device: str | None, batch_seeds: str | int | None
 ) -> dict[str, Any]:
     """The validated ``--device`` / ``--batch-seeds`` of one run of ``experiment`` (one-line ``ConfigError``).
@@ -486,7 +487,8 @@ def read_experiment_config(
 ) -> Any:
     """The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
     ``--config`` or the file: an experiment without a settings file, ``--smoke`` beside it, the file's own
-    errors), with ``overrides`` (the command line's :func:`check_run_options`) in place of the file's values.
+    errors), with ``overrides`` (the command line's ``--device`` / ``--batch-seeds``, validated) in place of
+    the file's values.
 
     Parameters
     ----------

@@ -65,11 +65,13 @@ def fig1(ctx: Context, n: int = 1) -> None:
     dnc = dnc_solution(K, L, n, lam, lam)
     ms = forward_class_means(srg.H1, srg.weights, K)
     md = forward_class_means(dnc.H1, dnc.weights, K)
-    ranks = [
-        {"solution": name, "matrix": mat, "rank": int(np.linalg.matrix_rank(A)), "loss": sol.loss}
-        for name, sol, m in (("SRG", srg, ms), ("DNC", dnc, md))
-        for mat, A in (("M_3", m["post"][2]), ("M~_4", m["pre"][3]), ("M_4", m["post"][3]))
-    ]
+    ranks = []
+    for name, sol, m in (("SRG", srg, ms), ("DNC", dnc, md)):
+        assert m.post is not None and m.pre is not None and m.pre[3] is not None
+        for mat, A in (("M_3", m.post[2]), ("M~_4", m.pre[3]), ("M_4", m.post[3])):
+            ranks.append(
+                {"solution": name, "matrix": mat, "rank": int(np.linalg.matrix_rank(A)), "loss": sol.loss}
+            )
     ctx.table(
         pd.DataFrame(ranks),
         "fig1_ranks",

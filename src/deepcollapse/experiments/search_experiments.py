@@ -32,11 +32,14 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
+
+if TYPE_CHECKING:
+    from deepcollapse.landscape.best_known_types import RegistryRow
 
 __all__ = [
     "BEST_KNOWN_FULL",
@@ -154,7 +157,9 @@ def best_known_rows(
         row["search_loss"] = row["best_loss"]
         row["best_from"] = "this search"
         if registry is not None:
-            row.update(registry_minimum(Path(t.out_dir), row, registry, command))
+            best = registry_minimum(Path(t.out_dir), row, registry, command)
+            if best is not None:
+                row.update(_registry_columns(best))
         if not Path(row["solution"]).is_absolute():  # a registry's file stays where the registry keeps it
             row["solution"] = str((Path(t.out_dir) / row["solution"]).relative_to(out))
         row["run_dir"] = t.out_dir
@@ -163,17 +168,44 @@ def best_known_rows(
     return rows
 
 
-def registry_minimum(folder: Path, row: dict[str, Any], registry: Any, command: str) -> dict[str, Any]:
-    """Offer a search point's solution (``folder / row["solution"]``, its verdict and Clarke residual from
-    ``landscape.json``) to ``registry``; then the row's replacements where the cell's row of ``registry`` or
-    of the shipped registry is below the point (:func:`~deepcollapse.landscape.best_known.is_below`):
-    ``best_loss``, ``solution`` (the registry's file), ``verdict``, ``clarke_residual``, ``structure``,
-    ``rank_profile`` (of the registry's point) and ``best_from`` (which registry, and the command that found
-    it); ``{}`` where the search's point is the lowest."""
+def registry_minimum(folder: Path, row: dict[str, Any], registry: Any, command: str) -> RegistryRow | None:
+    """Offer a search point's solution to ``registry``; return the row below it, if any.
+
+    The point is ``folder / row["solution"]`` with its verdict and Clarke residual from ``landscape.json``;
+    the answer is the cell's row of ``registry`` or of the shipped registry where it is below the point
+    (:func:`~deepcollapse.landscape.best_known.is_below`), else ``None`` (the search's point is the lowest).
+
+    Parameters
+    ----------
+    folder : Path
+        The point's search folder.
+    row : dict
+        Its table row (``point.json``): ``solution`` (relative to ``folder``) and ``best_loss``.
+    registry : Registry
+        The best-known registry offered the point (:class:`~deepcollapse.landscape.best_known.Registry`).
+    command : str
+        The provenance of the offer.
+
+    Returns
+    -------
+    RegistryRow or None
+        The lower registry row (its ``path`` the registry's solution file).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from deepcollapse.landscape.best_known import Registry
+    >>> from deepcollapse.landscape.solution_file import save_solution
+    >>> from deepcollapse.theory.constructions import dnc_solution
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> s = dnc_solution(3, 2, 2, 0.01, 0.01, width=3)
+    >>> _ = save_solution(d / "p" / "a.npz", s.H1, s.weights, n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+    >>> row = {"solution": "a.npz", "best_loss": s.loss}
+    >>> registry_minimum(d / "p", row, Registry.load(d / "registry"), "doc") is None  # it is the lowest
+    True
+    """
     from deepcollapse._core.io import read_json
     from deepcollapse.landscape.best_known import Provenance, is_below, merge, shipped_registry
-    from deepcollapse.landscape.search_state import describe_solution
-    from deepcollapse.landscape.targets import load_point
 
     land_file = folder / "landscape.json"
     land = read_json(land_file) if land_file.is_file() else {}
@@ -185,7 +217,17 @@ def registry_minimum(folder: Path, row: dict[str, Any], registry: Any, command: 
     )
     best = merge(registry, shipped_registry()).get(offer.key)
     if best is None or best.path is None or not is_below(best.loss, row["best_loss"]):
-        return {}
+        return None
+    return best
+
+
+def _registry_columns(best: RegistryRow) -> dict[str, Any]:
+    # a table row's columns where a registry row replaces the search's point: best_loss, solution (the
+    # registry's file), verdict, clarke_residual, structure and rank_profile (of the registry's point) and
+    # best_from (which registry, and the command that found it)
+    from deepcollapse.landscape.search_state import describe_solution
+    from deepcollapse.landscape.targets import load_point
+
     params, problem, _ = load_point(str(best.path))
     desc = describe_solution(params[0], params[1:], problem)
     return {
@@ -451,7 +493,8 @@ register(
         "Global search (GD restarts + float64 polish) for the lowest L-DUFM loss, K = 3..16, L = 3..5, with "
         "the Hessian verdict of each best solution.",
         "n = 50, λ = 0.004 for H_1 and every W_l, width 30; per point: `dufm search` for 4 rounds "
-        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem; a count, no wall clock), "
+        "(32 GD starts x 10 000 steps per round at lr 0.5 on the reduced n = 1 problem; a count, no wall "
+        "clock), "
         "then `dufm landscape`; points run in parallel on --workers processes (or Ray).",
         "≈ 42 × 3.5 min ≈ 2.5 h on one core, ≈ 75 min with --workers 2",
         "dufm",

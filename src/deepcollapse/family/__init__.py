@@ -56,24 +56,91 @@ class Family:
 
     @property
     def eps(self) -> float | None:
+        """ε of σ_ε (``None`` for the other activations).
+
+        Returns
+        -------
+        float or None
+            The activation's ``eps``.
+
+        Examples
+        --------
+        >>> get_family(activation="relu_eps", eps=0.1).eps, get_family().eps
+        (0.1, None)
+        """
         return self.activation.eps
 
     @property
     def name(self) -> str:
-        """``"mse+relu"``, ``"ce+linear"``, ``"ce+relu_eps(0.1)"``."""
+        """``"mse+relu"``, ``"ce+linear"``, ``"ce+relu_eps(0.1)"``.
+
+        Returns
+        -------
+        str
+            ``"<loss>+<activation label>"``.
+
+        Examples
+        --------
+        >>> get_family(loss="ce", activation="relu_eps", eps=0.1).name
+        'ce+relu_eps(0.1)'
+        """
         return f"{self.loss.name}+{self.activation.label}"
 
     @property
     def has_closed_form(self) -> bool:
-        """Whether the theory engine's closed forms (DNC/SRG losses, the polish) apply: mse+relu only."""
+        """Whether the theory engine's closed forms (DNC/SRG losses, the polish) apply: mse+relu only.
+
+        Returns
+        -------
+        bool
+            True for mse+relu.
+
+        Examples
+        --------
+        >>> get_family().has_closed_form, get_family(loss="ce").has_closed_form
+        (True, False)
+        """
         return (self.loss.name, self.activation.name) in _CLOSED_FORM
 
     @property
     def is_default(self) -> bool:
+        """Whether this is the default family, mse+relu (2024 paper eq. (1)).
+
+        Returns
+        -------
+        bool
+            True for mse+relu.
+
+        Examples
+        --------
+        >>> get_family().is_default, get_family(activation="linear").is_default
+        (True, False)
+        """
         return self.loss.name == "mse" and self.activation.name == "relu"
 
     def targets(self, classes: int, n: int, dtype: Any = np.float64) -> np.ndarray:
-        """``Y = I_K ⊗ 1_n^T`` ``(K, N)`` (the same one-hot targets for both losses)."""
+        """``Y = I_K ⊗ 1_n^T`` ``(K, N)`` (the same one-hot targets for both losses).
+
+        Parameters
+        ----------
+        classes : int
+            ``K``.
+        n : int
+            Samples per class.
+        dtype : numpy dtype, default float64
+            The dtype of the result.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(K, K n)`` one-hot targets (:func:`~deepcollapse.family.losses.targets`).
+
+        Examples
+        --------
+        >>> get_family().targets(2, 1)
+        array([[1., 0.],
+               [0., 1.]])
+        """
         return targets(classes, n, dtype)
 
     def __eq__(self, other: object) -> bool:
@@ -87,7 +154,27 @@ class Family:
 
 
 def get_family(loss: str = "mse", activation: str = "relu", eps: float | None = None) -> Family:
-    """The validated family; ``ConfigError`` naming the field (``loss``, ``activation`` or ``eps``)."""
+    """The validated family; ``ConfigError`` naming the field (``loss``, ``activation`` or ``eps``).
+
+    Parameters
+    ----------
+    loss : {"mse", "ce"}, default "mse"
+        The fit term (:data:`LOSSES`).
+    activation : {"relu", "linear", "relu_eps"}, default "relu"
+        σ (:data:`ACTIVATIONS`).
+    eps : float, optional
+        ε of σ_ε, ``> 0``: required with ``activation="relu_eps"``, ``None`` otherwise.
+
+    Returns
+    -------
+    Family
+        The loss and the activation.
+
+    Examples
+    --------
+    >>> get_family(loss="ce", activation="relu_eps", eps=0.1)
+    Family('ce+relu_eps(0.1)')
+    """
     check_choice("loss", loss, LOSSES)
     check_choice("activation", activation, ACTIVATIONS)
     act: Activation
@@ -107,7 +194,24 @@ def get_family(loss: str = "mse", activation: str = "relu", eps: float | None = 
 
 def family_of(config: Any) -> Family:
     """The family of a config object or dict with ``loss``/``activation``/``eps`` (missing: the defaults,
-    e.g. a run folder written before these fields existed)."""
+    e.g. a run folder written before these fields existed).
+
+    Parameters
+    ----------
+    config : dict or object
+        A dict with (some of) the keys, or an object with (some of) the attributes ``loss``,
+        ``activation``, ``eps``.
+
+    Returns
+    -------
+    Family
+        Validated by :func:`get_family`.
+
+    Examples
+    --------
+    >>> family_of({"loss": "ce"})
+    Family('ce+relu')
+    """
     if isinstance(config, dict):
         return get_family(config.get("loss", "mse"), config.get("activation", "relu"), config.get("eps"))
     return get_family(

@@ -28,6 +28,15 @@ def loss_field() -> Any:
     -------
     dataclasses.Field
         Default ``"mse"``, with its help and choices.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class C:
+    ...     loss: str = loss_field()
+    >>> C().loss
+    'mse'
     """
     return field(
         default="mse",
@@ -42,6 +51,15 @@ def activation_field() -> Any:
     -------
     dataclasses.Field
         Default ``"relu"``, with its help and choices.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass, fields
+    >>> @dataclass
+    ... class C:
+    ...     activation: str = activation_field()
+    >>> fields(C)[0].metadata["choices"]
+    ('relu', 'linear', 'relu_eps')
     """
     return field(
         default="relu",
@@ -59,6 +77,15 @@ def eps_field() -> Any:
     -------
     dataclasses.Field
         Default ``None``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class C:
+    ...     eps: float | None = eps_field()
+    >>> C().eps is None
+    True
     """
     return field(
         default=None, metadata={"help": "ε of --activation relu_eps, > 0 (unset for the other activations)"}
@@ -73,6 +100,18 @@ def check_family_fields(config: Any) -> None:
     ----------
     config
         A config dataclass instance with ``loss``, ``activation`` and ``eps`` attributes.
+
+    Returns
+    -------
+    None
+        ``config.eps`` is normalised in place.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> config = SimpleNamespace(loss="mse", activation="relu_eps", eps=1)
+    >>> check_family_fields(config); config.eps
+    1.0
     """
     from deepcollapse.family import get_family
 

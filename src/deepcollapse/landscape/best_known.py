@@ -76,7 +76,25 @@ def _file_sha256(path: Path) -> str:
 
 
 def is_below(loss: float, current: float) -> bool:
-    """``loss`` is below ``current`` by more than float64 rounding (:data:`ROUNDING`)."""
+    """``loss`` is below ``current`` by more than float64 rounding (:data:`ROUNDING`).
+
+    Parameters
+    ----------
+    loss : float
+        The new loss.
+    current : float
+        The row's loss.
+
+    Returns
+    -------
+    bool
+        ``loss < current − ROUNDING · max(1, |current|)``.
+
+    Examples
+    --------
+    >>> is_below(1.0, 1.0), is_below(1.0 - 1e-17, 1.0), is_below(0.9, 1.0)
+    (False, False, True)
+    """
     return loss < current - ROUNDING * max(1.0, abs(current))
 
 
@@ -113,7 +131,35 @@ class Registry:
         """The registry in folder ``path`` (empty when the folder or its index does not exist yet; nothing
         is created before the first kept offer).  ``ConfigError`` (one line naming the file and the row)
         for a path that is a file, a damaged index, a newer ``format_version``, or a row whose solution file
-        is missing."""
+        is missing.
+
+        Parameters
+        ----------
+        path : str or Path
+            The registry folder (``~`` expanded).
+        read_only : bool, default False
+            Refuse offers (the shipped registry).
+        name : str, optional
+            The name rows are read under (default the path).
+
+        Returns
+        -------
+        Registry
+            Its rows read and checked.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from deepcollapse.landscape.solution_file import save_solution
+        >>> tmp = tempfile.mkdtemp()
+        >>> rng = np.random.default_rng(0)
+        >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+        ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+        >>> reg = Registry.load(f"{tmp}/registry")
+        >>> len(reg), reg.path.exists()  # nothing is created before the first kept offer
+        (0, False)
+        """
         path = Path(path).expanduser()
         if path.exists() and not path.is_dir():
             raise ConfigError(
@@ -123,11 +169,56 @@ class Registry:
 
     @property
     def rows(self) -> list[RegistryRow]:
-        """The rows, sorted by family, L, K, n, widths, λ's."""
+        """The rows, sorted by family, L, K, n, widths, λ's.
+
+        Returns
+        -------
+        list of RegistryRow
+            Every cell's row, sorted.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from deepcollapse.landscape.solution_file import save_solution
+        >>> tmp = tempfile.mkdtemp()
+        >>> rng = np.random.default_rng(0)
+        >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+        ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+        >>> reg = Registry.load(f"{tmp}/registry")
+        >>> _ = reg.offer(f, Provenance.now("doctest"))
+        >>> [row.key.text() for row in reg.rows]
+        ['mse+relu K=3 L=2 n=2 width 3 λ_H1 0.01 λ_W 0.01']
+        """
         return sorted(self._rows.values(), key=lambda r: _sort_key(r.key))
 
     def get(self, key: CellKey) -> RegistryRow | None:
-        """The row of ``key``, or ``None``."""
+        """The row of ``key``, or ``None``.
+
+        Parameters
+        ----------
+        key : CellKey
+            The cell.
+
+        Returns
+        -------
+        RegistryRow or None
+            Its row; ``None`` for an empty cell.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from deepcollapse.landscape.solution_file import save_solution
+        >>> tmp = tempfile.mkdtemp()
+        >>> rng = np.random.default_rng(0)
+        >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+        ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+        >>> reg = Registry.load(f"{tmp}/registry")
+        >>> offer = reg.offer(f, Provenance.now("doctest"))
+        >>> reg.get(offer.key).loss == offer.loss
+        True
+        """
         return self._rows.get(key)
 
     def __len__(self) -> int:
@@ -147,7 +238,38 @@ class Registry:
         """Offer the point of a solution file: re-evaluate it (``theory check``, float64) and keep it as its
         cell's row only if below the row (:func:`is_below`); a kept file is copied to ``solutions/`` under its
         sha256.  ``ConfigError`` for a read-only registry or a file that is not a valid solution file
-        (nothing written)."""
+        (nothing written).
+
+        Parameters
+        ----------
+        point_file : str or Path
+            A solution file (:func:`~deepcollapse.landscape.solution_file.save_solution`).
+        provenance : Provenance
+            Where the point came from.
+        verdict : str, optional
+            Its Hessian verdict, when the offerer has one.
+        clarke_residual : float, optional
+            Its Clarke residual (with the verdict).
+
+        Returns
+        -------
+        Offer
+            Whether the point was kept and why.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from deepcollapse.landscape.solution_file import save_solution
+        >>> tmp = tempfile.mkdtemp()
+        >>> rng = np.random.default_rng(0)
+        >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+        ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+        >>> reg = Registry.load(f"{tmp}/registry")
+        >>> offer = reg.offer(f, Provenance.now("doctest"))
+        >>> offer.kept, offer.reason
+        (True, 'new cell')
+        """
         from deepcollapse.landscape.solution_file import check_solution
 
         if self.read_only:
@@ -197,7 +319,33 @@ class Registry:
 
     def merge_from(self, other: Registry) -> list[Offer]:
         """Offer every row of ``other`` (its solution file re-evaluated, its provenance, verdict and residual
-        kept): afterwards each cell holds the lower of the two rows."""
+        kept): afterwards each cell holds the lower of the two rows.
+
+        Parameters
+        ----------
+        other : Registry
+            The registry whose rows are offered.
+
+        Returns
+        -------
+        list of Offer
+            One per row of ``other``, in its order.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from deepcollapse.landscape.solution_file import save_solution
+        >>> tmp = tempfile.mkdtemp()
+        >>> rng = np.random.default_rng(0)
+        >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+        ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+        >>> reg = Registry.load(f"{tmp}/registry")
+        >>> _ = reg.offer(f, Provenance.now("doctest"))
+        >>> other = Registry.load(f"{tmp}/other")
+        >>> [offer.kept for offer in other.merge_from(reg)], len(other)
+        ([True], 1)
+        """
         offers = []
         for row in other.rows:
             assert row.path is not None  # rows read from a folder know their file
@@ -283,6 +431,20 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
     dict
         ``{CellKey: RegistryRow}``.  A plain dict: a lookup table keyed by cell (what a registry's rows
         are), not a result to serialise.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.solution_file import save_solution
+    >>> tmp = tempfile.mkdtemp()
+    >>> rng = np.random.default_rng(0)
+    >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+    ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+    >>> reg = Registry.load(f"{tmp}/registry")
+    >>> _ = reg.offer(f, Provenance.now("doctest"))
+    >>> [row.registry == str(reg.path) for row in merge(reg, shipped_registry()).values()]
+    [True]
     """
     out: dict[CellKey, RegistryRow] = {}
     for reg in registries:
@@ -295,7 +457,20 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
 
 def user_registry_dir() -> Path:
     """``$DEEPCOLLAPSE_REGISTRY``, else ``$XDG_DATA_HOME/deepcollapse/best_known``, else
-    ``~/.local/share/deepcollapse/best_known``."""
+    ``~/.local/share/deepcollapse/best_known``.
+
+    Returns
+    -------
+    Path
+        The user registry's folder (not created).
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"DEEPCOLLAPSE_REGISTRY": "/nonexistent/registry"}):
+    ...     print(user_registry_dir())
+    /nonexistent/registry
+    """
     if os.environ.get(ENV):
         return Path(os.environ[ENV]).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -303,13 +478,42 @@ def user_registry_dir() -> Path:
 
 
 def shipped_registry() -> Registry:
-    """The registry shipped with the package (read-only)."""
+    """The registry shipped with the package (read-only).
+
+    Returns
+    -------
+    Registry
+        Read-only, named ``"shipped"``.
+
+    Examples
+    --------
+    >>> reg = shipped_registry()
+    >>> reg.read_only, reg.name
+    (True, 'shipped')
+    """
     return Registry.load(_SHIPPED, read_only=True, name="shipped")
 
 
 def open_registry(spec: str | Path | None) -> Registry | None:
     """The user registry named by a ``--registry`` value: ``"off"`` → ``None``; ``None`` → the default
-    folder (:func:`user_registry_dir`); else that folder.  Read (and checked) now, written only by offers."""
+    folder (:func:`user_registry_dir`); else that folder.  Read (and checked) now, written only by offers.
+
+    Parameters
+    ----------
+    spec : str, Path or None
+        ``"off"``, ``None`` (the default folder) or a folder.
+
+    Returns
+    -------
+    Registry or None
+        The registry; ``None`` for ``"off"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> open_registry("off") is None, len(open_registry(tempfile.mkdtemp()))
+    (True, 0)
+    """
     if spec is not None and str(spec).strip().lower() == "off":
         return None
     if spec is None:
@@ -318,11 +522,62 @@ def open_registry(spec: str | Path | None) -> Registry | None:
 
 
 def registry_rows(user: Registry | None) -> list[RegistryRow]:
-    """The shipped rows and ``user``'s, cell-wise minimum (:func:`merge`), sorted."""
+    """The shipped rows and ``user``'s, cell-wise minimum (:func:`merge`), sorted.
+
+    Parameters
+    ----------
+    user : Registry or None
+        The user registry (``None``: the shipped rows alone).
+
+    Returns
+    -------
+    list of RegistryRow
+        One row per cell, sorted.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.solution_file import save_solution
+    >>> tmp = tempfile.mkdtemp()
+    >>> rng = np.random.default_rng(0)
+    >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+    ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+    >>> reg = Registry.load(f"{tmp}/registry")
+    >>> _ = reg.offer(f, Provenance.now("doctest"))
+    >>> len(registry_rows(reg)) >= 1
+    True
+    """
     merged = merge(*([user] if user is not None else []), shipped_registry())
     return sorted(merged.values(), key=lambda r: _sort_key(r.key))
 
 
 def rows_json(rows: Sequence[RegistryRow]) -> str:
-    """Rows as a JSON list (``show --json``), each with its ``registry``."""
+    """Rows as a JSON list (``show --json``), each with its ``registry``.
+
+    Parameters
+    ----------
+    rows : sequence of RegistryRow
+        The rows.
+
+    Returns
+    -------
+    str
+        An indented JSON list, non-finite numbers as ``null``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from deepcollapse.landscape.solution_file import save_solution
+    >>> tmp = tempfile.mkdtemp()
+    >>> rng = np.random.default_rng(0)
+    >>> f = save_solution(f"{tmp}/p.npz", rng.normal(size=(3, 6)), [rng.normal(size=(3, 3)),
+    ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
+    >>> reg = Registry.load(f"{tmp}/registry")
+    >>> import json
+    >>> _ = reg.offer(f, Provenance.now("doctest"))
+    >>> json.loads(rows_json(reg.rows))[0]["family"]
+    'mse+relu'
+    """
     return json.dumps(finite_or_none([{**r.to_dict(), "registry": r.registry} for r in rows]), indent=2)

@@ -43,7 +43,24 @@ class CellKey:
 
     @classmethod
     def from_check(cls, check: Mapping[str, Any]) -> CellKey:
-        """The key of a point re-evaluated by :func:`~deepcollapse.landscape.solution_file.check_solution`."""
+        """The key of a point re-evaluated by :func:`~deepcollapse.landscape.solution_file.check_solution`.
+
+        Parameters
+        ----------
+        check : mapping
+            ``family, classes, layers, n, widths, lam_h, lam_w`` (a check's result or a registry row).
+
+        Returns
+        -------
+        CellKey
+            The cell, ``widths`` and ``lam_w`` as tuples.
+
+        Examples
+        --------
+        >>> key = CellKey("mse+relu", 3, 2, 2, (3, 3), 0.01, (0.01, 0.01))
+        >>> CellKey.from_check(key.to_dict()) == key
+        True
+        """
         return cls(
             family=str(check["family"]),
             classes=int(check["classes"]),
@@ -55,7 +72,19 @@ class CellKey:
         )
 
     def text(self) -> str:
-        """The cell in words: ``"ce+relu K=10 L=4 n=50 width 30 λ_H1 0.004 λ_W 0.004"``."""
+        """The cell in words: ``"ce+relu K=10 L=4 n=50 width 30 λ_H1 0.004 λ_W 0.004"``.
+
+        Returns
+        -------
+        str
+            One line (a common width or ``λ_W`` is written once).
+
+        Examples
+        --------
+        >>> key = CellKey("mse+relu", 3, 2, 2, (3, 3), 0.01, (0.01, 0.01))
+        >>> key.text()
+        'mse+relu K=3 L=2 n=2 width 3 λ_H1 0.01 λ_W 0.01'
+        """
         width = str(self.widths[0]) if len(set(self.widths)) == 1 else ",".join(map(str, self.widths))
         lam_w = f"{self.lam_w[0]:g}" if len(set(self.lam_w)) == 1 else ",".join(f"{x:g}" for x in self.lam_w)
         return (
@@ -65,7 +94,19 @@ class CellKey:
 
     def to_dict(self) -> dict[str, Any]:
         """The key's fields in JSON types (``widths``, ``lam_w`` as lists).  A plain dict: the JSON form
-        written to the registry's index, as the first keys of each row."""
+        written to the registry's index, as the first keys of each row.
+
+        Returns
+        -------
+        dict
+            ``family, classes, layers, n, widths, lam_h, lam_w``.
+
+        Examples
+        --------
+        >>> key = CellKey("mse+relu", 3, 2, 2, (3, 3), 0.01, (0.01, 0.01))
+        >>> key.to_dict()["widths"]
+        [3, 3]
+        """
         return {
             "family": self.family,
             "classes": self.classes,
@@ -88,7 +129,24 @@ class Provenance:
 
     @classmethod
     def now(cls, command: str) -> Provenance:
-        """``command`` with this package's version and the current UTC time."""
+        """``command`` with this package's version and the current UTC time.
+
+        Parameters
+        ----------
+        command : str
+            The command that found the point.
+
+        Returns
+        -------
+        Provenance
+            ``command``, ``version``, ``date``.
+
+        Examples
+        --------
+        >>> p = Provenance.now("dufm search")
+        >>> p.command, p.date.endswith("+00:00")
+        ('dufm search', True)
+        """
         from deepcollapse import __version__
 
         date = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
@@ -138,7 +196,21 @@ class RegistryRow:
 
     def to_dict(self) -> dict[str, Any]:
         """The row in JSON types, read back by :meth:`from_dict`.  A plain dict: the JSON form written to
-        the registry's index (one entry of its ``rows``)."""
+        the registry's index (one entry of its ``rows``).
+
+        Returns
+        -------
+        dict
+            The key's fields, ``loss, sha256, solution, verdict, clarke_residual, provenance, check``.
+
+        Examples
+        --------
+        >>> key = CellKey("mse+relu", 3, 2, 2, (3, 3), 0.01, (0.01, 0.01))
+        >>> prov = Provenance("x", "0", "d")
+        >>> row = RegistryRow(key, 0.5, "sha256:00", "solutions/00.npz", None, None, prov)
+        >>> row.to_dict()["provenance"]
+        {'command': 'x', 'version': '0', 'date': 'd'}
+        """
         return {
             **self.key.to_dict(),
             "loss": self.loss,
@@ -156,7 +228,26 @@ class RegistryRow:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RegistryRow:
-        """Inverse of :meth:`to_dict` (``KeyError`` / ``TypeError`` / ``ValueError`` on a damaged row)."""
+        """Inverse of :meth:`to_dict` (``KeyError`` / ``TypeError`` / ``ValueError`` on a damaged row).
+
+        Parameters
+        ----------
+        data : mapping
+            One entry of the index's ``rows``.
+
+        Returns
+        -------
+        RegistryRow
+            The row (``path`` and ``registry`` unset).
+
+        Examples
+        --------
+        >>> key = CellKey("mse+relu", 3, 2, 2, (3, 3), 0.01, (0.01, 0.01))
+        >>> prov = Provenance("x", "0", "d")
+        >>> row = RegistryRow(key, 0.5, "sha256:00", "solutions/00.npz", None, None, prov)
+        >>> RegistryRow.from_dict(row.to_dict()) == row
+        True
+        """
         prov = data["provenance"]
         clarke = data.get("clarke_residual")
         loss = float(data["loss"])

@@ -178,6 +178,12 @@ def explain(result: Mapping[str, Any]) -> str:
     str
         One paragraph: the evidence for the verdict (numbers), what it means for a minimum or a saddle, and
         whether a descent direction was found.
+
+    Examples
+    --------
+    >>> text = explain({"verdict": "not critical", "grad_norm": 0.5})
+    >>> text.split(":")[0]
+    '‖∇f‖ = 5.00e-01 > grad_tol and no pre-activation is near a ReLU kink'
     """
     verdict = result["verdict"]
     return _EVIDENCE[verdict](result)
@@ -195,6 +201,11 @@ def verdicts_epilog(width: int = 100) -> str:
     -------
     str
         Plain text, one indented paragraph per verdict.
+
+    Examples
+    --------
+    >>> verdicts_epilog(60).splitlines()[1]
+    '  local minimum:'
     """
     parts = ["verdicts (printed with the numbers of the point after 'verdict:'):"]
     for verdict, text in MEANINGS.items():

@@ -24,7 +24,24 @@ _DENSE_MAX = 5000
 
 def symmetry_basis(params: Sequence[np.ndarray]) -> np.ndarray:
     """Orthonormal basis ``(P, s)`` of the tangent space of ``{(Q H_1, W_1 Q^T, W_2, ..)}`` at ``params``:
-    spanned by ``(A H_1, −W_1 A, 0, ..)`` over antisymmetric ``A``; ``s`` is its dimension."""
+    spanned by ``(A H_1, −W_1 A, 0, ..)`` over antisymmetric ``A``; ``s`` is its dimension.
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        The point ``[H_1, W_1, ..., W_L]``.
+
+    Returns
+    -------
+    ndarray, (P, s)
+        Orthonormal columns, ``s <= d_1 (d_1 − 1) / 2`` (``P`` the number of parameters).
+
+    Examples
+    --------
+    >>> B = symmetry_basis([np.eye(3), np.eye(3), np.eye(3)])
+    >>> B.shape, bool(np.allclose(B.T @ B, np.eye(3)))
+    ((27, 3), True)
+    """
     H1, W1 = params[0], params[1]
     d1 = H1.shape[0]
     sizes = [int(np.prod(np.shape(p))) for p in params]
@@ -80,6 +97,17 @@ def hessian_spectrum(
         The ``k`` lowest eigenvalues.
     vals, vecs : ndarray
         The ``k`` lowest eigenvalues off the symmetry directions and their eigenvectors (columns).
+
+    Examples
+    --------
+    >>> import contextlib, types
+    >>> A = np.diag([3.0, -1.0, 2.0])
+    >>> quiet = types.SimpleNamespace(update=lambda: None)
+    >>> lam_max, lowest, vals, vecs = hessian_spectrum(
+    ...     lambda v: A @ v, 3, np.zeros((3, 0)), 2, 1e-10, lambda *_: contextlib.nullcontext(quiet)
+    ... )
+    >>> lam_max, lowest.tolist(), vecs.shape
+    (3.0, [-1.0, 2.0], (3, 2))
     """
     from scipy.sparse.linalg import LinearOperator, eigsh
 

@@ -68,7 +68,35 @@ class Manifold:
 
     def forward(self, x: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], Any]:
         """``(params, [H_1 .. H_L], [H~_2 .. H~_L], W_L H_L)`` with the units of ``A`` off and ReLU elsewhere
-        (so the value equals the true ``f`` on the manifold); the masks used go to ``self.pattern``."""
+        (so the value equals the true ``f`` on the manifold); the masks used go to ``self.pattern``.
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+
+        Returns
+        -------
+        params : list of ndarray
+            ``x`` unflattened.
+        posts : list of ndarray
+            ``[H_1 .. H_L]``.
+        pres : list of ndarray
+            ``[H~_2 .. H~_L]``.
+        out : ndarray, (K, N)
+            ``W_L H_L``.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> _, posts, pres, out = man.forward(x)
+        >>> len(posts), len(pres), out.shape, man.pattern[0].tolist()
+        (2, 1, (2, 2), [[True, False], [False, True]])
+        """
         p = unflatten(x, self.shapes)
         Hs, pres, masks = [p[0]], [], []
         for W, a, on in zip(p[1:-1], self.A, self.on):
@@ -81,13 +109,68 @@ class Manifold:
         return p, Hs, pres, p[-1] @ Hs[-1]  # out: (K, N)
 
     def constraints(self, x: np.ndarray) -> np.ndarray:
+        """``c_A = [H~_l[A]]``: the pre-activations of the active set at ``x`` (0 on the manifold).
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+
+        Returns
+        -------
+        ndarray, (m,)
+            One value per entry of ``A``, layer by layer.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> man.constraints(x)
+        array([0.])
+        """
         return np.concatenate([Ht[a] for Ht, a in zip(self.forward(x)[2], self.A)])
 
     def backward(
         self, p: list[np.ndarray], Hs: list[np.ndarray], G: np.ndarray, inject: np.ndarray | None, reg: bool
     ) -> tuple[np.ndarray, np.ndarray]:
         """Flat gradient for the output signal ``G = ∂/∂(W_L H_L)`` plus ``inject`` (per A entry) added to
-        ``∂/∂H~_l`` at ``A``, with or without the ``λ`` terms; and ``∂f/∂H_l`` at ``A`` (before the mask)."""
+        ``∂/∂H~_l`` at ``A``, with or without the ``λ`` terms; and ``∂f/∂H_l`` at ``A`` (before the mask).
+
+        Parameters
+        ----------
+        p : list of ndarray
+            The parameters (:meth:`forward`'s first value).
+        Hs : list of ndarray
+            ``[H_1 .. H_L]`` of the same pass.
+        G : ndarray, (K, N)
+            The output signal.
+        inject : ndarray or None
+            One value per entry of ``A`` (``None``: nothing injected).
+        reg : bool
+            Add the regularisation terms.
+
+        Returns
+        -------
+        gradient : ndarray, (P,)
+            Flat, the parameters' order.
+        G_at_A : ndarray, (m,)
+            ``∂f/∂H_l`` at the entries of ``A``.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> p, Hs, _, out = man.forward(x)
+        >>> g, G_at_A = man.backward(p, Hs, np.zeros_like(out), None, True)  # the λ terms alone
+        >>> bool(np.allclose(g, 0.1 * x)), G_at_A.tolist()
+        (True, [0.0])
+        """
         Ws, prob = p[1:], self.problem
         grads: list[np.ndarray] = [np.empty(0)] * len(Ws)
         offsets = np.cumsum([0, *[int(a.sum()) for a in self.A]])
@@ -105,7 +188,35 @@ class Manifold:
         return flatten([gH, *grads]), G_at_A
 
     def gradient(self, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-        """``(f_A, ∇f_A, c_A, ∂f/∂H~ at A)`` at ``x`` (the forward pass stays in ``self``'s pattern)."""
+        """``(f_A, ∇f_A, c_A, ∂f/∂H~ at A)`` at ``x`` (the forward pass stays in ``self``'s pattern).
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+
+        Returns
+        -------
+        f : float
+            ``f_A`` (the true eq. (1) on the manifold).
+        gradient : ndarray, (P,)
+            ``∇f_A``.
+        c : ndarray, (m,)
+            ``c_A``.
+        G_at_A : ndarray, (m,)
+            ``∂f/∂H~`` at ``A``.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> f, g, c, _ = man.gradient(x)
+        >>> round(f, 12), g.shape, c.tolist()
+        (0.35, (12,), [0.0])
+        """
         p, Hs, pres, out = self.forward(x)
         loss, prob = self.problem.family.loss, self.problem
         f = objective_from_output(out, self.Y, p[0], p[1:], prob.lam_h, prob.lam_w, loss).total
@@ -114,12 +225,59 @@ class Manifold:
         return float(f), g, c, G_at_A
 
     def jt(self, x: np.ndarray, mu: np.ndarray) -> np.ndarray:
-        """``J_A^T μ`` at ``x``."""
+        """``J_A^T μ`` at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+        mu : ndarray, (m,)
+            One multiplier per constraint.
+
+        Returns
+        -------
+        ndarray, (P,)
+            ``J_A^T μ``, flat.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> man.jt(x, np.zeros(1)).shape
+        (12,)
+        """
         p, Hs, _, out = self.forward(x)
         return self.backward(p, Hs, np.zeros_like(out), np.asarray(mu, dtype=np.float64).ravel(), False)[0]
 
     def products(self, x: np.ndarray) -> tuple[Any, Any]:
-        """``(v ↦ J_A v, μ ↦ J_A^T μ)`` at ``x`` (one forward pass, reused)."""
+        """``(v ↦ J_A v, μ ↦ J_A^T μ)`` at ``x`` (one forward pass, reused).
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+
+        Returns
+        -------
+        jv : callable
+            ``v (P,) ↦ J_A v (m,)``.
+        jt : callable
+            ``μ (m,) ↦ J_A^T μ (P,)``.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> jv, jt = man.products(x)
+        >>> jv(np.ones(12)).tolist(), jt(np.ones(1)).shape
+        ([2.0], (12,))
+        """
         p, Hs, _, out = self.forward(x)
         pattern, zero = list(self.pattern), np.zeros_like(out)
 
@@ -140,7 +298,33 @@ class Manifold:
 
     def multipliers(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """Least-squares ``μ = argmin ‖∇f_A + J_A^T μ‖`` (LSQR), the signal ``Ĝ`` at ``A`` (back-propagated
-        with the injections ``μ`` of the layers above, :func:`clarke_certificate`), and that residual."""
+        with the injections ``μ`` of the layers above, :func:`clarke_certificate`), and that residual.
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+
+        Returns
+        -------
+        mu : ndarray, (m,)
+            The multipliers.
+        G_hat : ndarray, (m,)
+            The signal ``Ĝ`` at ``A``.
+        residual : float
+            ``‖∇f_A + J_A^T μ‖``.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> mu, G_hat, residual = man.multipliers(x)
+        >>> mu.shape, round(residual, 6)
+        ((1,), 0.264575)
+        """
         from scipy.sparse.linalg import LinearOperator, lsqr
 
         _, g, _, G_at_A = self.gradient(x)
@@ -155,7 +339,31 @@ class Manifold:
         return mu, G_hat, float(np.linalg.norm(r))
 
     def lagrangian_hessian(self, x: np.ndarray, mu: np.ndarray) -> Any:
-        """``v ↦ ∇²(f_A + μ·c_A) v`` at ``x`` (torch float64, the pattern of ``x`` held fixed)."""
+        """``v ↦ ∇²(f_A + μ·c_A) v`` at ``x`` (torch float64, the pattern of ``x`` held fixed).
+
+        Parameters
+        ----------
+        x : ndarray, (P,)
+            The flat point ``[H_1, W_1 .. W_L]``.
+        mu : ndarray, (m,)
+            The multipliers.
+
+        Returns
+        -------
+        callable
+            ``v (P,) ↦ ∇²ℓ v (P,)``, float64.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import flatten
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> A = [np.array([[False, False], [True, False]])]
+        >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+        >>> hvp = man.lagrangian_hessian(x, np.zeros(1))
+        >>> hvp(np.ones(12)).shape
+        (12,)
+        """
         import torch
 
         from deepcollapse.landscape.piecewise import piece_objective
@@ -214,6 +422,17 @@ def clarke_certificate(
         ``‖∇f_D‖`` (``inf`` when ``A`` is not at the kinks).
     masks : list of ndarray or None
         The witness ``D_2 .. D_L`` (the ReLU pattern, ``D_k`` at ``A``); None with ``inf``.
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import flatten
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> A = [np.array([[False, False], [True, False]])]
+    >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+    >>> residual, masks = clarke_certificate(man, x, man.multipliers(x)[0], 1e-9)
+    >>> round(residual, 6), masks[0].tolist()
+    (0.264575, [[1.0, 0.0], [0.0, 1.0]])
     """
     p, Hs, pres, out = man.forward(x)
     if any(
@@ -275,6 +494,15 @@ def witness_residual(
         ``‖∇f_D‖``, or ``inf`` where ``D`` is not a candidate (wrong shapes included).
     gradient : ndarray or None
         ``∇f_D`` (flat); None with ``inf``.
+
+    Examples
+    --------
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> round(witness_residual(params, problem, [np.eye(2)], 1e-9)[0], 6)
+    0.264575
+    >>> witness_residual(params, problem, [np.ones((2, 2))], 1e-9)  # on at H~_2[0, 1] = -1: not a candidate
+    (inf, None)
     """
     pres = preactivations(params)
     Ds = [np.asarray(D, dtype=np.float64) for D in masks]
@@ -329,6 +557,17 @@ def newton_kkt(
         The last accepted point.
     info : dict
         ``iterations``, ``residual`` (``‖∇f_A + J^T μ‖``), ``feasible`` and ``mu`` (the last multipliers).
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import flatten
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> A = [np.array([[False, False], [True, False]])]
+    >>> man, x = Manifold(problem, [p.shape for p in params], A), flatten(params)
+    >>> y, info = newton_kkt(man, x, 1e-9, time.monotonic() + 10)
+    >>> info["feasible"], bool(info["residual"] < 1e-10)
+    (True, True)
     """
     from scipy.sparse.linalg import LinearOperator, minres
 
@@ -407,6 +646,14 @@ def multiplier_certificate(
         ``‖∇f_D‖`` for the multipliers' ``D`` (``inf`` where there is no kink or ``A`` is not at the kinks).
     masks : list of ndarray or None
         The witness ``D_2 .. D_L``.
+
+    Examples
+    --------
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> A = [np.array([[False, False], [True, False]])]
+    >>> residual, masks = multiplier_certificate(params, Problem(2, 2, 1, 0.1, 0.1), A, 1e-9)
+    >>> round(residual, 6), masks[0].tolist()
+    (0.264575, [[1.0, 0.0], [0.0, 1.0]])
     """
     if not sum(int(np.sum(a)) for a in masks):
         return math.inf, None

@@ -151,6 +151,14 @@ class KinkRefinement(Result):
         -------
         dict
             JSON-ready.  A plain dict: the JSON form written to disk.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import Problem
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> "params" in refine_at_kinks(params, problem).to_file_dict()
+        False
         """
         return {k: v for k, v in self.to_dict().items() if k not in ("params", "clarke_masks")}
 
@@ -208,6 +216,15 @@ def refine_at_kinks(
     -------
     KinkRefinement
         The returned point in ``params``; losses, Clarke residuals before and after, and what was done.
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> r = refine_at_kinks(params, problem)
+    >>> r.converged, bool(r.loss_after < r.loss_before), r.note.split(" after")[0]
+    (True, True, 'critical at a kink')
     """
     t0 = time.monotonic()
     params = [np.asarray(p, dtype=np.float64) for p in params]
@@ -410,6 +427,18 @@ def refine_verdict(
     Returns
     -------
     RefinedVerdict
+        The verdict to report (``landscape``), the first one (``before``), the refinement and its point.
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.verdicts import landscape
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> before = landscape(params, problem)
+    >>> refined = refine_verdict(params, problem, before)
+    >>> before.verdict, refined.landscape.verdict
+    ('not critical', 'local minimum')
     """
     from deepcollapse.landscape.verdicts import landscape
 

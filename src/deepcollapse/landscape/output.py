@@ -49,6 +49,13 @@ def default_output(
     Path
         ``TARGET/landscape`` for a folder, ``X.landscape`` for ``X.npz``, ``landscape_<c>_K.._L.._n..``
         (in the working folder) for a construction.
+
+    Examples
+    --------
+    >>> default_output(None, "dnc", 3, 2, 2), default_output("x.npz", None, 3, 2, 2)
+    (PosixPath('landscape_dnc_K3_L2_n2'), PosixPath('x.landscape'))
+    >>> default_output(None, "srg", 6, 3, 1, "ce+relu").name
+    'landscape_srg_K6_L3_n1_ce_relu'
     """
     if target is None:
         tail = "" if family is None or family == "mse+relu" else "_" + re.sub(r"[^A-Za-z0-9.]+", "_", family)
@@ -64,7 +71,8 @@ def landscape_inputs(
     params: Sequence[np.ndarray], problem: Any, *, k: int, grad_tol: float, eig_tol: float
 ) -> dict[str, Any]:
     """What determines a landscape result: the problem, the point (SHA-256 of its float64 parameters and
-    shapes), ``k`` and the tolerances (``landscape.json``'s ``inputs``).
+    shapes), ``k`` and the tolerances (``landscape.json``'s ``inputs``).  A plain dict: the JSON compared
+    key by key with a cached file's ``inputs`` to decide whether the cache answers, not a result.
 
     Parameters
     ----------
@@ -79,6 +87,15 @@ def landscape_inputs(
     -------
     dict
         JSON-ready.  A plain dict: the JSON ``inputs`` entry written to ``landscape.json``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from deepcollapse.theory.problem import Problem
+    >>> inputs = landscape_inputs([np.eye(2), np.eye(2)], Problem(2, 1, 1, 0.1, 0.1), k=6, grad_tol=1e-6,
+    ...     eig_tol=1e-6)
+    >>> inputs["lam_w"], len(inputs["point_sha256"])
+    ([0.1], 64)
     """
     digest = hashlib.sha256()
     for p in params:
@@ -128,6 +145,16 @@ def claim_output(out: Path, inputs: dict[str, Any], *, force: bool, option: str 
     -------
     Path
         ``out``, created.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from deepcollapse.theory.problem import Problem
+    >>> inputs = landscape_inputs([np.eye(2), np.eye(2)], Problem(2, 1, 1, 0.1, 0.1), k=6, grad_tol=1e-6,
+    ...     eig_tol=1e-6)
+    >>> claim_output(Path(tempfile.mkdtemp()) / "out", inputs, force=False, option=None).is_dir()
+    True
     """
     where = f"{option} == {str(out)!r}" if option else f"the default output folder {str(out)!r}"
     if out.exists() and not out.is_dir():

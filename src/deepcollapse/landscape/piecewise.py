@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory import objective_torch as torch_eq1
 from deepcollapse.theory.objective import objective_from_output
 from deepcollapse.theory.problem import Problem
@@ -73,21 +74,94 @@ __all__ = [
 
 
 def expand(M1: np.ndarray, n: int) -> np.ndarray:
-    """``H_1 = M_1 ⊗ 1_n^T`` (each class column repeated ``n`` times; samples ordered by class)."""
+    """``H_1 = M_1 ⊗ 1_n^T`` (each class column repeated ``n`` times; samples ordered by class).
+
+    Parameters
+    ----------
+    M1 : ndarray, (d_1, K)
+        The class means.
+    n : int
+        Samples per class.
+
+    Returns
+    -------
+    ndarray, (d_1, K n)
+        ``H_1``, float64.
+
+    Examples
+    --------
+    >>> expand(np.eye(2), 2)
+    array([[1., 1., 0., 0.],
+           [0., 0., 1., 1.]])
+    """
     return np.repeat(np.asarray(M1, dtype=np.float64), n, axis=1)  # (d1, K n)
 
 
 def collapse(H1: np.ndarray, classes: int) -> np.ndarray:
-    """Class means ``M_1`` ``(d1, K)`` of ``H_1`` ``(d1, K n)``."""
+    """Class means ``M_1`` ``(d1, K)`` of ``H_1`` ``(d1, K n)``.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, K n)
+        The features, samples ordered by class.
+    classes : int
+        ``K``.
+
+    Returns
+    -------
+    ndarray, (d_1, K)
+        The class means, float64 (inverse of :func:`expand`).
+
+    Examples
+    --------
+    >>> collapse(np.array([[1.0, 3.0, 0.0, 0.0]]), 2)
+    array([[2., 0.]])
+    """
     d1, N = H1.shape
     return np.asarray(H1, dtype=np.float64).reshape(d1, classes, N // classes).mean(axis=2)
 
 
+@fill_doc
 def flatten(params: Sequence[np.ndarray]) -> np.ndarray:
+    """One flat float64 vector of every parameter, in order (the layout of :func:`unflatten`).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+
+    Returns
+    -------
+    ndarray, (P,)
+        The concatenated ``ravel()`` of each array.
+
+    Examples
+    --------
+    >>> flatten([np.eye(2), np.ones((1, 2))])
+    array([1., 0., 0., 1., 1., 1.])
+    """
     return np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in params])
 
 
 def unflatten(x: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    """Inverse of :func:`flatten`: the arrays of ``shapes`` read in order from ``x``.
+
+    Parameters
+    ----------
+    x : ndarray, (P,)
+        The flat vector.
+    shapes : sequence of tuple of int
+        The shape of each array (their sizes add up to ``P``).
+
+    Returns
+    -------
+    list of ndarray
+        Views of ``x`` of those shapes.
+
+    Examples
+    --------
+    >>> [a.shape for a in unflatten(np.arange(6.0), [(2, 2), (1, 2)])]
+    [(2, 2), (1, 2)]
+    """
     out, i = [], 0
     for s in shapes:
         size = int(np.prod(s))
@@ -96,8 +170,27 @@ def unflatten(x: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarr
     return out
 
 
+@fill_doc
 def preactivations(params: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """``[H~_2, ..., H~_L]`` (ReLU between layers)."""
+    """``[H~_2, ..., H~_L]`` (ReLU between layers).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+
+    Returns
+    -------
+    list of ndarray
+        ``H~_l = W_{l-1} H_{l-1}``, each ``(d_l, N)``, ``l = 2..L``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> [Ht.shape for Ht in preactivations(params)]
+    [(3, 3)]
+    """
     H = np.asarray(params[0], dtype=np.float64)
     pre = []
     for W in params[1:-1]:
@@ -107,21 +200,71 @@ def preactivations(params: Sequence[np.ndarray]) -> list[np.ndarray]:
     return pre
 
 
+@fill_doc
 def activation_pattern(params: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """``D_l = 1[H~_l > 0]`` for ``l = 2..L`` (booleans, the shapes of ``H~_l``)."""
+    """``D_l = 1[H~_l > 0]`` for ``l = 2..L`` (booleans, the shapes of ``H~_l``).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+
+    Returns
+    -------
+    list of ndarray of bool
+        ``D_2 .. D_L``.
+
+    Examples
+    --------
+    >>> activation_pattern([np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)])[0]
+    array([[ True, False],
+           [False,  True]])
+    """
     return [Ht > 0 for Ht in preactivations(params)]
 
 
 def zero_tolerance(Ht: np.ndarray) -> float:
-    """``max(shape) · eps(float64) · max|H~|``: pre-activations at most this large in magnitude are zero."""
+    """``max(shape) · eps(float64) · max|H~|``: pre-activations at most this large in magnitude are zero.
+
+    Parameters
+    ----------
+    Ht : ndarray
+        One layer's pre-activations ``H~_l``.
+
+    Returns
+    -------
+    float
+        The tolerance (0 for an all-zero ``H~``).
+
+    Examples
+    --------
+    >>> zero_tolerance(np.array([[1.0, -2.0]])) == 2 * 2 * float(np.finfo(np.float64).eps)
+    True
+    """
     return float(max(Ht.shape)) * float(np.finfo(np.float64).eps) * float(np.max(np.abs(Ht), initial=0.0))
 
 
+@fill_doc
 def zero_preactivations(params: Sequence[np.ndarray]) -> list[int]:
-    """Per layer ``l = 2..L``: how many pre-activations satisfy ``|H~_l| <= zero_tolerance(H~_l)`` (kinks)."""
+    """Per layer ``l = 2..L``: how many pre-activations satisfy ``|H~_l| <= zero_tolerance(H~_l)`` (kinks).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+
+    Returns
+    -------
+    list of int
+        The number of zero pre-activations of each hidden layer.
+
+    Examples
+    --------
+    >>> zero_preactivations([np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)])  # H~_2[1, 0] = 0
+    [1]
+    """
     return [int(np.sum(np.abs(Ht) <= zero_tolerance(Ht))) for Ht in preactivations(params)]
 
 
+@fill_doc
 def forward_backward(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -135,6 +278,30 @@ def forward_backward(
     one float64 eq. (1)) of this forward pass.  Backward pass: ``G = (W_L H_L − Y)/N`` (the residual of
     ``problem``'s loss); ``∂W_l = G H_l^T + λ_{W_l} W_l``;
     ``G ← s_l' ⊙ (W_l^T G)``; ``∂H_1 = W_1^T G + λ_{H_1} H_1``.
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    activation : callable
+        ``activation(l, H~) -> (s_l(H~), s_l'(H~))``.
+
+    Returns
+    -------
+    value : float
+        Eq. (1) of this forward pass.
+    grads : list of ndarray
+        ``[∂H_1, ∂W_1, ..., ∂W_L]``, the shapes of ``params``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> relu = lambda l, Ht: (np.maximum(Ht, 0.0), (Ht > 0).astype(float))
+    >>> value, grads = forward_backward(params, problem, relu)
+    >>> round(value, 6), [g.shape for g in grads]
+    (0.474203, [(3, 3), (3, 3), (3, 3)])
     """
     H1, Ws = np.asarray(params[0], dtype=np.float64), [np.asarray(W, dtype=np.float64) for W in params[1:]]
     # a trial point far out (a line search's long step) overflows to inf / nan: its caller rejects it, so the
@@ -181,6 +348,11 @@ def is_smooth(problem: Problem) -> bool:
     -------
     bool
         ``problem.activation != "relu"``.
+
+    Examples
+    --------
+    >>> is_smooth(Problem(3, 2, 1, 0.01, 0.01)), is_smooth(Problem(3, 2, 1, 0.01, 0.01, activation="linear"))
+    (False, True)
     """
     return problem.activation != "relu"
 
@@ -196,22 +368,90 @@ def _family_activation(
     return lambda l, Ht: (act.forward(Ht), act.derivative(Ht))
 
 
+@fill_doc
 def value_and_grad(
     params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
 ) -> tuple[float, list[np.ndarray]]:
     """``f`` (or the smooth piece ``f_D`` when ``pattern`` is given) and its gradient ``[∂H_1, ∂W_1..∂W_L]``
     (:func:`forward_backward` with ``s_l(H~) = D_l ⊙ H~``, ``D_l = 1[H~_l > 0]`` or ``pattern[l]``; for a
-    smooth family (:func:`is_smooth`) ``s_l = σ`` of the family and ``pattern`` is ignored)."""
+    smooth family (:func:`is_smooth`) ``s_l = σ`` of the family and ``pattern`` is ignored).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    %(landscape_pattern)s
+
+    Returns
+    -------
+    value : float
+        ``f`` (or ``f_D``).
+    grads : list of ndarray
+        ``[∂H_1, ∂W_1, ..., ∂W_L]``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> f, grads = value_and_grad(params, problem)
+    >>> from deepcollapse.theory.objective import evaluate
+    >>> f == evaluate(params[0], params[1:], problem).total, len(grads)
+    (True, 3)
+    """
     return forward_backward(params, problem, _family_activation(problem, pattern))
 
 
+@fill_doc
 def value(
     params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
 ) -> float:
+    """``f`` (or the smooth piece ``f_D``): the value of :func:`value_and_grad`.
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    %(landscape_pattern)s
+
+    Returns
+    -------
+    float
+        Eq. (1) at ``params``, float64.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> round(value(params, problem), 6)
+    0.474203
+    """
     return value_and_grad(params, problem, pattern)[0]
 
 
+@fill_doc
 def grad_norm(params: Sequence[np.ndarray], problem: Problem) -> float:
+    """``‖∇f‖`` at ``params`` (the gradient of :func:`value_and_grad` at the current pattern).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+
+    Returns
+    -------
+    float
+        The Euclidean norm of every partial derivative together.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> round(grad_norm(params, problem), 6)
+    0.211047
+    """
     return math.sqrt(sum(float(np.sum(g**2)) for g in value_and_grad(params, problem)[1]))
 
 
@@ -238,6 +478,13 @@ def piece_objective(ts: Sequence[Any], masks: Sequence[Any] | None, Y: Any, prob
     -------
     torch.Tensor
         The scalar ``f_D``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> p = Problem(2, 1, 1, 0.1, 0.1, activation="linear")
+    >>> float(piece_objective([torch.eye(2, dtype=torch.float64)] * 2, None, torch.tensor(p.targets()), p))
+    0.2
     """
     return torch_eq1.objective(ts[0], ts[1:], Y, problem.lam_h, problem.lam_w, problem.family, masks).total
 
@@ -272,11 +519,33 @@ class _Piece:
         return np.concatenate([h.detach().numpy().ravel() for h in hv])
 
 
+@fill_doc
 def hessian_operator(
     params: Sequence[np.ndarray], problem: Problem, pattern: Sequence[np.ndarray] | None = None
 ) -> Any:
     """``scipy.sparse.linalg.LinearOperator`` of the Hessian of the smooth piece ``f_D`` at ``params``
-    (``D`` = ``pattern``, default the current one), exact float64 Hessian-vector products."""
+    (``D`` = ``pattern``, default the current one), exact float64 Hessian-vector products.
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    %(landscape_pattern)s
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator
+        The ``(P, P)`` Hessian, ``P`` the number of parameters.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> H = hessian_operator(params, problem)
+    >>> H.shape, (H @ np.zeros(27)).shape
+    ((27, 27), (27,))
+    """
     from scipy.sparse.linalg import LinearOperator
 
     if pattern is None and not is_smooth(problem):
@@ -318,6 +587,7 @@ class PolishResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+@fill_doc
 def polish(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -333,7 +603,37 @@ def polish(
 
     Newton runs only where it can converge fast: no pre-activation at a kink (:func:`zero_preactivations`)
     and a gradient norm below ``newton_below`` after L-BFGS (at a kink the smooth piece's gradient does not
-    vanish, and Newton there costs minutes for nothing)."""
+    vanish, and Newton there costs minutes for nothing).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    lbfgs_iter : int, default 5000
+        L-BFGS iterations.
+    newton_rounds : int, default 4
+        Newton solves at most (one per activation pattern visited).
+    newton_iter : int, default 30
+        Iterations of each Newton solve.
+    gtol : float, default 1e-11
+        The gradient tolerance of both.
+    newton_below : float, default 1e-3
+        Newton runs only when the gradient norm after L-BFGS is below this.
+
+    Returns
+    -------
+    PolishResult
+        The best visited point, its loss and gradient norm, and what was done.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> result = polish(params, problem)
+    >>> bool(result.loss < result.start_loss), bool(result.grad_norm < 1e-6)
+    (True, True)
+    """
     from scipy.optimize import minimize
 
     shapes = [np.shape(p) for p in params]
@@ -421,6 +721,7 @@ def _value_grad_eps(
     return forward_backward(params, problem, lambda l, Ht: _sigma(Ht, eps))
 
 
+@fill_doc
 def sigma_eps_polish(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -430,7 +731,33 @@ def sigma_eps_polish(
 ) -> tuple[list[np.ndarray], float]:
     """σ_ε continuation (module docstring, step 3) then :func:`~.dufm_piecewise.polish`; returns the best
     visited point by the true eq. (1) (float64) and its loss.  A smooth family (:func:`is_smooth`) has no
-    kinks to relax: :func:`polish` alone (L-BFGS, then trust-region Newton on ``f``)."""
+    kinks to relax: :func:`polish` alone (L-BFGS, then trust-region Newton on ``f``).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    eps : sequence of float, default (1e-3, 1e-5, 1e-7)
+        The ε schedule of the continuation.
+    max_iter : int, default 800
+        L-BFGS iterations per ε.
+
+    Returns
+    -------
+    params : list of ndarray
+        The best visited point.
+    loss : float
+        Its eq. (1), float64.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.standard_normal((3, 3)) for _ in range(3)]  # H_1, W_1, W_2 of K = 3, L = 2, n = 1
+    >>> problem = Problem(3, 2, 1, 0.01, 0.01)
+    >>> point, loss = sigma_eps_polish(params, problem, max_iter=200)
+    >>> bool(loss < value(params, problem)), len(point)
+    (True, 3)
+    """
     shapes = [np.shape(p) for p in params]
     x = flatten(params)
     best_x, best_f = x, value(params, problem)

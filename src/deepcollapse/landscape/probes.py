@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.landscape.piecewise import (
     Problem,
@@ -69,9 +70,28 @@ class DescentProbe(Result):
     direction: int | str | None = None
 
 
+@fill_doc
 def kink_masks(params: Sequence[np.ndarray], rel_tol: float | None = None) -> list[np.ndarray]:
     """Per hidden layer ``l = 2..L``, the kinks: ``|H~_l| <= zero_tolerance(H~_l)`` (``rel_tol`` None) or the
-    *near-kinks* ``|H~_l| <= rel_tol · max|H~_l|`` (booleans, the shapes of ``H~_l``)."""
+    *near-kinks* ``|H~_l| <= rel_tol · max|H~_l|`` (booleans, the shapes of ``H~_l``).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    rel_tol : float, optional
+        The relative tolerance of a near-kink (default: exact zeros, :func:`zero_tolerance`).
+
+    Returns
+    -------
+    list of ndarray of bool
+        One mask per hidden layer.
+
+    Examples
+    --------
+    >>> kink_masks([np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)])
+    [array([[False, False],
+           [ True, False]])]
+    """
     out = []
     for Ht in preactivations(params):
         tol = zero_tolerance(Ht) if rel_tol is None else rel_tol * float(np.max(np.abs(Ht), initial=0.0))
@@ -79,6 +99,7 @@ def kink_masks(params: Sequence[np.ndarray], rel_tol: float | None = None) -> li
     return out
 
 
+@fill_doc
 def clarke_residual(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -89,10 +110,33 @@ def clarke_residual(
     """``min ‖∇f_D‖`` over ``D ∈ [0, 1]`` at the kinks ``masks`` (default: the exact zero pre-activations;
     ``D`` fixed elsewhere); L-BFGS-B with torch gradients of ``‖∇f_D‖²`` in the free ``D`` entries.  Equals
     ``grad_norm`` when there is no kink.  With kinks in several layers ``∇f_D`` is multilinear in ``D``, so
-    the minimum found is an upper bound."""
+    the minimum found is an upper bound.
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    max_iter : int, default 300
+        L-BFGS-B iterations.
+    %(landscape_masks)s
+
+    Returns
+    -------
+    float
+        The smallest ``‖∇f_D‖`` found (``0`` certifies Clarke stationarity).
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import Problem, grad_norm
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> bool(clarke_residual(params, problem) <= grad_norm(params, problem) + 1e-12)
+    True
+    """
     return clarke_direction(params, problem, max_iter, masks=masks)[0]
 
 
+@fill_doc
 def clarke_direction(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -102,7 +146,34 @@ def clarke_direction(
     bar: Any = None,
 ) -> tuple[float, np.ndarray]:
     """:func:`clarke_residual` and the minimising ``∇f_D`` itself (flat, the parameters' order); ``bar``
-    (a tqdm bar) advances once per L-BFGS iteration."""
+    (a tqdm bar) advances once per L-BFGS iteration.
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    max_iter : int, default 300
+        L-BFGS-B iterations.
+    %(landscape_masks)s
+    bar : tqdm bar, optional
+        Advances once per iteration.
+
+    Returns
+    -------
+    residual : float
+        :func:`clarke_residual`.
+    gradient : ndarray, (P,)
+        The minimising ``∇f_D``, flat.
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import Problem, grad_norm
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> residual, gradient = clarke_direction(params, problem)
+    >>> gradient.shape, bool(abs(residual - np.linalg.norm(gradient)) < 1e-9)
+    ((12,), True)
+    """
     import torch
     from scipy.optimize import minimize
 

@@ -124,7 +124,36 @@ def search_dufm(
     """Run (or resume) the search of the module docstring until the folder holds ``config.rounds`` rounds
     (a count over every call) or ``config.budget`` minutes of this call have passed, whichever comes first
     (without ``rounds`` a call always completes at least one round, whatever the budget); returns the
-    :class:`SearchSummary` (also written to ``summary.json``)."""
+    :class:`SearchSummary` (also written to ``summary.json``).
+
+    Parameters
+    ----------
+    config : SearchConfig
+        The problem and the search's settings.
+    out_dir : str or Path
+        The search folder (created; an earlier search of the same problem there is resumed).
+    force : bool, default False
+        Start afresh in a folder holding the search of another problem.
+    progress : bool, default True
+        Progress bars on stderr.
+
+    Returns
+    -------
+    SearchSummary
+        The best points found, their losses against the theory's, and the rounds done.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3, runs=2,
+    ...     steps=5, keep=1, polish_top=1, rounds=1)
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"DEEPCOLLAPSE_KERNEL": "numpy"}):  # no JIT compile for 10 steps
+    ...     summary = search_dufm(config, tempfile.mkdtemp(), progress=False)
+    >>> summary.rounds, bool(summary.best_loss <= summary.loss_dnc + 1e-12)
+    (1, True)
+    """
     from tqdm.auto import tqdm
 
     out = Path(out_dir)

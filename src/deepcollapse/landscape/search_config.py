@@ -262,7 +262,19 @@ class SearchConfig(ConfigMixin):
 
     @property
     def problem(self) -> Problem:
-        """The searched instance of eq. (1) (its model family, every width ``width``)."""
+        """The searched instance of eq. (1) (its model family, every width ``width``).
+
+        Returns
+        -------
+        Problem
+            ``classes, layers, n, lam_h, lam_w``, widths ``(width,) * layers`` and the family.
+
+        Examples
+        --------
+        >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3)
+        >>> config.problem.widths, config.problem.family.name
+        ((3, 3), 'mse+relu')
+        """
         from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
 
         return Problem(
@@ -280,12 +292,46 @@ class SearchConfig(ConfigMixin):
     def problem_key(self) -> dict[str, Any]:
         """The fields that define the optimisation problem (a resumed search must match them; a state written
         before the family fields existed reads as MSE + ReLU).  A plain dict: the JSON ``problem`` entry of
-        ``search.json`` and ``summary.json``, compared key by key on resume."""
+        ``search.json`` and ``summary.json``, compared key by key on resume.
+
+        Returns
+        -------
+        dict
+            ``classes, layers, n, lam_h, lam_w, width, loss, activation, eps``.
+
+        Examples
+        --------
+        >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3)
+        >>> config.problem_key()["width"], config.problem_key()["loss"]
+        (3, 'mse')
+        """
         keys = ("classes", "layers", "n", "lam_h", "lam_w", "width", "loss", "activation", "eps")
         return {k: getattr(self, k) for k in keys}
 
 
 def resume_command(out: Path, config: SearchConfig) -> str:
+    """The ``deepcollapse dufm search`` command line that resumes the search of ``config`` in ``out``.
+
+    Parameters
+    ----------
+    out : Path
+        The search folder (shell-quoted).
+    config : SearchConfig
+        The search's settings (the family, ``--budget`` and ``--rounds`` only where set).
+
+    Returns
+    -------
+    str
+        One line.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3)
+    >>> print(resume_command(Path("my search"), config))  # doctest: +NORMALIZE_WHITESPACE
+    deepcollapse dufm search --classes 3 --layers 2 --n 1 --lam-h 0.01 --lam-w 0.01,0.01 --width 3 --seed 0
+    --runs 32 --steps 10000 --lr 0.5 --keep 5 --polish-top 3 --budget 30 --out 'my search'
+    """
     lam_w = ",".join(f"{x:g}" for x in config.lam_w)
     return (
         f"deepcollapse dufm search --classes {config.classes} --layers {config.layers} --n {config.n} "

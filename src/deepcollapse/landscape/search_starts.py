@@ -51,6 +51,12 @@ def family_construction(
         ``H1`` (``(d_1, K n)``) and ``weights``; ``ConfigError`` where the construction does not exist
         (SRG with the linear activation, which cannot zero the negative entries SRG relies on, or below
         ``K = 6``, ``L = 2``).
+
+    Examples
+    --------
+    >>> s = family_construction(Problem(3, 2, 1, 0.01, 0.01, loss="ce"), "dnc")
+    >>> s.construction, round(s.loss, 6)
+    ('ce-dnc', 0.128171)
     """
     from deepcollapse.theory.constructions import dnc_solution, srg_solution
     from deepcollapse.theory.cross_entropy import ce_dnc_solution, ce_srg_solution

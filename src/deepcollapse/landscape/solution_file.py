@@ -126,6 +126,15 @@ class LoadedSolution(Result):
         dict
             ``family, H1, weights, n, lam_h, lam_w, classes, arrays``; arrays as nested lists.  A plain
             dict: the JSON form of the result.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> s.to_dict()["family"], s.to_dict()["H1"]
+        ('mse+relu', [[1.0, 0.0], [0.0, 1.0]])
         """
         out = super().to_dict()
         if isinstance(out.get("family"), Family):
@@ -134,29 +143,104 @@ class LoadedSolution(Result):
 
     @property
     def layers(self) -> int:
-        """``L``, the number of weight matrices."""
+        """``L``, the number of weight matrices.
+
+        Returns
+        -------
+        int
+            ``len(weights)`` (0 when unset).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> s.layers
+        2
+        """
         return len(self.weights or [])
 
     @property
     def widths(self) -> list[int]:
-        """``d_1 .. d_L``: the rows of ``H_1`` and of ``W_1 .. W_{L-1}``."""
+        """``d_1 .. d_L``: the rows of ``H_1`` and of ``W_1 .. W_{L-1}``.
+
+        Returns
+        -------
+        list of int
+            ``L`` widths.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> s.widths
+        [2, 2]
+        """
         assert self.H1 is not None and self.weights is not None
         return [int(self.H1.shape[0])] + [int(W.shape[0]) for W in self.weights[:-1]]
 
     @property
     def params(self) -> list[np.ndarray]:
-        """The point ``[H_1, W_1 .. W_L]`` (the order of :mod:`deepcollapse.landscape.piecewise`)."""
+        """The point ``[H_1, W_1 .. W_L]`` (the order of :mod:`deepcollapse.landscape.piecewise`).
+
+        Returns
+        -------
+        list of ndarray
+            ``L + 1`` arrays.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> [p.shape for p in s.params]
+        [(2, 2), (2, 2), (2, 2)]
+        """
         return [np.asarray(self.H1), *(self.weights or [])]
 
     @property
     def claimed_loss(self) -> float | None:
-        """The file's ``loss`` array (the loss its writer claims), ``None`` when absent."""
+        """The file's ``loss`` array (the loss its writer claims), ``None`` when absent.
+
+        Returns
+        -------
+        float or None
+            The claimed loss.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> s.claimed_loss
+        0.3
+        """
         arrays = self.arrays or {}
         return float(arrays["loss"]) if "loss" in arrays else None
 
     @property
     def problem(self) -> Problem:
-        """The instance of eq. (1) the point belongs to (``K, L, n, λ``'s, widths and family)."""
+        """The instance of eq. (1) the point belongs to (``K, L, n, λ``'s, widths and family).
+
+        Returns
+        -------
+        Problem
+            Validated, with the file's widths.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> s.problem.widths, s.problem.family.name
+        ((2, 2), 'mse+relu')
+        """
         from deepcollapse.theory.problem import Problem
 
         fam = self.family
@@ -176,7 +260,23 @@ class LoadedSolution(Result):
     @property
     def solution(self) -> Solution:
         """The point as a :class:`~deepcollapse.theory.layers.Solution`: eq. (1) of the file's family
-        evaluated in float64 on its matrices (``construction = "file"``)."""
+        evaluated in float64 on its matrices (``construction = "file"``).
+
+        Returns
+        -------
+        Solution
+            The matrices and their loss.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1,
+        ...     lam_h=0.1, lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+        >>> s = load_solution(f)
+        >>> sol = s.solution
+        >>> sol.construction, round(sol.loss, 12)  # exact fit, reg = 0.05 · 6
+        ('file', 0.3)
+        """
         from deepcollapse.theory.layers import Solution
 
         fam = self.family
@@ -255,7 +355,41 @@ def save_solution(
     family: Family | None = None,
 ) -> Path:
     """Write ``H1``, ``W_1 .. W_L``, ``n``, ``lam_h``, ``lam_w``, the ``family_*`` arrays of ``family``
-    (default MSE + ReLU), the ``extra`` arrays and the ``checksum`` of them all, atomically."""
+    (default MSE + ReLU), the ``extra`` arrays and the ``checksum`` of them all, atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file (its folder is created).
+    H1 : ndarray, (d_1, K n)
+        The features, samples ordered by class.
+    weights : sequence of ndarray
+        ``W_1 .. W_L``.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lam_w : sequence of float
+        ``λ_{W_1} .. λ_{W_L}``.
+    extra : dict, optional
+        More arrays to store (e.g. ``loss``, the loss the writer claims).
+    family : Family, optional
+        The model family (default MSE + ReLU).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", np.eye(2), [np.eye(2), np.eye(2)], n=1, lam_h=0.1,
+    ...     lam_w=[0.1, 0.1], extra={"loss": np.array(0.3)})
+    >>> s = load_solution(f)
+    >>> f.suffix, s.n, s.lam_w
+    ('.npz', 1, [0.1, 0.1])
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, Any] = {"H1": np.asarray(H1, dtype=np.float64)}
@@ -391,6 +525,12 @@ def check_family_matches(
     -------
     Family
         ``family``.
+
+    Examples
+    --------
+    >>> from deepcollapse.family import get_family
+    >>> check_family_matches(get_family(), "FILE == 'x.npz'", loss="mse").name
+    'mse+relu'
     """
     recorded = {"loss": family.loss.name, "activation": family.activation.name, "eps": family.eps}
     for name, given in (("loss", loss), ("activation", activation), ("eps", eps)):

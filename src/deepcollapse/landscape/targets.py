@@ -47,6 +47,39 @@ def load_point(
     (:func:`~deepcollapse.landscape.search_starts.family_construction`; not given: MSE + ReLU).  A file or a
     run folder brings its own family (MSE + ReLU for one written before families were recorded): family
     options that contradict it are refused.  Anything else raises a one-line ``ConfigError``.
+
+    Parameters
+    ----------
+    target : str, optional
+        A run folder, a search folder or a solution ``.npz`` (:data:`TARGET_HELP`); ``None`` with
+        ``construction``.
+    construction : {"dnc", "srg"}, optional
+        Build that construction instead of reading a target.
+    classes, layers, n, lam_h, lam_w
+        The problem of a construction (defaults: the flagship, ``K = 10, L = 4, n = 50, λ = 0.004``).
+    width : int or None, default 30
+        The rows of a construction's ``H_1`` and hidden weights.
+    run : int, optional
+        The run of a run folder (default the lowest loss).
+    loss, activation, eps
+        The model family (a construction's; checked against a file's or a run's).
+
+    Returns
+    -------
+    params : list of ndarray
+        ``[H_1, W_1, ..., W_L]``.
+    problem : Problem
+        Its instance of eq. (1).
+    description : str
+        The point in words.
+
+    Examples
+    --------
+    >>> params, problem, description = load_point(
+    ...     construction="dnc", classes=3, layers=2, n=2, lam_h=0.01, lam_w=0.01, width=4
+    ... )
+    >>> [p.shape for p in params], description
+    ([(4, 6), (4, 4), (3, 4)], 'dnc construction, K = 3, L = 2, n = 2')
     """
     # imported here: the command line's --help reads TARGET_HELP without loading the theory
     from pathlib import Path

@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.landscape.explain import explain
 from deepcollapse.landscape.hessian import hessian_spectrum, symmetry_basis
@@ -212,6 +213,14 @@ class Landscape(Result):
         dict
             JSON-ready; non-finite floats still as floats (write it through ``finite_or_none``).  A plain
             dict: the JSON form written to disk.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.piecewise import Problem
+        >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+        >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+        >>> "directions" in landscape(params, problem).to_file_dict()
+        False
         """
         return {k: v for k, v in self.to_dict().items() if k not in _ARRAY_KEYS}
 
@@ -219,6 +228,7 @@ class Landscape(Result):
 _ARRAY_KEYS = ("directions", "descent_direction")  # flat vectors for the slices: not in landscape.json
 
 
+@fill_doc
 def landscape(
     params: Sequence[np.ndarray],
     problem: Problem,
@@ -250,7 +260,41 @@ def landscape(
     (:func:`~deepcollapse.landscape.kink_manifold.witness_residual`), tried first.
 
     Returns a :class:`Landscape` (its ``directions``: the two lowest eigenvectors off the symmetries, flat
-    float64 arrays, of the analysed problem, for :func:`loss_slices`)."""
+    float64 arrays, of the analysed problem, for :func:`loss_slices`).
+
+    Parameters
+    ----------
+    %(landscape_params)s
+    %(landscape_problem)s
+    k : int, default 6
+        How many of the lowest Hessian eigenvalues.
+    grad_tol : float, default 1e-6
+        The tolerance on the (Clarke) gradient norm of a critical point (absolute).
+    eig_tol : float, default 1e-6
+        The tolerance on the eigenvalues (absolute, module docstring).
+    lanczos_tol : float, default 1e-10
+        Tolerance of Lanczos (above the dense size only).
+    reduce : bool, default True
+        Analyse a collapsed point on the ``n = 1`` problem.
+    progress : bool, default False
+        Progress bars on stderr.
+    clarke_witness : sequence of ndarray, optional
+        A Clarke element ``D_2 .. D_L`` to try first.
+
+    Returns
+    -------
+    Landscape
+        The verdict and its evidence.
+
+    Examples
+    --------
+    >>> from deepcollapse.landscape.piecewise import Problem
+    >>> params = [np.eye(2), np.array([[1.0, -1.0], [0.0, 1.0]]), np.eye(2)]  # one kink: H~_2[1, 0] = 0
+    >>> problem = Problem(2, 2, 1, 0.1, 0.1)
+    >>> result = landscape(params, problem)
+    >>> result.verdict, result.reduced
+    ('not critical', False)
+    """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
@@ -290,7 +334,25 @@ def _reduce_witness(masks: list[np.ndarray], n: int) -> list[np.ndarray] | None:
 
 def is_collapsed(H1: np.ndarray, classes: int) -> bool:
     """Every column of ``H_1`` equals its class mean up to rounding: ``max|H_1 − M_1 ⊗ 1_n^T| <= 4 eps
-    max|H_1|`` (a mean of ``n`` equal floats can differ from them in the last bit)."""
+    max|H_1|`` (a mean of ``n`` equal floats can differ from them in the last bit).
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, K n)
+        The features, samples ordered by class.
+    classes : int
+        ``K``.
+
+    Returns
+    -------
+    bool
+        Whether ``H_1 = M_1 ⊗ 1_n^T`` up to rounding.
+
+    Examples
+    --------
+    >>> is_collapsed(np.array([[1.0, 1.0, 0.0, 0.0]]), 2), is_collapsed(np.array([[1.0, 0.0, 1.0, 0.0]]), 2)
+    (True, False)
+    """
     H1 = np.asarray(H1, dtype=np.float64)
     gap = float(np.max(np.abs(H1 - expand(collapse(H1, classes), H1.shape[1] // classes)), initial=0.0))
     return gap <= 4 * float(np.finfo(np.float64).eps) * float(np.max(np.abs(H1), initial=0.0))

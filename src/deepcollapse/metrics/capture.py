@@ -54,7 +54,23 @@ KINDS = ("pre", "post", "other")
 
 
 def layer_kind(module: nn.Module) -> str:
-    """``"pre"`` for affine maps (Linear/Conv), ``"post"`` for activations, ``"other"`` otherwise."""
+    """``"pre"`` for affine maps (Linear/Conv), ``"post"`` for activations, ``"other"`` otherwise.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Any module.
+
+    Returns
+    -------
+    str
+        ``"pre"``, ``"post"`` or ``"other"``.
+
+    Examples
+    --------
+    >>> layer_kind(nn.Linear(2, 3)), layer_kind(nn.ReLU()), layer_kind(nn.Sequential())
+    ('pre', 'post', 'other')
+    """
     if isinstance(module, _PRE):
         return "pre"
     if isinstance(module, _POST):
@@ -63,7 +79,23 @@ def layer_kind(module: nn.Module) -> str:
 
 
 def default_layers(model: nn.Module) -> dict[str, str]:
-    """Every named Linear/Conv (pre-activation) and activation (post-activation) module, in order."""
+    """Every named Linear/Conv (pre-activation) and activation (post-activation) module, in order.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any module.
+
+    Returns
+    -------
+    dict of str to str
+        ``{module name: "pre" or "post"}`` in the order of ``model.named_modules()``.
+
+    Examples
+    --------
+    >>> default_layers(nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout()))
+    {'0': 'pre', '1': 'post'}
+    """
     return {name: layer_kind(m) for name, m in model.named_modules() if name and layer_kind(m) != "other"}
 
 
@@ -175,25 +207,51 @@ def layer_metrics(
 ) -> pd.DataFrame:
     """Collapse metrics of the outputs of ``layers`` of ``model`` over ``loader``, one DataFrame row each.
 
-    Args:
-        model: any ``torch.nn.Module``; run in eval mode under ``torch.no_grad`` (previous modes restored).
-        layers: module names (kind inferred, see module docstring), a mapping
-            ``name -> "pre"|"post"|"other"``, or ``None`` for every Linear/Conv/activation module.
-        loader: re-iterable (iterated twice if ``ncc``) of ``(x, y)`` batches, e.g. a ``DataLoader``;
-            ``x`` is moved to ``device``, ``y`` holds integer labels.
-        num_classes: ``K``; default: ``max(y) + 1`` from a labels-only pre-pass over the loader.
-        device: where the model runs; default the device of its first parameter (the model is not moved:
-            pass a model already on ``device``).
-        ncc: make a second pass for ``ncc_accuracy`` (and ``nc4_agreement`` where ``weights`` has a ``(K, D)``
-            classifier); otherwise those columns are ``None``.
-        weights: optional ``{layer name: (P, D) weight matrix}`` applied to that layer's features (for
-            ``nc3_alignment``, ``self_duality``, ``nc4_agreement``).
-        max_batches: use only the first ``max_batches`` batches (each pass).
-        compute_kwargs: passed to :meth:`CollapseStatistics.compute` (``weighted``, ``rtol``, ``dtype``).
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any module; run in eval mode under ``torch.no_grad`` (previous modes restored).
+    layers : sequence of str, mapping of str to str, or None
+        Module names (kind inferred, see module docstring), a mapping ``name -> "pre"|"post"|"other"``, or
+        ``None`` for every Linear/Conv/activation module.
+    loader : iterable
+        Re-iterable (iterated twice if ``ncc``) of ``(x, y)`` batches, e.g. a ``DataLoader``; ``x`` is moved
+        to ``device``, ``y`` holds integer labels.
+    num_classes : int, optional
+        ``K``; default: ``max(y) + 1`` from a labels-only pre-pass over the loader.
+    device : str or torch.device, optional
+        Where the model runs; default the device of its first parameter (the model is not moved: pass a
+        model already on ``device``).
+    ncc : bool, default True
+        Make a second pass for ``ncc_accuracy`` (and ``nc4_agreement`` where ``weights`` has a ``(K, D)``
+        classifier); otherwise those columns are ``None``.
+    weights : mapping of str to array_like, optional
+        ``{layer name: (P, D) weight matrix}`` applied to that layer's features (for ``nc3_alignment``,
+        ``self_duality``, ``nc4_agreement``).
+    max_batches : int, optional
+        Use only the first ``max_batches`` batches (each pass).
+    drop_empty : bool, default False
+        Drop classes without samples instead of raising ``ConfigError``.
+    progress : bool, default False
+        Show a progress bar per pass.
+    **compute_kwargs
+        Passed to :meth:`CollapseStatistics.compute` (``weighted``, ``rtol``, ``dtype``).
 
-    Returns:
-        DataFrame with columns ``layer, kind`` and the keys of ``collapse_metrics`` (``singular_values``,
-        ``classes`` and ``warnings`` hold lists).
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``layer, kind`` and the keys of ``collapse_metrics`` (``singular_values``, ``classes`` and
+        ``warnings`` hold lists), one row per layer.
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    >>> x = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = torch.tensor([0, 0, 1, 1])
+    >>> layer_metrics(model, None, [(x, y)])[["layer", "kind", "num_samples"]]
+      layer  kind  num_samples
+    0     0   pre            4
+    1     1  post            4
     """
     if not isinstance(model, nn.Module):
         raise ConfigError(f"model == {type(model).__name__}, must be a torch.nn.Module.")

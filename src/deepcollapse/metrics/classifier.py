@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_float64, as_weights, prepare
 from deepcollapse.metrics.geometry import normalised_distance
 from deepcollapse.metrics.means import counts_and_means, mean_rows
@@ -50,6 +51,7 @@ def _nc3_alignment(W: np.ndarray, mu: np.ndarray) -> float:
     return float(np.clip(np.sum(w2 * sin2) / np.sum(w2), 0.0, 1.0))
 
 
+@fill_doc
 def nc3_alignment(
     weights: ArrayLike,
     features: ArrayLike,
@@ -69,20 +71,19 @@ def nc3_alignment(
     ----------
     weights : array_like, (P, D)
         The weight matrix applied to these features (the classifier ``W_L (K, D)`` for the last layer).
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         In ``[0, 1]``; 0 iff DNC3 holds.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc3_alignment(np.eye(2), H, y)
+    0.0
     """
     mu = mean_rows(features, labels, num_classes, drop_empty, centered=False)
     return _nc3_alignment(as_weights(weights, mu.shape[1]), mu)
@@ -95,6 +96,7 @@ def _self_duality(W: np.ndarray, A: np.ndarray) -> float:
     return float(np.linalg.norm(W / nW - A / nA) ** 2)
 
 
+@fill_doc
 def self_duality(
     weights: ArrayLike,
     features: ArrayLike,
@@ -115,24 +117,21 @@ def self_duality(
     ----------
     weights : array_like, (K, D)
         The classifier.
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    centered : bool, default True
-        Use the centred means ``μ_c − μ_G`` (the ETF convention); False: the uncentred ``μ_c`` (bias-free).
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_centered)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         In ``[0, 4]``; 0 iff the classifier rows are the (centred) class means up to one global scale.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> round(self_duality(np.eye(2), H, y), 6)
+    0.585786
     """
     A = mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
     return _self_duality(_classifier_for(weights, A, "self-duality"), A)
@@ -144,6 +143,7 @@ def _wh_etf_error(W: np.ndarray, A: np.ndarray) -> float:
     return normalised_distance(W @ A.T, T)  # W A^T (K, K): classifier rows against centred class means
 
 
+@fill_doc
 def wh_etf_error(
     weights: ArrayLike,
     features: ArrayLike,
@@ -163,22 +163,20 @@ def wh_etf_error(
     ----------
     weights : array_like, (K, D)
         The classifier.
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         0 iff ``W M̄ᵀ`` is a multiple of the simplex-ETF Gram matrix.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> wh_etf_error(np.array([[1.0, -1.0], [-1.0, 1.0]]), H, y)
+    0.0
     """
     A = mean_rows(features, labels, num_classes, drop_empty, centered=True, weighted=weighted)
     return _wh_etf_error(_classifier_for(weights, A, "the W–H relation"), A)
@@ -198,6 +196,12 @@ def ncc_predict(features: ArrayLike, means: ArrayLike) -> np.ndarray:
     -------
     ndarray of int, (N,)
         The index of the nearest centre of each sample.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> ncc_predict(H, np.array([[2.0, 0.0], [0.0, 2.0]]))
+    array([0, 0, 1, 1])
     """
     H = as_float64(features, "features")
     mu = as_float64(means, "means")
@@ -210,18 +214,61 @@ def ncc_predict(features: ArrayLike, means: ArrayLike) -> np.ndarray:
 
 
 def ncc_predict_of(H: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The nearest-centre predictions ``argmin_c ‖h_i − μ_c‖`` (unchecked float64 arrays; ties: lowest index).
+
+    Parameters
+    ----------
+    H : numpy.ndarray, (N, D)
+        Features, one sample per row.
+    mu : numpy.ndarray, (K, D)
+        The centres as rows.
+
+    Returns
+    -------
+    numpy.ndarray of int, (N,)
+        The row of ``mu`` nearest to each sample.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> ncc_predict_of(H, np.array([[2.0, 0.0], [0.0, 2.0]]))
+    array([0, 0, 1, 1])
+    """
     # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the first term does not depend on c
     d = np.einsum("kd,kd->k", mu, mu)[None, :] - 2.0 * (H @ mu.T)  # (N, K)
     return np.argmin(d, axis=1)
 
 
 def classifier_predict(H: np.ndarray, W: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """The linear classifier's predictions ``argmax_c (W h_i + b)_c`` (unchecked float64 arrays).
+
+    Parameters
+    ----------
+    H : numpy.ndarray, (N, D)
+        Features, one sample per row.
+    W : numpy.ndarray, (K, D)
+        The classifier's weights.
+    bias : numpy.ndarray or None, (K,)
+        The classifier's bias (None: bias-free).
+
+    Returns
+    -------
+    numpy.ndarray of int, (N,)
+        The predicted class of each sample.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> classifier_predict(H, np.eye(2), None)
+    array([0, 0, 1, 1])
+    """
     z = H @ W.T  # (N, K)
     if bias is not None:
         z = z + bias
     return np.argmax(z, axis=1)
 
 
+@fill_doc
 def ncc_accuracy(
     features: ArrayLike, labels: ArrayLike, num_classes: int | None = None, *, drop_empty: bool = False
 ) -> float:
@@ -229,25 +276,26 @@ def ncc_accuracy(
 
     Parameters
     ----------
-    features : array_like, (N, D)
-        One sample per row (numpy array or torch tensor; computed in float64).
-    labels : array_like of int, (N,)
-        Class labels in ``0..K-1``.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         The fraction of samples whose nearest class mean is their own class's, in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> ncc_accuracy(H, y)
+    1.0
     """
     d = prepare(features, labels, num_classes, drop_empty)
     _, mu = counts_and_means(d)
     return float(np.mean(ncc_predict_of(d.H, mu) == d.y))
 
 
+@fill_doc
 def nc4_agreement(
     features: ArrayLike,
     labels: ArrayLike,
@@ -273,13 +321,18 @@ def nc4_agreement(
         The classifier's bias (default none).
     num_classes : int, optional
         ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         The fraction of samples on which the classifier and the NCC agree, in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc4_agreement(H, y, np.eye(2))
+    1.0
     """
     d = prepare(features, labels, num_classes, drop_empty)
     W = as_weights(weights, d.H.shape[1])

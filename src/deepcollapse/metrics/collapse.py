@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_weights, prepare, restrict_to_kept
 from deepcollapse.metrics.classifier import (
@@ -168,14 +169,47 @@ class CollapseMetrics(Result):
         -------
         pandas.DataFrame
             Shape ``(1, len(self))``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> collapse_metrics(H, y).to_frame()[['nc1_trace_ratio', 'ncc_accuracy']]
+           nc1_trace_ratio  ncc_accuracy
+        0              0.5           1.0
         """
         import pandas as pd
 
         return pd.DataFrame([self.to_dict()], columns=list(self))
 
 
+@fill_doc
 def weight_metrics(W: np.ndarray | None, m: Moments, weighted: bool, out: _Out) -> None:
-    """NC3 of the weights ``W (P, D)`` applied to the features (``None``: all three are ``None``)."""
+    """NC3 of the weights ``W (P, D)`` applied to the features (``None``: all three are ``None``).
+
+    Parameters
+    ----------
+    W : numpy.ndarray or None, (P, D)
+        The weights (``P == K``: a classifier, which also gives ``self_duality`` and ``wh_etf_error``).
+    m : Moments
+        The statistics of the features (:func:`~deepcollapse.metrics.means.moments`).
+    %(metrics_weighted)s
+    out : _Out
+        The values and reasons being collected, updated in place.
+
+    Returns
+    -------
+    None
+        ``out`` is updated in place.
+
+    Examples
+    --------
+    >>> from deepcollapse.metrics.core import _Out
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> out = _Out(); weight_metrics(np.eye(2), moments_of(prepare(H, y, None, False)), True, out)
+    >>> out.values['nc3_alignment']
+    0.0
+    """
     out.values["nc3_alignment"] = out.values["self_duality"] = out.values["wh_etf_error"] = None
     if W is None:
         return
@@ -263,6 +297,7 @@ def finalize(
     return CollapseMetrics(**out)
 
 
+@fill_doc
 def collapse_metrics(
     features: ArrayLike,
     labels: ArrayLike,
@@ -305,13 +340,9 @@ def collapse_metrics(
         The classifier's bias (for ``nc4_agreement``).
     num_classes : int, optional
         ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    rtol : float, optional
-        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
-        of the features' dtype).
+    %(metrics_drop_empty)s
+    %(metrics_weighted)s
+    %(metrics_rtol)s
     dtype : dtype, optional
         The dtype the features were computed in (default rank tolerance); default their own.
     pinv : bool, default True

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.metrics._inputs import ArrayLike, prepare, rank_tol
 from deepcollapse.metrics.geometry import equiangularity_of, equinorm_of, frame_error
 from deepcollapse.metrics.means import Moments, global_mean_of, moments_of
@@ -120,6 +121,7 @@ def _core(
     return out
 
 
+@fill_doc
 def metrics_from_moments(
     m: Moments,
     *,
@@ -138,9 +140,7 @@ def metrics_from_moments(
         Sufficient statistics (:func:`moments` or ``CollapseStatistics``).
     weighted : bool, default True
         Global mean sample-weighted (True) or unweighted.
-    rtol : float, optional
-        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
-        of the features' dtype).
+    %(metrics_rtol)s
     dtype : dtype, optional
         The dtype the features were computed in (default rank tolerance); default ``m.dtype``.
 
@@ -150,6 +150,13 @@ def metrics_from_moments(
         Metric name -> float (``inf``/``nan`` when undefined; ``singular_values`` an ndarray).
     reasons : dict
         Metric name -> why it is not finite.
+
+    Examples
+    --------
+    >>> from deepcollapse.metrics.means import moments
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> values, reasons = metrics_from_moments(moments(H, y)); values['nc1_trace_ratio'], reasons
+    (0.5, {})
     """
     out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)
     return out.values, out.reasons
@@ -161,6 +168,7 @@ def _nc1_value(features, labels, num_classes, key, *, weighted=True, drop_empty=
     return float(_core(m, weighted=weighted, rtol=rtol).values[key])
 
 
+@fill_doc
 def nc1_trace_ratio(
     features: ArrayLike,
     labels: ArrayLike,
@@ -173,27 +181,27 @@ def nc1_trace_ratio(
 
     Parameters
     ----------
-    features : array_like, (N, D)
-        One sample per row (numpy array or torch tensor; computed in float64).
-    labels : array_like of int, (N,)
-        Class labels in ``0..K-1``.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         ``tr(Σ_W) / tr(Σ_B)`` (``inf`` if all class means coincide).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc1_trace_ratio(H, y)
+    0.5
     """
     return _nc1_value(
         features, labels, num_classes, "nc1_trace_ratio", weighted=weighted, drop_empty=drop_empty
     )
 
 
+@fill_doc
 def nc1_pinv(
     features: ArrayLike,
     labels: ArrayLike,
@@ -213,30 +221,28 @@ def nc1_pinv(
 
     Parameters
     ----------
-    features : array_like, (N, D)
-        One sample per row (numpy array or torch tensor; computed in float64).
-    labels : array_like of int, (N,)
-        Class labels in ``0..K-1``.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
-    rtol : float, optional
-        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
-        of the features' dtype).
+    %(metrics_features)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
+    %(metrics_rtol)s
 
     Returns
     -------
     float
         ``tr(Σ_W Σ_B^+) / K`` (``inf`` if all class means coincide).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc1_pinv(H, y)
+    0.125
     """
     return _nc1_value(
         features, labels, num_classes, "nc1_pinv", weighted=weighted, drop_empty=drop_empty, rtol=rtol
     )
 
 
+@fill_doc
 def cdnv(
     features: ArrayLike,
     labels: ArrayLike,
@@ -251,18 +257,18 @@ def cdnv(
 
     Parameters
     ----------
-    features : array_like, (N, D)
-        One sample per row (numpy array or torch tensor; computed in float64).
-    labels : array_like of int, (N,)
-        Class labels in ``0..K-1``.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         The mean CDNV over class pairs (``inf`` if two classes have the same mean).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> cdnv(H, y)
+    0.125
     """
     return _nc1_value(features, labels, num_classes, "cdnv", drop_empty=drop_empty)

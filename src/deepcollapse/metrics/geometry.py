@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from deepcollapse._core.checks import check_choice
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.metrics._inputs import ArrayLike, rank_tol
 from deepcollapse.metrics.means import global_mean_of, mean_rows, means_of
 from deepcollapse.metrics.spectra import singular_values_of
@@ -27,7 +28,25 @@ __all__ = [
 
 
 def normalised_distance(G: np.ndarray, T: np.ndarray) -> float:
-    """``‖G/‖G‖_F − T‖_F`` for a target ``T`` of unit Frobenius norm; ``nan`` if ``G = 0``."""
+    """``‖G/‖G‖_F − T‖_F`` for a target ``T`` of unit Frobenius norm; ``nan`` if ``G = 0``.
+
+    Parameters
+    ----------
+    G : numpy.ndarray
+        A Gram matrix.
+    T : numpy.ndarray
+        The target, of unit Frobenius norm and ``G``'s shape.
+
+    Returns
+    -------
+    float
+        The distance, in ``[0, 2]`` (``nan`` if ``G = 0``).
+
+    Examples
+    --------
+    >>> normalised_distance(np.eye(2), np.eye(2) / np.sqrt(2))
+    0.0
+    """
     nG = np.linalg.norm(G)
     if nG == 0.0:
         return math.nan
@@ -35,12 +54,31 @@ def normalised_distance(G: np.ndarray, T: np.ndarray) -> float:
 
 
 def frame_error(A: np.ndarray, centred: bool) -> float:
-    """``‖G/‖G‖_F − T/‖T‖_F‖_F`` with ``G = A A^T`` and ``T = I_K`` or ``I_K − 11^T/K`` (``centred``)."""
+    """``‖G/‖G‖_F − T/‖T‖_F‖_F`` with ``G = A A^T`` and ``T = I_K`` or ``I_K − 11^T/K`` (``centred``).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, (K, D)
+        Class-mean rows (centred or not).
+    centred : bool
+        Target the simplex ETF ``I_K − 11^T/K`` instead of the orthogonal frame ``I_K``.
+
+    Returns
+    -------
+    float
+        The distance (``nan`` if ``A = 0``).
+
+    Examples
+    --------
+    >>> frame_error(np.eye(2), centred=False)
+    0.0
+    """
     K = A.shape[0]
     T = np.eye(K) - (np.full((K, K), 1.0 / K) if centred else 0.0)
     return normalised_distance(A @ A.T, T / np.linalg.norm(T))
 
 
+@fill_doc
 def nc2_cond(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -57,23 +95,20 @@ def nc2_cond(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    rtol : float, optional
-        Rank tolerance ``rtol · σ_1`` instead of the dtype default (:func:`~deepcollapse._core.rank_tolerance`
-        of the features' dtype).
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_rtol)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         ``σ_1 / σ_K`` of ``M (D, K)``; ``inf`` below rank ``K``.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc2_cond(H, y)
+    1.0
     """
     mu, counts, dtype = means_of(features, labels, num_classes, drop_empty)
     s = singular_values_of(mu)
@@ -88,6 +123,7 @@ def nc2_cond(
     return float(s[0] / s[-1])
 
 
+@fill_doc
 def nc2_orth_error(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -102,24 +138,24 @@ def nc2_orth_error(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         In ``[0, 2]``; 0 iff the means are orthogonal with equal norms (``nan`` if all means are zero).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc2_orth_error(H, y)
+    0.0
     """
     return frame_error(mean_rows(features, labels, num_classes, drop_empty, centered=False), centred=False)
 
 
+@fill_doc
 def nc2_etf_error(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -136,34 +172,68 @@ def nc2_etf_error(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         0 iff the centred means form a simplex ETF (``nan`` if all means coincide).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> nc2_etf_error(H, y)
+    0.0
     """
     Mc = mean_rows(features, labels, num_classes, drop_empty, centered=True, weighted=weighted)
     return frame_error(Mc, centred=True)
 
 
 def equinorm_of(A: np.ndarray) -> float:
+    """Equinorm of given rows: ``std_c ‖a_c‖ / mean_c ‖a_c‖`` (:func:`equinorm`'s formula).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, (K, D)
+        The rows ``a_c``.
+
+    Returns
+    -------
+    float
+        0 for equal norms (``nan`` if all rows are zero).
+
+    Examples
+    --------
+    >>> equinorm_of(np.array([[1.0, 0.0], [0.0, 3.0]]))
+    0.5
+    """
     norms = np.linalg.norm(A, axis=1)
     mean = norms.mean()
     return math.nan if mean == 0.0 else float(norms.std() / mean)
 
 
 def equiangularity_of(A: np.ndarray, tol: float = 0.0) -> float:
+    """Equiangularity of given rows: population std of the pairwise cosines (as in :func:`equiangularity`).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, (K, D)
+        The rows ``a_c``.
+    tol : float, default 0.0
+        Rows of norm ``<= tol`` count as zero.
+
+    Returns
+    -------
+    float
+        0 for equal angles (``nan`` if some row is zero).
+
+    Examples
+    --------
+    >>> equiangularity_of(np.eye(3))
+    0.0
+    """
     norms = np.linalg.norm(A, axis=1)
     if np.any(norms <= tol):
         return math.nan
@@ -173,6 +243,7 @@ def equiangularity_of(A: np.ndarray, tol: float = 0.0) -> float:
     return float(C[iu].std())
 
 
+@fill_doc
 def equinorm(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -188,29 +259,27 @@ def equinorm(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    centered : bool, default True
-        Use the centred means ``μ_c − μ_G`` (the ETF convention); False: the uncentred ``μ_c`` (bias-free).
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_centered)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         ``std_c ‖a_c‖ / mean_c ‖a_c‖``; 0 for equal norms.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> equinorm(H, y)
+    0.0
     """
     A = mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
     return equinorm_of(A)
 
 
+@fill_doc
 def equiangularity(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -227,29 +296,27 @@ def equiangularity(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
-    centered : bool, default True
-        Use the centred means ``μ_c − μ_G`` (the ETF convention); False: the uncentred ``μ_c`` (bias-free).
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_features_or_means)s
+    %(metrics_centered)s
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     float
         The population std of the pairwise cosines (``nan`` if some ``a_c`` is zero).
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> equiangularity(H, y)
+    0.0
     """
     A = mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)
     return equiangularity_of(A)
 
 
+@fill_doc
 def class_mean_gram(
     features: ArrayLike,
     labels: ArrayLike | None = None,
@@ -268,26 +335,25 @@ def class_mean_gram(
 
     Parameters
     ----------
-    features : array_like, (N, D) or (K, D)
-        One sample per row (numpy array or torch tensor; computed in float64), or the class means as rows when
-        ``labels`` is None.
-    labels : array_like of int, (N,), optional
-        Class labels in ``0..K-1``; None: ``features`` are the class means.
-    num_classes : int, optional
-        ``K``; default ``max(labels) + 1``.
+    %(metrics_features_or_means)s
     normalize : {"max", "none", "fro", "cosine"}, default "max"
         How ``G`` is scaled (see above).
     centered : bool, default False
         Use ``μ_c − μ_G`` instead of ``μ_c``.
-    weighted : bool, default True
-        Global mean sample-weighted, ``(1/N) Σ_i h_i``; False: unweighted, ``(1/K) Σ_c μ_c``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_weighted)s
+    %(metrics_drop_empty)s
 
     Returns
     -------
     ndarray, (K, K)
         The Gram matrix of the class means, float64.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+    >>> class_mean_gram(H, y)
+    array([[1., 0.],
+           [0., 1.]])
     """
     check_choice("normalize", normalize, ("none", "max", "fro", "cosine"))
     A = mean_rows(features, labels, num_classes, drop_empty, centered=centered, weighted=weighted)

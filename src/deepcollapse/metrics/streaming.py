@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.metrics._inputs import (
     ArrayLike,
     _dtype_name,
@@ -151,7 +152,26 @@ class CollapseStatistics:
     # ---------------------------------------------------------------------------------------------
 
     def update(self, features: ArrayLike, labels: ArrayLike) -> CollapseStatistics:
-        """Add a batch ``features (B, D)``, ``labels (B,)`` (numpy or torch, any device; made float64)."""
+        """Add a batch ``features (B, D)``, ``labels (B,)`` (numpy or torch, any device; made float64).
+
+        Parameters
+        ----------
+        features : array_like, (B, D)
+            The batch's features, one sample per row.
+        labels : array_like of int, (B,)
+            Their labels in ``0..K-1``.
+
+        Returns
+        -------
+        CollapseStatistics
+            ``self`` (so that calls chain).
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> CollapseStatistics(2, 2).update(H, y).counts
+        array([2, 2])
+        """
         K, D = self.num_classes, self.dim
         H, y, dtype = _batch(features, labels, K, D)
         if H.shape[0] == 0:
@@ -173,7 +193,25 @@ class CollapseStatistics:
         return self
 
     def merge(self, other: CollapseStatistics) -> CollapseStatistics:
-        """Add ``other``'s data to ``self`` (in place; returns ``self``).  Exact for any two shifts."""
+        """Add ``other``'s data to ``self`` (in place; returns ``self``).  Exact for any two shifts.
+
+        Parameters
+        ----------
+        other : CollapseStatistics
+            Statistics of other data, same ``num_classes`` and ``dim`` (not changed).
+
+        Returns
+        -------
+        CollapseStatistics
+            ``self``.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> a = CollapseStatistics(2, 2).update(H[:2], y[:2])
+        >>> a.merge(CollapseStatistics(2, 2).update(H[2:], y[2:])).compute().nc1_trace_ratio
+        0.5
+        """
         if not isinstance(other, CollapseStatistics):
             raise ConfigError(f"other == {type(other).__name__}, must be a CollapseStatistics.")
         if (other.num_classes, other.dim) != (self.num_classes, self.dim):
@@ -217,13 +255,41 @@ class CollapseStatistics:
 
         For an all-reduce across workers/devices, give every worker the same explicit ``shift`` (or
         ``shift=None``), sum each of ``SUM_FIELDS`` and :meth:`load_state_dict` the result.
+
+        Returns
+        -------
+        dict
+            ``{field: array or int or str}``: ``SUM_FIELDS``, ``shift``, ``shift_set`` and ``dtype``.
+
+        Examples
+        --------
+        >>> sorted(CollapseStatistics(2, 2).state_dict())
+        ['counts', 'dtype', 'entries', 'negatives', 'outer', 'shift', 'shift_set', 'sqsums', 'sums']
         """
         state: dict[str, Any] = {k: getattr(self, k) for k in self.SUM_FIELDS}
         state.update(shift=self.shift, shift_set=self.shift_set, dtype=self.dtype)
         return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
 
     def load_state_dict(self, state: dict[str, Any]) -> CollapseStatistics:
-        """Replace the state by ``state`` (from :meth:`state_dict`, possibly summed over workers)."""
+        """Replace the state by ``state`` (from :meth:`state_dict`, possibly summed over workers).
+
+        Parameters
+        ----------
+        state : dict
+            As :meth:`state_dict` returns it (the shapes are checked).
+
+        Returns
+        -------
+        CollapseStatistics
+            ``self``.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> state = CollapseStatistics(2, 2).update(H, y).state_dict()
+        >>> CollapseStatistics(2, 2).load_state_dict(state).counts
+        array([2, 2])
+        """
         K, D = self.num_classes, self.dim
         shapes = {"counts": (K,), "sums": (K, D), "sqsums": (K,), "shift": (K, D), "shift_set": (K,)}
         if self.outer is not None:
@@ -244,7 +310,19 @@ class CollapseStatistics:
         return self
 
     def reset(self) -> None:
-        """Forget all data (keeps a fixed ``shift`` array; ``"first"`` shifts are chosen again)."""
+        """Forget all data (keeps a fixed ``shift`` array; ``"first"`` shifts are chosen again).
+
+        Returns
+        -------
+        None
+            ``self`` is emptied in place.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> stats = CollapseStatistics(2, 2).update(H, y); stats.reset(); stats.counts
+        array([0, 0])
+        """
         fresh = CollapseStatistics(self.num_classes, self.dim, outer=self.outer is not None)
         keep_shift, keep_set = self.shift, self.shift_set
         self.__dict__.update(fresh.__dict__)
@@ -267,8 +345,25 @@ class CollapseStatistics:
             raise ConfigError(f"number of classes with samples == {kept.size}, must be >= 2.")
         return kept
 
+    @fill_doc
     def moments(self, *, drop_empty: bool = False) -> Moments:
-        """Sufficient statistics (class means, within-class sums of squares, scatter) of all data seen."""
+        """Sufficient statistics (class means, within-class sums of squares, scatter) of all data seen.
+
+        Parameters
+        ----------
+        %(metrics_drop_empty)s
+
+        Returns
+        -------
+        Moments
+            Of the classes kept (all, or those with samples when ``drop_empty``).
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> CollapseStatistics(2, 2).update(H, y).moments().within_ss
+        array([2., 2.])
+        """
         kept = self._kept(drop_empty)
         n = self.counts[kept].astype(np.float64)
         T = self.sums[kept]
@@ -287,14 +382,49 @@ class CollapseStatistics:
 
     @property
     def class_means(self) -> np.ndarray:
-        """``(K, D)`` class means so far (rows of empty classes are NaN)."""
+        """``(K, D)`` class means so far (rows of empty classes are NaN).
+
+        Returns
+        -------
+        numpy.ndarray, (K, D)
+            ``μ_c`` as rows, float64.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> CollapseStatistics(2, 2).update(H, y).class_means
+        array([[2., 0.],
+               [0., 2.]])
+        """
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.shift + self.sums / self.counts[:, None]
 
+    @fill_doc
     def ncc_statistics(
         self, weights: ArrayLike | None = None, bias: ArrayLike | None = None, *, drop_empty: bool = False
     ) -> NCCStatistics:
-        """Second-pass accumulator using the class means seen so far (call after the first pass)."""
+        """Second-pass accumulator using the class means seen so far (call after the first pass).
+
+        Parameters
+        ----------
+        weights : array_like, (K, D), optional
+            A classifier whose predictions are compared with the NCC's (``nc4_agreement``).
+        bias : array_like, (K,), optional
+            Its bias.
+        %(metrics_drop_empty)s
+
+        Returns
+        -------
+        NCCStatistics
+            Empty counts, with the class means (of the kept classes) seen so far.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> stats = CollapseStatistics(2, 2).update(H, y)
+        >>> stats.ncc_statistics().update(H, y).compute().ncc_accuracy
+        1.0
+        """
         kept = self._kept(drop_empty)
         W = None if weights is None else as_weights(weights, self.dim)
         W, bias = restrict_to_kept(W, bias, kept, self.num_classes)
@@ -397,6 +527,26 @@ class NCCStatistics:
         self.total = 0
 
     def update(self, features: ArrayLike, labels: ArrayLike) -> NCCStatistics:
+        """Add a batch: count its correct NCC predictions (and agreements with the classifier).
+
+        Parameters
+        ----------
+        features : array_like, (B, D)
+            The batch's features, one sample per row.
+        labels : array_like of int, (B,)
+            Their labels.
+
+        Returns
+        -------
+        NCCStatistics
+            ``self`` (so that calls chain).
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> NCCStatistics(np.array([[2.0, 0.0], [0.0, 2.0]])).update(H, y).correct
+        4
+        """
         H, y, _ = _batch(features, labels, int(self.classes.max()) + 1, self.means.shape[1])
         pred = ncc_predict_of(H, self.means)  # (B,) index into rows of means
         self.correct += int(np.count_nonzero(self.classes[pred] == y))
@@ -406,6 +556,25 @@ class NCCStatistics:
         return self
 
     def merge(self, other: NCCStatistics) -> NCCStatistics:
+        """Add ``other``'s counts to ``self`` (in place); both must use the same first-pass class means.
+
+        Parameters
+        ----------
+        other : NCCStatistics
+            Counts of other data (not changed).
+
+        Returns
+        -------
+        NCCStatistics
+            ``self``.
+
+        Examples
+        --------
+        >>> H = np.array([[1.0, 0.0], [3.0, 0.0], [0.0, 1.0], [0.0, 3.0]]); y = np.array([0, 0, 1, 1])
+        >>> mu = np.array([[2.0, 0.0], [0.0, 2.0]])
+        >>> NCCStatistics(mu).update(H, y).merge(NCCStatistics(mu).update(H, y)).total
+        8
+        """
         if not np.array_equal(other.means, self.means):
             raise ConfigError("other.means differ from self.means, must be the same first-pass class means.")
         self.correct += other.correct
@@ -441,6 +610,7 @@ class NCCStatistics:
         )
 
 
+@fill_doc
 def two_pass_metrics(
     loader: Iterable[Any],
     num_classes: int,
@@ -470,8 +640,7 @@ def two_pass_metrics(
         As in :func:`collapse_metrics`.
     transform : callable, optional
         Maps a batch's first element to features ``(B, D)``.
-    drop_empty : bool, default False
-        Drop classes without samples (the rest renumbered ``0..K'-1``) instead of raising ``ConfigError``.
+    %(metrics_drop_empty)s
     **compute_kwargs
         Passed to :meth:`CollapseStatistics.compute` (``weighted``, ``rtol``, ...).
 

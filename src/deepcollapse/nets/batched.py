@@ -162,7 +162,8 @@ def _batched_loop(
             rec = {"epoch": epoch, **extra, **evaluate(configs[s], models[s], datas[s]).to_dict()}
         except OOM_ERRORS:
             raise batch_oom_error(config, outs, device, max(epoch, 1), "evaluation") from None
-        return runs[s].append_record(rec)
+        runs[s].append_record(rec)
+        return rec
 
     for s, run in enumerate(runs):
         if run.needs_initial_record:

@@ -142,7 +142,9 @@ def stopped_error(flag: StopFlag, out: Path, epoch: int, written: bool) -> Inter
 def load_run_checkpoint(path: Path, device: Any) -> dict[str, Any]:
     """A run's ``checkpoint.pt`` (its previous one, ``checkpoint.prev.pt``, with a warning, when it is
     damaged: :func:`~deepcollapse._core.io.load_checkpoint_or_previous`), or a one-line ``ConfigError``
-    naming it when it is damaged or foreign and no good previous one is there.
+    naming it when it is damaged or foreign and no good previous one is there.  A plain dict: the object
+    ``torch.save`` wrote (state dicts of the model, optimizer and scheduler beside the run state), in
+    torch's own checkpoint convention.
 
     Parameters
     ----------
@@ -258,12 +260,11 @@ class RunFolder:
         every = self.config.eval_every
         return (every > 0 and epoch % every == 0) or epoch == self.config.epochs
 
-    def append_record(self, record: dict[str, Any]) -> dict[str, Any]:
+    def append_record(self, record: dict[str, Any]) -> None:
         """Append an evaluation record to ``metrics.jsonl`` (non-finite numbers as ``null``) and keep it as
         the last one."""
         append_jsonl(self.metrics_path, [finite_or_none(record)])
         self.state["last"] = record
-        return record
 
     def end_epoch(self, epoch: int, train_loss: float, epoch_time: float, lr: float) -> None:
         """Count epoch ``epoch`` as done (its loss and time in the history)."""

@@ -450,7 +450,9 @@ def classify_head(
         note = f"srg_like is not defined for K = {K}: the SRG construction needs K = C(r, 2) with r >= 4"
         r = None
     else:
-        d_srg = float(gram_match(C, srg_pre_gram(K), starts=_QAP_STARTS, metric="fro")["distance"])
+        match = gram_match(C, srg_pre_gram(K), starts=_QAP_STARTS, metric="fro")
+        assert match.distance is not None
+        d_srg = float(match.distance)
     m: dict[str, Any] = {
         "label": None,
         "why": None,

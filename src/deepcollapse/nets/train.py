@@ -133,7 +133,8 @@ def _loop(
             rec = {"epoch": epoch, **extra, **evaluate(config, model, data).to_dict()}
         except OOM_ERRORS:
             raise oom_error(config, out, device, max(epoch, 1), "evaluation") from None
-        return run.append_record(rec)
+        run.append_record(rec)
+        return rec
 
     if run.needs_initial_record:
         record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})

@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "get_kind": "kinds",
         "Task": "executors",
         "TaskError": "executors",
+        "TaskOutcome": "executors",
         "run_tasks": "executors",
         "EXECUTORS": "executors",
         "SweepSpec": "sweep",

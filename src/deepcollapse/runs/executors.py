@@ -51,6 +51,7 @@ from typing import Any
 from deepcollapse._core.checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.progress import report_progress_to
+from deepcollapse._core.results import Result
 from deepcollapse.runs.kinds import get_kind
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "RAY_INSTALL_HINT",
     "Task",
     "TaskError",
+    "TaskOutcome",
     "check_executor_options",
     "connect_ray",
     "run_task",
@@ -97,6 +99,43 @@ class Task:
         return get_kind(self.kind).is_done(self.out_dir)
 
 
+@dataclass(frozen=True, eq=False)
+class TaskOutcome(Result):
+    """What running one task did: skipped (already done), resumed, trained, or failed, and how long it took.
+
+    Returned by :func:`run_task`, :func:`run_unit` and :func:`run_tasks` (one per task, in order) and held
+    by :attr:`deepcollapse.runs.sweep.SweepResult.statuses`.  Read-only key access
+    (``outcome["status"]``) works as for the status dicts of earlier releases; ``to_dict()`` is that dict,
+    key for key: ``batched`` only where the task ran in a batched unit, ``error`` only where it failed.
+
+    Attributes
+    ----------
+    label : str
+        The task's :attr:`Task.label`.
+    status : {'skipped', 'resumed', 'trained', 'failed'}
+        ``skipped``: its done marker was there; ``resumed``: it went on from its resume marker (a
+        checkpoint); ``trained``: it ran from the start; ``failed``: it raised (recorded by :func:`run_tasks`,
+        which then raises :class:`TaskError` after every task ended, so a returned list holds none).
+    seconds : float
+        Wall-clock seconds of the trainer call (0 for a skipped or failed task; the whole call's time for
+        each task of a batched unit).
+    error : str or None
+        The exception's message of a failed task.
+    batched : int or None
+        How many tasks shared the trainer call (a unit of several tasks, :func:`run_unit`).
+    """
+
+    label: str | None = None
+    status: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    batched: int | None = None
+
+
+def _skipped(task: Task) -> TaskOutcome:
+    return TaskOutcome.from_dict({"label": task.label, "status": "skipped", "seconds": 0.0})
+
+
 @contextlib.contextmanager
 def _torch_threads(n: int | None) -> Iterator[None]:
     """``n`` torch threads inside the block, the previous count restored after; ``None``: leave it alone."""
@@ -113,18 +152,45 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
-    """Run (or resume, or skip) one task; return ``{"label", "status": "skipped"|"resumed"|"trained",
-    "seconds"}``.
+def run_task(task: Task, progress: bool = False) -> TaskOutcome:
+    """Run (or resume, or skip) one task in this process.
 
     The kind's runner comes from the task-kind table (it imports its trainer, so a worker process imports
     torch only when it has work); DUFM and search tasks run with one torch thread (see the module docstring),
     network tasks with the ``threads`` of their config.
+
+    Parameters
+    ----------
+    task : Task
+        The task; skipped when its folder holds its kind's done marker, resumed when it holds the resume
+        marker.
+    progress : bool, default False
+        Show the trainer's progress bars.
+
+    Returns
+    -------
+    TaskOutcome
+        ``label``, ``status`` (``"skipped"``, ``"resumed"`` or ``"trained"``) and ``seconds``;
+        ``to_dict()`` is ``{"label", "status", "seconds"}``.
+
+    Examples
+    --------
+    A task whose folder holds its done marker (``summary.json`` for ``dufm``) is skipped:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "summary.json").write_text("{}")
+    ...     outcome = run_task(Task("dufm", {}, tmp, "point-0"))
+    >>> outcome.status, outcome.seconds
+    ('skipped', 0.0)
+    >>> outcome.to_dict()
+    {'label': 'point-0', 'status': 'skipped', 'seconds': 0.0}
     """
     kind = get_kind(task.kind, "task.kind")
     out = Path(task.out_dir)
     if kind.is_done(out):
-        return {"label": task.label, "status": "skipped", "seconds": 0.0}
+        return _skipped(task)
     t0 = time.perf_counter()
     resume = kind.can_resume(out)
     with _torch_threads(kind.threads):
@@ -133,7 +199,7 @@ def run_task(task: Task, progress: bool = False) -> dict[str, Any]:
         else:  # a fresh task, or a kind whose runner resumes by itself (search)
             kind.run(dict(task.config), out, progress)
     status = "resumed" if resume else "trained"
-    return {"label": task.label, "status": status, "seconds": time.perf_counter() - t0}
+    return TaskOutcome.from_dict({"label": task.label, "status": status, "seconds": time.perf_counter() - t0})
 
 
 def task_units(tasks: Sequence[Task]) -> list[list[Task]]:
@@ -153,14 +219,15 @@ def task_units(tasks: Sequence[Task]) -> list[list[Task]]:
     return sorted(units, key=lambda u: order[id(u[0])])
 
 
-def run_unit(unit: Sequence[Task], progress: bool = False) -> list[dict[str, Any]]:
+def run_unit(unit: Sequence[Task], progress: bool = False) -> list[TaskOutcome]:
     """Run one unit of :func:`task_units`: one task through :func:`run_task`, several through their kind's
-    ``run_batch`` in one call; one status dict per task (``batched``: how many tasks shared the call)."""
+    ``run_batch`` in one call; one :class:`TaskOutcome` per task (``batched``: how many tasks shared the
+    call)."""
     if len(unit) == 1:
         return [run_task(unit[0], progress)]
     kind = get_kind(unit[0].kind, "task.kind")
     pending = [t for t in unit if not kind.is_done(t.out_dir)]
-    out = {id(t): {"label": t.label, "status": "skipped", "seconds": 0.0} for t in unit if t not in pending}
+    out = {id(t): _skipped(t) for t in unit if t not in pending}
     if pending:
         resumed = [kind.can_resume(t.out_dir) for t in pending]
         t0 = time.perf_counter()
@@ -169,8 +236,10 @@ def run_unit(unit: Sequence[Task], progress: bool = False) -> list[dict[str, Any
             kind.run_batch([dict(t.config) for t in pending], [Path(t.out_dir) for t in pending], progress)
         seconds = time.perf_counter() - t0
         for t, r in zip(pending, resumed):
-            out[id(t)] = {"label": t.label, "status": "resumed" if r else "trained", "seconds": seconds,
-                          "batched": len(pending)}  # fmt: skip
+            status = "resumed" if r else "trained"
+            out[id(t)] = TaskOutcome.from_dict(
+                {"label": t.label, "status": status, "seconds": seconds, "batched": len(pending)}
+            )
     return [out[id(t)] for t in unit]
 
 
@@ -195,7 +264,7 @@ def _worker_init(queue: Any = None) -> None:  # pragma: no cover - runs in child
         _WORKER["queue"] = queue
 
 
-def _pool_task(unit: list[Task], index: int = 0) -> list[dict[str, Any]]:  # pragma: no cover - in children
+def _pool_task(unit: list[Task], index: int = 0) -> list[TaskOutcome]:  # pragma: no cover - in children
     if _WORKER["stop"]:
         raise KeyboardInterrupt("not started: the sweep was stopped")
     _WORKER["in_task"] = True
@@ -283,18 +352,45 @@ def run_tasks(
     workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = False,
-) -> list[dict[str, Any]]:
-    """Run every task that is not done yet with the chosen executor; return one status dict per task (in
-    order).
+) -> list[TaskOutcome]:
+    """Run every task that is not done yet with the chosen executor; return one outcome per task (in order).
 
-    ``workers``: processes (``local``) or the CPU count of a locally started Ray instance; default
-    ``min(#pending tasks, os.cpu_count())``.  Raises :class:`TaskError` after all tasks ended if any failed.
+    Raises :class:`TaskError` after all tasks ended if any failed (the others are kept on disk).
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The tasks; those whose folder holds their done marker are skipped, interrupted ones resumed.
+    executor : {'local', 'ray'}, default 'local'
+        Where they run (module docstring).
+    workers : int, optional
+        Processes (``local``) or the CPU count of a locally started Ray instance; default
+        ``min(#pending units, os.cpu_count())``.
+    ray_address : str, optional
+        The Ray cluster to join (``ray`` executor; ``None``: start a local instance for these tasks).
+    progress : bool, default False
+        Show a bar over the tasks and the trainers' own bars.
+
+    Returns
+    -------
+    list of TaskOutcome
+        One per task, in the order of ``tasks``.
+
+    Examples
+    --------
+    Tasks that are done already are skipped (nothing is imported or run):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "summary.json").write_text("{}")
+    ...     outcomes = run_tasks([Task("dufm", {}, tmp, "a"), Task("dufm", {}, tmp, "b")])
+    >>> [(o.label, o.status) for o in outcomes]
+    [('a', 'skipped'), ('b', 'skipped')]
     """
     workers = check_executor_options(executor, workers)
     pending = [t for t in tasks if not t.done]
-    results: dict[int, dict[str, Any]] = {
-        i: {"label": t.label, "status": "skipped", "seconds": 0.0} for i, t in enumerate(tasks) if t.done
-    }
+    results: dict[int, TaskOutcome] = {i: _skipped(t) for i, t in enumerate(tasks) if t.done}
     units = task_units(pending)
     if pending:
         log.info(
@@ -312,7 +408,9 @@ def run_tasks(
             r = res[j] if isinstance(res, list) else res
             if isinstance(r, BaseException):
                 errors.append(f"{task.label or task.out_dir}: {type(r).__name__}: {r}")
-                r = {"label": task.label, "status": "failed", "error": str(r), "seconds": 0.0}
+                r = TaskOutcome.from_dict(
+                    {"label": task.label, "status": "failed", "error": str(r), "seconds": 0.0}
+                )
             results[index[id(task)]] = r
     if errors:
         raise TaskError(f"{len(errors)} of {len(pending)} tasks failed: " + "; ".join(errors))

@@ -120,7 +120,9 @@ class TaskKind:
         return cls(**data)
 
     def normalise(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        """``data`` validated and completed with the defaults, as a plain dict (what a task carries)."""
+        """``data`` validated and completed with the defaults, as a plain dict (what a task carries).  A plain
+        dict: a task's configuration must pickle to a worker process or a Ray node and be written as JSON
+        whatever its kind; the kind's ``build`` turns it into the typed config."""
         obj = self.build(data)
         return obj.to_dict() if hasattr(obj, "to_dict") else dataclasses.asdict(obj)
 

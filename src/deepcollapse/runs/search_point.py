@@ -31,12 +31,12 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     ``search_dufm`` for the configured rounds or budget (resuming what ``out`` holds), then the Hessian
     verdict of the best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done
     marker). A search that already used its budget or rounds is reused, so deleting ``point.json`` redoes only
-    the verdict."""
+    the verdict.  A plain dict: the table row as written to ``point.json`` (its keys are the table's columns;
+    the experiment updates it with a registry's row), returned to the executor as every task's result is."""
     import numpy as np
 
     from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
-    from deepcollapse.landscape.solution_file import save_solution
     from deepcollapse.landscape.verdicts import landscape, load_point
 
     folder = Path(out)
@@ -59,19 +59,10 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
         (folder / "solutions" / "refined.npz").unlink(missing_ok=True)
     else:
         assert sharpened.refinement is not None  # a refined point comes with its refinement
-        H1, *weights = sharpened.params
         best_loss = sharpened.refinement.loss_after
-        save_solution(
-            folder / "solutions" / "refined.npz",
-            H1,
-            weights,
-            n=problem.n,
-            lam_h=problem.lam_h,
-            lam_w=problem.lam_w,
-            extra={"loss": best_loss, "source": f"kink refinement of {solution}"},
-            family=problem.family,
+        solution = _save(
+            folder, "refined.npz", sharpened.params, problem, best_loss, f"kink refinement of {solution}"
         )
-        solution = "solutions/refined.npz"
     verdict_before_descent, descent = _verdict(land), None
     start = sharpened.params or params
     descended = _descend(start, problem, land)
@@ -88,19 +79,15 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
         (folder / "solutions" / "descended.npz").unlink(missing_ok=True)
     else:
         assert descended is not None and descended.params is not None and descended.loss_after is not None
-        H1, *weights = descended.params
         best_loss, land = descended.loss_after, descended.landscape
-        save_solution(
-            folder / "solutions" / "descended.npz",
-            H1,
-            weights,
-            n=problem.n,
-            lam_h=problem.lam_h,
-            lam_w=problem.lam_w,
-            extra={"loss": best_loss, "source": f"continued descent from {solution}"},
-            family=problem.family,
+        solution = _save(
+            folder,
+            "descended.npz",
+            descended.params,
+            problem,
+            best_loss,
+            f"continued descent from {solution}",
         )
-        solution = "solutions/descended.npz"
     atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     srg = summary["loss_srg"]
     row = {
@@ -142,6 +129,25 @@ _DESCENT_KEYS = (
     "steps",
     "note",
 )
+
+
+def _save(folder: Path, name: str, params: Any, problem: Any, loss: float | None, source: str) -> str:
+    """Write ``params`` (``[H_1, W_1, .., W_L]`` of ``problem``) with its loss and source to
+    ``folder/solutions/name``; the row's ``solution`` entry (relative to ``folder``)."""
+    from deepcollapse.landscape.solution_file import save_solution
+
+    H1, *weights = params
+    save_solution(
+        folder / "solutions" / name,
+        H1,
+        weights,
+        n=problem.n,
+        lam_h=problem.lam_h,
+        lam_w=problem.lam_w,
+        extra={"loss": loss, "source": source},
+        family=problem.family,
+    )
+    return f"solutions/{name}"
 
 
 def _descend(params: Any, problem: Any, land: Any) -> Any:

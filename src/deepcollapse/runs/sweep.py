@@ -52,7 +52,7 @@ import yaml
 
 from deepcollapse._core.checks import ConfigError, check_int, check_keys
 from deepcollapse._core.io import check_output_folder, read_yaml
-from deepcollapse.runs.executors import Task, check_executor_options, run_tasks
+from deepcollapse.runs.executors import Task, TaskOutcome, check_executor_options, run_tasks
 from deepcollapse.runs.kinds import TASK_KINDS, get_kind
 
 __all__ = [
@@ -290,7 +290,9 @@ def load_sweep(path: str | Path) -> SweepSpec:
 
 
 def parse_assignments(items: Sequence[str], what: str) -> dict[str, Any]:
-    """Parse command-line ``key=value`` items (values read as YAML: numbers, lists ``[1, 2]``, strings)."""
+    """Parse command-line ``key=value`` items (values read as YAML: numbers, lists ``[1, 2]``, strings).  A
+    plain dict: overrides (``key -> value``) merged into a sweep's YAML before it is validated, not a
+    result."""
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
@@ -342,13 +344,14 @@ def _norm(v: Any) -> Any:
 
 @dataclass
 class SweepResult:
-    """What :func:`run_sweep` returns: the folder, the per-run table and the per-point aggregate."""
+    """What :func:`run_sweep` returns: the folder, the per-run table and the per-point aggregate, and what
+    running each task did (``statuses``: one :class:`~deepcollapse.runs.executors.TaskOutcome` per task)."""
 
     out_dir: Path
     spec: SweepSpec
     runs: pd.DataFrame
     summary: pd.DataFrame
-    statuses: list[dict[str, Any]]
+    statuses: list[TaskOutcome]
 
 
 def run_sweep(

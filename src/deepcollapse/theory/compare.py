@@ -112,6 +112,18 @@ def single_threaded_blas() -> Iterator[None]:
     The theory engine only factorises matrices of size <= ~100; multi-threaded BLAS makes that 5x slower on a
     shared 2-core machine (measured: ``theory grid`` for K <= 100, L <= 8 took 0.9 s single-threaded vs 5.4
     s).
+
+    Yields
+    ------
+    None
+        The block runs with one BLAS/OpenMP thread.
+
+    Examples
+    --------
+    >>> with single_threaded_blas():
+    ...     loss = compare(6, 3, 1, 0.001, 0.001).loss_dnc
+    >>> round(loss, 6)
+    0.011982
     """
     try:
         from threadpoolctl import threadpool_limits
@@ -124,8 +136,29 @@ def single_threaded_blas() -> Iterator[None]:
 
 def problem_keys(K: int, L: int, n: int, lam_h: float, lams: list[float]) -> dict[str, Any]:
     """The problem as the first keys of a result dict: ``classes, layers, n, lam_h, lam_w`` and
-    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``).  A
-    plain dict: keys merged into a result's JSON dict (``{**problem_keys(...), ...}``), not a result."""
+    ``Lambda = nλ_{H_1} Π_l λ_{W_l}`` (shared by :func:`compare` and ``family_compare.compare_family``).
+    A plain dict: keys merged into a result's JSON dict (``{**problem_keys(...), ...}``), not a result.
+
+    Parameters
+    ----------
+    K, L, n : int
+        Classes, layers, samples per class.
+    lam_h : float
+        ``λ_{H_1}``.
+    lams : list of float
+        ``λ_{W_1} .. λ_{W_L}``.
+
+    Returns
+    -------
+    dict
+        ``classes, layers, n, lam_h, lam_w, Lambda``.
+
+    Examples
+    --------
+    >>> keys = problem_keys(3, 2, 10, 0.5, [0.5, 0.5])
+    >>> list(keys), keys["Lambda"]
+    (['classes', 'layers', 'n', 'lam_h', 'lam_w', 'Lambda'], 1.25)
+    """
     return {
         "classes": K,
         "layers": L,
@@ -157,6 +190,14 @@ def compare(
     -------
     Comparison
         Every field is described in :class:`Comparison`.
+
+    Examples
+    --------
+    >>> c = compare(6, 3, 1, 0.001, 0.001)
+    >>> round(c.loss_dnc, 6), round(c.loss_srg, 6), c.srg_construction, c.srg_beats_dnc
+    (0.011982, 0.012653, 'def9', False)
+    >>> c.to_dict()["loss_zero"]
+    0.5
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     per: dict[str, float] = {}
@@ -212,6 +253,11 @@ def parse_range(name: str, spec: str | int | Iterable[int], minimum: int) -> lis
     -------
     list of int
         The values, in order.
+
+    Examples
+    --------
+    >>> parse_range("classes", "2:10:4", 2), parse_range("classes", "6,10", 2), parse_range("layers", 3, 1)
+    ([2, 6, 10], [6, 10], [3])
     """
     if isinstance(spec, int):
         return [check_int(name, spec, min=minimum)]
@@ -262,6 +308,14 @@ def grid(
     -------
     list of dict
         One JSON-ready row per ``(K, L)``, ``K`` varying slowest.
+
+    Examples
+    --------
+    >>> rows = grid("6,10", "2:3", 1, 0.001, 0.001)
+    >>> [(r["classes"], r["layers"]) for r in rows]
+    [(6, 2), (6, 3), (10, 2), (10, 3)]
+    >>> rows[0]["srg_construction"]
+    'def9'
     """
     Ks = parse_range("classes", classes, 2)
     Ls = parse_range("layers", layers, 1)

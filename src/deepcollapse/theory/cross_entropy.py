@@ -97,7 +97,18 @@ class CEFit:
 
     def to_dict(self) -> dict[str, Any]:
         """The fit in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
-        (``info["ce_fit"]``)."""
+        (``info["ce_fit"]``).
+
+        Returns
+        -------
+        dict
+            ``loss, fit, scales, block_scales, construction, rank, ranks, is_zero, grad_norm, status``.
+
+        Examples
+        --------
+        >>> ce_dnc(3, 2, 1, 0.01, 0.01).to_dict()["construction"]
+        'dnc'
+        """
         return {
             "loss": self.loss,
             "fit": self.fit,
@@ -302,6 +313,12 @@ def ce_dnc(
     -------
     CEFit
         The re-optimised loss and scales.
+
+    Examples
+    --------
+    >>> fit = ce_dnc(3, 2, 1, 0.01, 0.01)
+    >>> round(fit.loss, 6), fit.is_zero, fit.logits.shape
+    (0.128171, False, (3, 3))
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return _fit([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
@@ -326,14 +343,20 @@ def ce_srg(
     Parameters
     ----------
     %(problem)s
-    construction : {"best", "def9", "def11.1", "def11.2"}
-        Which SRG construction.
+    %(theory_construction)s
     %(problem_kw)s
 
     Returns
     -------
     CEFit or None
         The re-optimised loss and scales; ``None`` where undefined.
+
+    Examples
+    --------
+    >>> round(ce_srg(6, 2, 1, 0.001, 0.001).loss, 6)
+    0.035209
+    >>> ce_srg(5, 2, 1, 0.001, 0.001) is None
+    True
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return srg_optimum(K, L, n, lam_h, lams, construction, _fit)
@@ -360,6 +383,12 @@ def ce_symmetric_last_layer(classes: int, scale: float, lam: float) -> tuple[flo
         The minimum (fit + the last layer's regularisation).
     beta : float
         The minimising ``β``.
+
+    Examples
+    --------
+    >>> value, beta = ce_symmetric_last_layer(3, 1.0, 0.1)
+    >>> round(value, 6), round(beta, 6)
+    (0.593892, 1.520755)
     """
     K = classes
     a = math.sqrt(scale)
@@ -428,12 +457,19 @@ def ce_dnc_solution(
     Parameters
     ----------
     %(problem)s
+    %(theory_width)s
     %(problem_kw)s
 
     Returns
     -------
     Solution
         The explicit matrices and their cross-entropy loss.
+
+    Examples
+    --------
+    >>> s = ce_dnc_solution(3, 2, 1, 0.01, 0.01)
+    >>> s.construction, bool(abs(s.loss - ce_dnc(3, 2, 1, 0.01, 0.01).loss) < 1e-9)
+    ('ce-dnc', True)
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     fit = ce_dnc(K, L, n, lam_h, lams)
@@ -457,12 +493,20 @@ def ce_srg_solution(
     Parameters
     ----------
     %(problem)s
+    %(theory_construction)s
+    %(theory_width)s
     %(problem_kw)s
 
     Returns
     -------
     Solution
         The explicit matrices and their cross-entropy loss.
+
+    Examples
+    --------
+    >>> s = ce_srg_solution(6, 2, 1, 0.001, 0.001)
+    >>> s.construction, round(s.loss, 6)
+    ('ce-def9', 0.035209)
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     fit = ce_srg(K, L, n, lam_h, lams, construction)

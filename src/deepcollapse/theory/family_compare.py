@@ -224,6 +224,14 @@ def compare_family(
     FamilyComparison
         Every field is described in :class:`FamilyComparison`; MSE families carry the whole
         :func:`~deepcollapse.theory.compare.compare` result under ``mse_relu``.
+
+    Examples
+    --------
+    >>> r = compare_family(6, 3, 1, 0.001, 0.001, loss="ce")
+    >>> r.family, r["candidates"]["dnc"]["status"], r.srg_beats_dnc
+    ('ce+relu', 'numerical re-optimisation', False)
+    >>> sorted(compare_family(3, 2, 1, 0.01, 0.01, activation="linear")["candidates"])
+    ['dnc', 'linear', 'srg', 'zero']
     """
     pb = problem_of(
         classes, layers, n, lam_h, lam_w, problem=problem, loss=loss, activation=activation, eps=eps
@@ -389,6 +397,12 @@ def grid_family(
     -------
     list of dict
         One JSON-ready row per ``(K, L)``.
+
+    Examples
+    --------
+    >>> rows = grid_family("3,6", "2", 1, 0.001, 0.001)
+    >>> [(row["classes"], row["status_srg"]) for row in rows]
+    [(3, 'unavailable'), (6, 'closed form')]
     """
     Ks = parse_range("classes", classes, 2)
     Ls = parse_range("layers", layers, 1)

@@ -42,6 +42,11 @@ def triangular_edges(r: int) -> list[tuple[int, int]]:
     -------
     list of tuple of int
         The ``C(r, 2)`` pairs ``(a, b)``, ``a < b``.
+
+    Examples
+    --------
+    >>> triangular_edges(4)
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     """
     r = check_int("r", r, min=2)
     return list(itertools.combinations(range(r), 2))
@@ -69,6 +74,12 @@ def incidence_matrix(r: int) -> np.ndarray:
     -------
     ndarray, (r, C(r, 2))
         ``𝒯_r``, float64 (a fresh copy).
+
+    Examples
+    --------
+    >>> T = incidence_matrix(4)
+    >>> T.shape, bool(np.allclose(T.sum(axis=0), 2 / np.sqrt(3)))
+    ((4, 6), True)
     """
     r = check_int("r", r, min=2)
     return _incidence(r).copy()
@@ -87,6 +98,12 @@ def adjacency_matrix(r: int) -> np.ndarray:
     -------
     ndarray, (K, K)
         The 0/1 adjacency matrix ``G_r``, float64, ``K = C(r, 2)``.
+
+    Examples
+    --------
+    >>> G = adjacency_matrix(4)  # T_4: 6 vertices of degree 2(r - 2) = 4
+    >>> G.shape, G.sum(axis=1).tolist()
+    ((6, 6), [4.0, 4.0, 4.0, 4.0, 4.0, 4.0])
     """
     r = check_int("r", r, min=2)
     B = _incidence(r) * math.sqrt(r - 1)  # 0/1 incidence
@@ -108,6 +125,11 @@ def triangular_spectrum(r: int) -> dict[float, int]:
     -------
     dict of float to int
         Eigenvalue -> multiplicity.  A plain dict: a multiset of eigenvalues, not a result.
+
+    Examples
+    --------
+    >>> triangular_spectrum(5)
+    {6.0: 1, 1.0: 4, -2.0: 5}
     """
     r = check_int("r", r, min=4)
     out: dict[float, int] = {}
@@ -129,6 +151,11 @@ def spectrum(adjacency: np.ndarray) -> np.ndarray:
     -------
     ndarray, (K,)
         Its eigenvalues, ascending, float64.
+
+    Examples
+    --------
+    >>> spectrum(adjacency_matrix(4)).round(6) + 0.0  # r - 4 = 0 three times
+    array([-2., -2.,  0.,  0.,  0.,  4.])
     """
     return np.linalg.eigvalsh(np.asarray(adjacency, dtype=np.float64))
 
@@ -145,13 +172,34 @@ def r_from_classes(classes: int) -> int | None:
     -------
     int or None
         ``r`` with ``C(r, 2) == K``, or None when ``K`` is not a triangular number.
+
+    Examples
+    --------
+    >>> r_from_classes(10), r_from_classes(11)
+    (5, None)
     """
     r = smallest_r_at_least(classes)
     return r if r * (r - 1) // 2 == classes else None
 
 
 def largest_r_at_most(classes: int) -> int:
-    """Largest ``r >= 2`` with ``C(r, 2) <= classes`` (Definition 11.1)."""
+    """Largest ``r >= 2`` with ``C(r, 2) <= classes`` (Definition 11.1).
+
+    Parameters
+    ----------
+    classes : int
+        The number of classes ``K``.
+
+    Returns
+    -------
+    int
+        The largest ``r >= 2`` with ``C(r, 2) <= K``.
+
+    Examples
+    --------
+    >>> largest_r_at_most(10), largest_r_at_most(12)
+    (5, 5)
+    """
     r = 2
     while (r + 1) * r // 2 <= classes:
         r += 1
@@ -159,7 +207,23 @@ def largest_r_at_most(classes: int) -> int:
 
 
 def smallest_r_at_least(classes: int) -> int:
-    """Smallest ``r >= 2`` with ``C(r, 2) >= classes`` (Definition 11.2)."""
+    """Smallest ``r >= 2`` with ``C(r, 2) >= classes`` (Definition 11.2).
+
+    Parameters
+    ----------
+    classes : int
+        The number of classes ``K``.
+
+    Returns
+    -------
+    int
+        The smallest ``r >= 2`` with ``C(r, 2) >= K``.
+
+    Examples
+    --------
+    >>> smallest_r_at_least(10), smallest_r_at_least(12)
+    (5, 6)
+    """
     r = 2
     while r * (r - 1) // 2 < classes:
         r += 1

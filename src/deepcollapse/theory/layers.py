@@ -62,10 +62,34 @@ class Solution:
 
     @property
     def layers(self) -> int:
+        """``L``, the number of weight matrices.
+
+        Returns
+        -------
+        int
+            ``len(weights)``.
+
+        Examples
+        --------
+        >>> solution_from_class_means([np.eye(2)], 1, 0.1, 0.1).layers
+        2
+        """
         return len(self.weights)
 
     @property
     def classes(self) -> int:
+        """``K``, the number of classes (rows of ``W_L``).
+
+        Returns
+        -------
+        int
+            ``weights[-1].shape[0]``.
+
+        Examples
+        --------
+        >>> solution_from_class_means([np.eye(2)], 1, 0.1, 0.1).classes
+        2
+        """
         return int(self.weights[-1].shape[0])
 
 
@@ -81,7 +105,38 @@ def evaluated_solution(
     **fields: Any,
 ) -> Solution:
     """The :class:`Solution` at the explicit point ``(H1, W1 .. WL)``: eq. (1) (``loss``, ``activation`` as in
-    :func:`dufm_objective`) evaluated on the matrices; ``fields`` fill the remaining attributes."""
+    :func:`dufm_objective`) evaluated on the matrices; ``fields`` fill the remaining attributes.
+
+    Parameters
+    ----------
+    H1 : ndarray, (d_1, K n)
+        The features, columns = samples ordered by class.
+    weights : list of ndarray
+        ``[W_1 (d_2, d_1), ..., W_L (K, d_L)]``.
+    n : int
+        Samples per class.
+    lam_h : float
+        ``λ_{H_1} >= 0``.
+    lam_w : float or sequence of float
+        ``λ_W`` for every layer, or ``L`` values.
+    loss : {"mse", "ce"}, default "mse"
+        The fit term.
+    activation : {"relu", "linear", "relu_eps"}, default "relu"
+        σ.
+    **fields
+        The other :class:`Solution` attributes (``class_means``, ``scales``, ``construction``, ``info``, ...).
+
+    Returns
+    -------
+    Solution
+        The point, ``loss == parts.total``.
+
+    Examples
+    --------
+    >>> s = evaluated_solution(np.eye(2), [np.eye(2)], 1, 0.1, 0.1, construction="identity")
+    >>> s.loss, s.construction  # exact fit, reg = 0.05 (2 + 2)
+    (0.2, 'identity')
+    """
     parts = dufm_objective(H1, weights, lam_h, lam_w, loss=loss, activation=activation)
     return Solution(H1=H1, weights=weights, loss=parts.total, parts=parts, n=n, **fields)
 
@@ -108,6 +163,12 @@ def ridge_last_layer(M: np.ndarray, lam: float, classes: int | None = None) -> t
         The ridge solution ``(M^T M + Kλ I)^{-1} M^T``.
     value : float
         The minimum value.
+
+    Examples
+    --------
+    >>> W, value = ridge_last_layer(np.eye(2), 0.5)  # s_i = 1: value 2 · 0.5 / (2 (1 + 1))
+    >>> W.tolist(), value
+    ([[0.5, 0.0], [0.0, 0.5]], 0.25)
     """
     M = np.asarray(M, dtype=np.float64)
     K = M.shape[1] if classes is None else int(classes)
@@ -133,6 +194,11 @@ def min_norm_interpolation(M_in: np.ndarray, M_out: np.ndarray) -> np.ndarray:
     -------
     ndarray, (d_{l+1}, d_l)
         ``W = M_out M_in^+``, float64.
+
+    Examples
+    --------
+    >>> min_norm_interpolation(2 * np.eye(2), np.ones((1, 2)))
+    array([[0.5, 0.5]])
     """
     return np.asarray(M_out, dtype=np.float64) @ np.linalg.pinv(np.asarray(M_in, dtype=np.float64))
 
@@ -163,6 +229,12 @@ def balanced_factorisation(
     M1 : ndarray, (d_1, K)
     value : float
         ``√(λ_{W_1} λ_H) ‖M~_2‖_*``.
+
+    Examples
+    --------
+    >>> W1, M1, value = balanced_factorisation(np.diag([2.0, 1.0]), 0.25, 1.0)
+    >>> bool(np.allclose(W1 @ M1, np.diag([2.0, 1.0]))), value  # √(0.25 · 1) · (2 + 1)
+    (True, 1.5)
     """
     Mt2 = np.asarray(Mt2, dtype=np.float64)
     U, S, Vt = np.linalg.svd(Mt2, full_matrices=False)
@@ -220,6 +292,13 @@ def class_means_of(
     -------
     list of ndarray
         ``[M~_2, ..., M~_L]``, each ``(d_l, K)``, float64 (ReLU between layers).
+
+    Examples
+    --------
+    >>> H1 = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])  # K = 2, n = 2
+    >>> class_means_of(H1, [2 * np.eye(2), np.eye(2)])[0]
+    array([[2., 0.],
+           [0., 2.]])
     """
     H1 = np.asarray(H1, dtype=np.float64)
     K = int(np.shape(weights[-1])[0])
@@ -273,6 +352,13 @@ def conditional_loss(
     float
         The value of eq. (1) at the conditionally optimal layers (an upper bound where a middle layer cannot
         interpolate).
+
+    Examples
+    --------
+    >>> means = [np.eye(2)]
+    >>> explicit = solution_from_class_means(means, 1, 0.1, 0.1).loss
+    >>> bool(abs(conditional_loss(means, 1, 0.1, 0.1) - explicit) < 1e-12)
+    True
     """
     means = _check_means(mean_matrices)
     L = len(means) + 1
@@ -321,6 +407,12 @@ def solution_from_class_means(
     -------
     Solution
         The explicit point, its loss (eq. (1) evaluated on it) and ``interpolation_residual``.
+
+    Examples
+    --------
+    >>> s = solution_from_class_means([np.eye(2)], 1, 0.1, 0.1)
+    >>> s.layers, s.H1.shape, round(s.loss, 6), s.interpolation_residual
+    (2, (2, 2), 0.283333, 0.0)
     """
     means = _check_means(mean_matrices)
     L = len(means) + 1

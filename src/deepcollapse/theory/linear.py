@@ -71,7 +71,18 @@ class LinearOptimum:
 
     def to_dict(self) -> dict[str, Any]:
         """The optimum in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
-        (``info["linear"]``)."""
+        (``info["linear"]``).
+
+        Returns
+        -------
+        dict
+            ``loss, t, rank, kind, Lambda, status``.
+
+        Examples
+        --------
+        >>> sorted(linear_optimum(3, 2, 5, 0.01, 0.01).to_dict())
+        ['Lambda', 'kind', 'loss', 'rank', 'status', 't']
+        """
         return {
             "loss": self.loss,
             "t": self.t,
@@ -113,12 +124,24 @@ def linear_optimum(
     Parameters
     ----------
     %(problem)s
+    loss : {"mse", "ce"}, default "mse"
+        The fit term.
+    width : int, optional
+        The smallest hidden width ``d`` (default: no limit).
     %(problem_kw)s
 
     Returns
     -------
     LinearOptimum
         The optimum (MSE) or the simplex-ETF candidate (CE).
+
+    Examples
+    --------
+    >>> o = linear_optimum(3, 2, 5, 0.01, 0.01)
+    >>> round(o.loss, 6), o.rank, o.kind
+    (0.07561, 3, 'optimum')
+    >>> linear_optimum(3, 2, 5, 0.01, 0.01, loss="ce").kind
+    'etf'
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).parts()
     check_choice("loss", loss, ("mse", "ce"))
@@ -185,12 +208,22 @@ def linear_solution(
     Parameters
     ----------
     %(problem)s
+    loss : {"mse", "ce"}, default "mse"
+        The fit term.
+    width : int, optional
+        The width of every layer (default ``K``, at least ``K``).
     %(problem_kw)s
 
     Returns
     -------
     Solution
         The explicit balanced matrices and their loss.
+
+    Examples
+    --------
+    >>> s = linear_solution(3, 2, 5, 0.01, 0.01)
+    >>> bool(abs(s.loss - linear_optimum(3, 2, 5, 0.01, 0.01).loss) < 1e-12)
+    True
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).parts()
     opt = linear_optimum(K, L, n, lam_h, lams, loss, width)

@@ -67,8 +67,8 @@ def penalty(lam: float, tensors: Iterable[Tensor], dim: tuple[int, ...] | None =
     torch.Tensor
         ``0.5 · λ · (‖T_1‖² + ‖T_2‖² + ...)``, the squares summed left to right.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> float(penalty(0.5, [torch.ones(2, 2), torch.ones(3)]))
     1.75
@@ -111,8 +111,8 @@ def forward(
     out : torch.Tensor, shape (..., K, N)
         ``W_L H_L``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> _, post, out = forward(torch.ones(2, 3), [-torch.eye(2), torch.ones(1, 2)])
     >>> float(post[1].abs().sum()), float(out.sum())
@@ -167,8 +167,8 @@ def objective_from_output(
     TorchObjective
         ``total``, ``fit``, ``reg`` (0-d, or shape ``(...)`` for a batch).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from deepcollapse.family import get_family
     >>> Y = torch.eye(2, dtype=torch.float64)
@@ -216,8 +216,8 @@ def objective(
     TorchObjective
         ``total``, ``fit``, ``reg``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> Y = torch.eye(2, dtype=torch.float64)
     >>> zero = torch.zeros(2, 2, dtype=torch.float64)

@@ -97,33 +97,96 @@ class Problem:
         """The former ``landscape.piecewise.Problem.make`` (its argument order): an MSE + ReLU problem with
         ``λ > 0``.
 
+        Parameters
+        ----------
+        classes : int
+            ``K >= 2``.
+        n : int
+            Samples per class.
+        lam_h : float
+            ``λ_{H_1} > 0``.
+        lam_w : float or sequence of float
+            ``λ_{W_1} .. λ_{W_L} > 0`` (one value: every layer).
+        layers : int
+            ``L >= 1``.
+
         Returns
         -------
         Problem
             ``Problem(classes, layers, n, lam_h, lam_w).regularised()``.
+
+        Examples
+        --------
+        >>> Problem.make(3, 10, 0.5, 0.1, layers=2) == Problem(3, 2, 10, 0.5, 0.1)
+        True
         """
         return cls(classes, layers, n, lam_h, lam_w).regularised()  # type: ignore[arg-type]
 
     # --- derived values ----------------------------------------------------------------------------------
     @property
     def N(self) -> int:
-        """``K n``, the number of samples."""
+        """``K n``, the number of samples.
+
+        Returns
+        -------
+        int
+            ``N = K n``.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 5, 0.1, 0.1).N
+        15
+        """
         return self.classes * self.n
 
     @functools.cached_property
     def family(self) -> Family:
         """The model family (:func:`deepcollapse.family.get_family`), built once per problem (the polish
-        reads it at every evaluation of eq. (1))."""
+        reads it at every evaluation of eq. (1)).
+
+        Returns
+        -------
+        Family
+            The loss and activation of this problem.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 5, 0.1, 0.1).family.loss.name
+        'mse'
+        """
         return get_family(self.loss, self.activation, self.eps)
 
     @property
     def Lambda(self) -> float:
-        """``Λ = n λ_{H_1} Π_l λ_{W_l}``, on which every DNC / SRG closed-form loss depends."""
+        """``Λ = n λ_{H_1} Π_l λ_{W_l}``, on which every DNC / SRG closed-form loss depends.
+
+        Returns
+        -------
+        float
+            ``Λ``.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 10, 0.5, [0.2, 0.5]).Lambda
+        0.5
+        """
         return float(self.n * self.lam_h * np.prod(self.lam_w))
 
     def targets(self) -> np.ndarray:
         """``Y = I_K ⊗ 1_n^T`` of shape ``(K, N)`` (float64, read-only: built once per problem, since the
-        polish and the search evaluate eq. (1) thousands of times)."""
+        polish and the search evaluate eq. (1) thousands of times).
+
+        Returns
+        -------
+        ndarray, (K, N)
+            The one-hot targets, samples ordered by class (read-only).
+
+        Examples
+        --------
+        >>> Problem(2, 1, 2, 0.1, 0.1).targets()
+        array([[1., 1., 0., 0.],
+               [0., 0., 1., 1.]])
+        """
         return self._targets
 
     @functools.cached_property
@@ -139,11 +202,28 @@ class Problem:
         -------
         Problem
             The same problem with ``n = 1`` and ``lam_h = n · lam_h`` (widths and family kept).
+
+        Examples
+        --------
+        >>> p = Problem(3, 2, 10, 0.5, 0.1).reduced()
+        >>> p.n, p.lam_h
+        (1, 5.0)
         """
         return dataclasses.replace(self, n=1, lam_h=self.n * self.lam_h)
 
     def parts(self) -> tuple[int, int, int, float, list[float]]:
-        """``(K, L, n, λ_{H_1}, [λ_{W_1} .. λ_{W_L}])``, the arguments of the keyword form."""
+        """``(K, L, n, λ_{H_1}, [λ_{W_1} .. λ_{W_L}])``, the arguments of the keyword form.
+
+        Returns
+        -------
+        tuple
+            ``(classes, layers, n, lam_h, lam_w)``, ``lam_w`` a list of ``L`` floats.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 10, 0.5, 0.1).parts()
+        (3, 2, 10, 0.5, [0.1, 0.1])
+        """
         return self.classes, self.layers, self.n, self.lam_h, list(self.lam_w)
 
     def regularised(self) -> Problem:
@@ -153,19 +233,55 @@ class Problem:
         -------
         Problem
             ``self``.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 10, 0.5, 0.1).regularised().lam_h
+        0.5
         """
         check_float("lam_h", self.lam_h, gt=0.0)
         check_per_layer("lam_w", list(self.lam_w) if len(set(self.lam_w)) > 1 else self.lam_w[0], self.layers)
         return self
 
     def with_family(self, loss: str = "mse", activation: str = "relu", eps: float | None = None) -> Problem:
-        """The same problem with another model family."""
+        """The same problem with another model family.
+
+        Parameters
+        ----------
+        loss : {'mse', 'ce'}
+            The loss.
+        activation : {'relu', 'linear', 'relu_eps'}
+            The activation.
+        eps : float, optional
+            ε of σ_ε (only with ``"relu_eps"``).
+
+        Returns
+        -------
+        Problem
+            A copy of ``self`` with the new family (validated).
+
+        Examples
+        --------
+        >>> Problem(3, 2, 10, 0.5, 0.1).with_family("ce", "linear").loss
+        'ce'
+        """
         return dataclasses.replace(self, loss=loss, activation=activation, eps=eps)
 
     # --- serialisation -------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON/YAML types: ``lam_w`` and ``widths`` as lists.  A plain dict: the JSON/YAML form,
-        read back by :meth:`from_dict`."""
+        read back by :meth:`from_dict`.
+
+        Returns
+        -------
+        dict
+            ``classes, layers, n, lam_h, lam_w, widths, loss, activation, eps``.
+
+        Examples
+        --------
+        >>> Problem(3, 2, 10, 0.5, 0.1).to_dict()["lam_w"]
+        [0.1, 0.1]
+        """
         return {
             "classes": self.classes,
             "layers": self.layers,
@@ -182,10 +298,22 @@ class Problem:
     def from_dict(cls, data: Mapping[str, Any]) -> Problem:
         """Inverse of :meth:`to_dict`; missing family keys take the defaults, unknown keys are refused.
 
+        Parameters
+        ----------
+        data : mapping
+            ``classes, layers, n, lam_h, lam_w`` (``layers`` may be left out when ``lam_w`` is a list) and
+            optionally ``widths, loss, activation, eps``.
+
         Returns
         -------
         Problem
             The validated problem.
+
+        Examples
+        --------
+        >>> p = Problem(3, 2, 10, 0.5, [0.1, 0.2])
+        >>> Problem.from_dict(p.to_dict()) == p
+        True
         """
         allowed = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(data) - set(allowed))
@@ -228,6 +356,14 @@ def problem_of(
     -------
     Problem
         The validated problem.
+
+    Examples
+    --------
+    >>> problem_of(3, 2, 10, 0.5, 0.1).lam_w
+    (0.1, 0.1)
+    >>> p = Problem(3, 2, 10, 0.5, 0.1)
+    >>> problem_of(p) is problem_of(None, problem=p) is p
+    True
     """
     if isinstance(classes, Problem):
         classes, problem = None, classes

@@ -59,6 +59,7 @@ from deepcollapse.theory.constructions.closed_forms import (
 from deepcollapse.theory.constructions.geometry import (
     SRG_CONSTRUCTIONS,
     Geometry,
+    SRGCoefficients,
     def11_2_kept_classes,
     dnc_geometry,
     srg_analytic,
@@ -68,6 +69,7 @@ from deepcollapse.theory.constructions.geometry import (
 )
 from deepcollapse.theory.constructions.geometry import _numeric as _numeric  # used by the tests
 from deepcollapse.theory.constructions.gram import (
+    GramMatch,
     cosine_gram,
     gram_match,
     srg_gram,
@@ -88,6 +90,8 @@ __all__ = [
     "SRG_CONSTRUCTIONS",
     "ClosedForm",
     "Geometry",
+    "GramMatch",
+    "SRGCoefficients",
     "best_srg_candidate",
     "chain_loss",
     "cosine_gram",

@@ -68,7 +68,18 @@ class ClosedForm:
 
     def to_dict(self) -> dict[str, Any]:
         """The closed form in JSON types.  A plain dict: the JSON form kept in a solution's ``info``
-        (``info["closed_form"]``)."""
+        (``info["closed_form"]``).
+
+        Returns
+        -------
+        dict
+            ``loss, scales, rank, construction, ranks, rank_post, is_zero, block_scales``.
+
+        Examples
+        --------
+        >>> loss_dnc(3, 2, 1, 0.01, 0.01).to_dict()["construction"]
+        'dnc'
+        """
         return {
             "loss": self.loss,
             "scales": list(self.scales),
@@ -141,6 +152,12 @@ def loss_dnc(
     -------
     ClosedForm
         The optimal loss, scales and structure.
+
+    Examples
+    --------
+    >>> c = loss_dnc(3, 2, 1, 0.01, 0.01)
+    >>> round(c.loss, 6), c.rank, c.is_zero
+    (0.044545, 3, False)
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return _closed([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
@@ -170,23 +187,50 @@ def loss_srg(
     Parameters
     ----------
     %(problem)s
-    construction : {"best", "def9", "def11.1", "def11.2"}
-        Which SRG construction.
+    %(theory_construction)s
     %(problem_kw)s
 
     Returns
     -------
     ClosedForm or None
         The optimal loss of that construction; ``None`` where undefined.
+
+    Examples
+    --------
+    >>> c = loss_srg(6, 3, 1, 0.001, 0.001)  # K = C(4, 2)
+    >>> round(c.loss, 6), c.construction, c.ranks
+    (0.012653, 'def9', [4, 3])
+    >>> loss_srg(5, 3, 1, 0.001, 0.001) is None
+    True
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     return srg_optimum(K, L, n, lam_h, lams, construction, _closed)
 
 
+@fill_doc
 def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str], _C]) -> _C:
     """``evaluate(name)`` of the SRG construction asked for: Definition 9 when ``K = C(r, 2)``, else the one
     named, or for ``"best"`` the lower-loss of Definitions 11.1 and 11.2 (each candidate has ``.loss``).
-    Shared by the MSE closed forms and the cross-entropy re-optimisation."""
+    Shared by the MSE closed forms and the cross-entropy re-optimisation.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+    %(theory_construction)s
+    evaluate : callable
+        ``evaluate(name)`` for a construction's name, returning an object with ``.loss``.
+
+    Returns
+    -------
+    object
+        ``evaluate``'s result for the construction chosen.
+
+    Examples
+    --------
+    >>> best_srg_candidate(7, "best", lambda name: loss_srg(7, 3, 1, 0.001, 0.001, name)).construction
+    'def11.2'
+    """
     if r_from_classes(classes) is not None:
         return evaluate("def9")
     names = ("def11.1", "def11.2") if construction == "best" else (construction,)
@@ -194,6 +238,7 @@ def best_srg_candidate(classes: int, construction: str, evaluate: Callable[[str]
     return min(candidates, key=lambda c: c.loss)
 
 
+@fill_doc
 def srg_optimum(
     classes: int,
     layers: int,
@@ -205,7 +250,28 @@ def srg_optimum(
 ) -> _C | None:
     """``evaluate(geometries, name, K, L, n, lam_h, lams)`` of the SRG construction asked for (validated;
     chosen by :func:`best_srg_candidate`), ``None`` where the SRG solution is undefined (``K < 6`` or
-    ``L < 2``).  Shared by :func:`loss_srg` (closed form) and ``cross_entropy.ce_srg`` (re-optimisation)."""
+    ``L < 2``).  Shared by :func:`loss_srg` (closed form) and ``cross_entropy.ce_srg`` (re-optimisation).
+
+    Parameters
+    ----------
+    classes, layers, n, lam_h, lam_w
+        The problem (:func:`~deepcollapse.theory.problem.problem_of`'s keyword form, every ``λ > 0``).
+    %(theory_construction)s
+    evaluate : callable
+        ``evaluate(geometries, name, K, L, n, lam_h, lams)`` of one construction.
+
+    Returns
+    -------
+    object or None
+        ``evaluate``'s result for the construction chosen; ``None`` where undefined.
+
+    Examples
+    --------
+    >>> srg_optimum(6, 3, 1, 0.001, 0.001, "best", lambda geoms, name, *problem: name)
+    'def9'
+    >>> srg_optimum(6, 1, 1, 0.001, 0.001, "best", lambda geoms, name, *problem: name) is None
+    True
+    """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w).regularised().parts()
     check_choice("construction", construction, ("best", *SRG_CONSTRUCTIONS))
     if not srg_defined(K, L, construction):
@@ -230,6 +296,11 @@ def theorem5_conditions(classes: int, layers: int) -> bool:
     -------
     bool
         Whether Theorem 5's conditions on ``(K, L)`` hold.
+
+    Examples
+    --------
+    >>> theorem5_conditions(6, 4), theorem5_conditions(6, 3), theorem5_conditions(10, 3)
+    (True, False, True)
     """
     return (classes >= 6 and layers >= 4) or (classes >= 10 and layers == 3)
 
@@ -255,6 +326,11 @@ def zero_threshold(classes: int, layers: int) -> float:
     -------
     float
         ``Λ*``.
+
+    Examples
+    --------
+    >>> round(zero_threshold(2, 2), 12) == 1 / 128
+    True
     """
     K = check_int("classes", classes, min=2)
     L = check_int("layers", layers, min=1)
@@ -291,6 +367,11 @@ def zero_threshold_equal_lambda(classes: int, layers: int, n: int) -> float:
     -------
     float
         ``λ* = (Λ*/n)^{1/(L+1)}``.
+
+    Examples
+    --------
+    >>> round(zero_threshold_equal_lambda(2, 2, 1) ** 3, 12) == round(zero_threshold(2, 2), 12)
+    True
     """
     n = check_int("n", n, min=1)
     return (zero_threshold(classes, layers) / n) ** (1.0 / (layers + 1))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError, check_choice, check_int, rank_tolerance
+from deepcollapse._core.results import Result
 from deepcollapse.theory.graphs import (
     incidence_matrix,
     largest_r_at_most,
@@ -25,6 +26,7 @@ from deepcollapse.theory.graphs import (
 __all__ = [
     "SRG_CONSTRUCTIONS",
     "Geometry",
+    "SRGCoefficients",
     "def11_2_kept_classes",
     "dnc_geometry",
     "srg_analytic",
@@ -61,7 +63,25 @@ class Geometry:
     r: int | None = None
 
     def coefficients(self, layers: int) -> tuple[float, list[float]]:
-        """``(P, [q_2 .. q_{L-1}])`` for ``L = layers >= 2`` (for ``L = 1``: ``(frob_last, [])``)."""
+        """``(P, [q_2 .. q_{L-1}])`` for ``L = layers >= 2`` (for ``L = 1``: ``(frob_last, [])``).
+
+        Parameters
+        ----------
+        layers : int
+            ``L >= 1``.
+
+        Returns
+        -------
+        P : float
+            The first layer's coefficient (``P_mid``, ``P_last`` for ``L = 2``, ``frob_last`` for ``L = 1``).
+        q : list of float
+            ``[q_2 .. q_{L-1}]``: ``q_mid`` repeated, ending with ``q_last`` (empty for ``L <= 2``).
+
+        Examples
+        --------
+        >>> dnc_geometry(3).coefficients(3), dnc_geometry(3).coefficients(2)
+        ((3.0, [3.0]), (3.0, []))
+        """
         if layers == 1:
             return self.frob_last, []
         if layers == 2:
@@ -69,13 +89,45 @@ class Geometry:
         return self.P_mid, [self.q_mid] * (layers - 3) + [self.q_last]
 
     def unit_means(self, layers: int) -> list[np.ndarray]:
-        """``[X_2, ..., X_L]`` (for ``L = 1``: ``[X_1]``)."""
+        """``[X_2, ..., X_L]`` (for ``L = 1``: ``[X_1]``).
+
+        Parameters
+        ----------
+        layers : int
+            ``L >= 1``.
+
+        Returns
+        -------
+        list of ndarray
+            ``L - 1`` unit class-mean matrices (one for ``L = 1``), read-only views of ``X_mid`` / ``X_last``.
+
+        Examples
+        --------
+        >>> [X.shape for X in dnc_geometry(3).unit_means(3)]
+        [(3, 3), (3, 3)]
+        """
         if layers == 1:
             return [self.X_last]
         return [self.X_mid] * (layers - 2) + [self.X_last]
 
     def ranks(self, layers: int) -> list[int]:
-        """Ranks of the pre-ReLU class means ``M~_2 .. M~_L`` at positive scales."""
+        """Ranks of the pre-ReLU class means ``M~_2 .. M~_L`` at positive scales.
+
+        Parameters
+        ----------
+        layers : int
+            ``L >= 1``.
+
+        Returns
+        -------
+        list of int
+            ``[rank M~_2, ..., rank M~_L]`` (one value for ``L = 1``).
+
+        Examples
+        --------
+        >>> dnc_geometry(3).ranks(3)
+        [3, 3]
+        """
         if layers == 1:
             return [self.rank_last]
         return [self.rank_mid] * (layers - 2) + [self.rank_last]
@@ -135,6 +187,12 @@ def dnc_geometry(classes: int) -> Geometry:
     -------
     Geometry
         ``X_mid = X_last = I_K`` with its coefficients.
+
+    Examples
+    --------
+    >>> g = dnc_geometry(3)
+    >>> g.name, g.P_mid, g.e.tolist()
+    ('dnc', 3.0, [1.0, 1.0, 1.0])
     """
     K = check_int("classes", classes, min=1)
     eye = np.eye(K)
@@ -157,7 +215,24 @@ def dnc_geometry(classes: int) -> Geometry:
 
 def srg_last_unit(r: int) -> np.ndarray:
     """``X_L = normalise_rows(A^{(1)} 𝒯_r)`` (``K x K``): row ``{a, b}`` is ``−1/s`` at edge ``{a, b}``,
-    ``+1/s`` at the ``C(r-2, 2)`` edges disjoint from it, 0 elsewhere; ``s² = C(r-2, 2) + 1``."""
+    ``+1/s`` at the ``C(r-2, 2)`` edges disjoint from it, 0 elsewhere; ``s² = C(r-2, 2) + 1``.
+
+    Parameters
+    ----------
+    r : int
+        The vertices of ``K_r``, ``r >= 4`` (``K = C(r, 2)``).
+
+    Returns
+    -------
+    ndarray, (K, K)
+        ``X_L``, unit rows, float64.
+
+    Examples
+    --------
+    >>> X = srg_last_unit(4)  # K = 6, s² = 2: -1/√2 at the edge itself, +1/√2 at the disjoint edge
+    >>> (X * np.sqrt(2)).round(6)[0]
+    array([-1.,  0.,  0.,  0.,  0.,  1.])
+    """
     edges = triangular_edges(r)
     A1 = np.ones((len(edges), r))  # (K, r)
     for i, (a, b) in enumerate(edges):
@@ -166,20 +241,66 @@ def srg_last_unit(r: int) -> np.ndarray:
     return Z / np.linalg.norm(Z, axis=1, keepdims=True)
 
 
-def srg_analytic(r: int) -> dict[str, Any]:
+@dataclass(frozen=True, eq=False)
+class SRGCoefficients(Result):
+    """Closed-form coefficients of the SRG geometry of Definition 9 (``K = C(r, 2)``, ``L >= 3``): the result
+    of :func:`srg_analytic` (Lemmas 13–16), the names of :class:`Geometry`'s fields.
+
+    Read-only key access (``c["q_mid"]``) works as for the dict of earlier releases; ``to_dict()`` holds the
+    same keys, JSON-ready (``e`` as a list), and ``from_dict`` reads ``e`` back as an array.
+
+    Attributes
+    ----------
+    P_mid : float
+        ``‖X_mid‖_* = √2 + √((r − 1)(r − 2))``.
+    q_mid : float
+        ``‖X_mid X_mid^+‖² = r`` (Lemma 13).
+    q_last : float
+        ``‖X_last X_mid^+‖² = K r (r − 1) / (4 s²)``, ``s² = C(r − 2, 2) + 1`` (Lemma 14).
+    e : ndarray, (K,)
+        The eigenvalues of ``ReLU(X_last)^T ReLU(X_last)``, ascending (Lemma 16).
+    """
+
+    P_mid: float | None = None
+    q_mid: float | None = None
+    q_last: float | None = None
+    e: np.ndarray | None = None
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        return np.asarray(value, dtype=np.float64) if name == "e" and value is not None else value
+
+
+def srg_analytic(r: int) -> SRGCoefficients:
     """Closed-form SRG coefficients of Lemmas 13–16 (``L >= 3``) for ``K = C(r, 2)``: ``P_mid``, ``q_mid``,
-    ``q_last``, ``e``.  A plain dict: keyword arguments of the SRG geometry
-    (``_numeric(..., **srg_analytic(r))``)."""
+    ``q_last``, ``e`` (they replace the numeric ones in the SRG geometry).
+
+    Parameters
+    ----------
+    r : int
+        The vertices of the triangular graph ``T_r``, ``r >= 4`` (``K = C(r, 2)`` classes).
+
+    Returns
+    -------
+    SRGCoefficients
+        ``P_mid``, ``q_mid``, ``q_last`` and the eigenvalues ``e`` (ascending).
+
+    Examples
+    --------
+    >>> c = srg_analytic(5)  # K = 10
+    >>> c.q_mid, c.q_last, c.e.shape
+    (5.0, 12.5, (10,))
+    """
     K = r * (r - 1) // 2
     c2 = (r - 2) * (r - 3) // 2
     s2 = c2 + 1.0
     e = np.concatenate([[c2**2], np.full(r - 1, (r - 3.0) ** 2), np.ones(r * (r - 3) // 2)]) / s2
-    return {
-        "P_mid": math.sqrt(2.0) + math.sqrt((r - 1.0) * (r - 2.0)),
-        "q_mid": float(r),
-        "q_last": K * r * (r - 1.0) / (4.0 * s2),
-        "e": np.sort(e),
-    }
+    return SRGCoefficients(
+        P_mid=math.sqrt(2.0) + math.sqrt((r - 1.0) * (r - 2.0)),
+        q_mid=float(r),
+        q_last=K * r * (r - 1.0) / (4.0 * s2),
+        e=np.sort(e),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -188,7 +309,18 @@ def _srg_geometry_cached(classes: int, construction: str) -> tuple[Geometry, Geo
     if construction == "def9":
         r = r_from_classes(K)
         assert r is not None and r >= 4
-        return _numeric("def9", incidence_matrix(r), srg_last_unit(r), r=r, **srg_analytic(r)), None
+        c = srg_analytic(r)  # the closed forms replace the numeric coefficients
+        srg = _numeric(
+            "def9",
+            incidence_matrix(r),
+            srg_last_unit(r),
+            r=r,
+            P_mid=c.P_mid,
+            q_mid=c.q_mid,
+            q_last=c.q_last,
+            e=c.e,
+        )
+        return srg, None
     if construction == "def11.1":
         r = largest_r_at_most(K)
         srg, _ = _srg_geometry_cached(r * (r - 1) // 2, "def9")
@@ -213,6 +345,21 @@ def def11_2_kept_classes(classes: int) -> np.ndarray:
     (a star), i.e. keep ``T_{r-1}`` plus the last ``K − C(r-1, 2)`` edges to vertex ``r-1``; for the ``K <=
     20`` we tried at the flagship λ this was never worse than dropping the lexicographically last edges, a
     matching or random subsets (differences ~1e-4 relative).
+
+    Parameters
+    ----------
+    classes : int
+        ``K``, the number of classes.
+
+    Returns
+    -------
+    ndarray of int, (K,)
+        The kept column indices of ``T_r`` (ascending), ``r`` the smallest with ``C(r, 2) >= K``.
+
+    Examples
+    --------
+    >>> def11_2_kept_classes(8)  # r = 5: drops 2 of the 4 edges at vertex 4
+    array([0, 1, 2, 4, 5, 7, 8, 9])
     """
     r = smallest_r_at_least(classes)
     edges = triangular_edges(r)
@@ -239,6 +386,11 @@ def srg_defined(classes: int, layers: int, construction: str = "best") -> bool:
     -------
     bool
         True where the construction exists.
+
+    Examples
+    --------
+    >>> srg_defined(6, 2), srg_defined(7, 3, "def9"), srg_defined(5, 3)
+    (True, False, False)
     """
     if classes < 6 or layers < 2:
         return False
@@ -264,6 +416,12 @@ def srg_geometry(classes: int, construction: str = "def9") -> tuple[Geometry, Ge
         The SRG block.
     dnc_block : Geometry or None
         The DNC (identity) block of ``def11.1`` when ``K != C(r, 2)``, else None.
+
+    Examples
+    --------
+    >>> srg, dnc = srg_geometry(7, "def11.1")  # T_4 (K = 6) plus one identity class
+    >>> srg.name, srg.classes, dnc.name, dnc.classes
+    ('def9', 6, 'dnc', 1)
     """
     K = check_int("classes", classes, min=2)
     check_choice("construction", construction, SRG_CONSTRUCTIONS)

@@ -10,16 +10,26 @@ classes (the DUFM's and the networks' outcome classifiers, :mod:`deepcollapse.du
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.linalg import block_diag
 
 from deepcollapse._core.checks import check_choice, check_int
+from deepcollapse._core.results import Result
 from deepcollapse.theory.constructions.geometry import SRG_CONSTRUCTIONS, srg_geometry
 from deepcollapse.theory.graphs import r_from_classes
 
-__all__ = ["GRAM_METRICS", "cosine_gram", "gram_match", "srg_gram", "srg_intermediate_gram", "srg_pre_gram"]
+__all__ = [
+    "GRAM_METRICS",
+    "GramMatch",
+    "cosine_gram",
+    "gram_match",
+    "srg_gram",
+    "srg_intermediate_gram",
+    "srg_pre_gram",
+]
 
 #: How :func:`gram_match` measures the error of a matched Gram matrix.
 GRAM_METRICS = ("max", "fro")
@@ -50,9 +60,32 @@ def cosine_gram(G: np.ndarray) -> np.ndarray:
     return G / np.outer(d, d)
 
 
+@dataclass(frozen=True, eq=False)
+class GramMatch(Result):
+    """How close a Gram matrix is to a reference up to a relabelling of the classes: the result of
+    :func:`gram_match`.
+
+    Read-only key access (``m["distance"]``) works as for the dict of earlier releases.
+
+    Attributes
+    ----------
+    lower : float
+        A permutation-invariant lower bound of the minimum error (``max``: sorted entries and sorted
+        eigenvalues / K; ``fro``: Hoffman–Wielandt, ``‖λ↓(G) − λ↓(G_ref)‖_2 / ‖G_ref‖_F``).
+    distance : float
+        The error of the best permutation found (an upper bound of the minimum).
+    perm : list of int
+        ``perm[i]`` is the reference class matched to class ``i``.
+    """
+
+    lower: float | None = None
+    distance: float | None = None
+    perm: list[int] | None = None
+
+
 def gram_match(
     G: np.ndarray, G_ref: np.ndarray, *, starts: int = 32, seed: int = 0, metric: str = "max"
-) -> dict[str, Any]:
+) -> GramMatch:
     """How close ``G`` is to ``P G_ref P^T`` over permutations ``P`` of the classes (both ``(K, K)``,
     cosine-normalised).
 
@@ -74,11 +107,19 @@ def gram_match(
 
     Returns
     -------
-    dict
-        ``lower``: a permutation-invariant lower bound of the minimum error (``max``: sorted entries and
-        sorted eigenvalues / K; ``fro``: Hoffman–Wielandt, ``‖λ↓(G) − λ↓(G_ref)‖_2 / ‖G_ref‖_F``);
-        ``distance``: the error of the best permutation found; ``perm``: ``perm[i]`` is the reference class
-        matched to class ``i``.
+    GramMatch
+        ``lower`` (a permutation-invariant lower bound of the minimum error), ``distance`` (the error of the
+        best permutation found) and ``perm`` (``perm[i]``: the reference class matched to class ``i``).
+
+    Examples
+    --------
+    The SRG Gram matrix (``K = 6``) with its classes relabelled is matched exactly:
+
+    >>> G = srg_gram(6)
+    >>> perm = [1, 0, 3, 2, 5, 4]
+    >>> m = gram_match(G[np.ix_(perm, perm)], G, starts=4)
+    >>> m.distance < 1e-9, m.lower < 1e-9
+    (True, True)
     """
     from scipy.optimize import quadratic_assignment
 
@@ -116,7 +157,7 @@ def gram_match(
             best, best_perm = d, perm
         if best <= 1e-9:
             break
-    return {"lower": lower, "distance": best, "perm": [int(p) for p in best_perm]}
+    return GramMatch(lower=lower, distance=best, perm=[int(p) for p in best_perm])
 
 
 def _default_construction(K: int, construction: str | None) -> str:
@@ -143,6 +184,11 @@ def srg_gram(classes: int, construction: str | None = None) -> np.ndarray:
     -------
     ndarray, (K, K)
         The cosine-normalised Gram matrix (unit diagonal), float64.
+
+    Examples
+    --------
+    >>> sorted({float(x) for x in srg_gram(10).round(6).ravel()})  # r = 5: C(2, 2)/C(3, 2) and 0
+    [0.0, 0.333333, 1.0]
     """
     K = check_int("classes", classes, min=2)
     srg, dnc = srg_geometry(K, _default_construction(K, construction))
@@ -166,6 +212,11 @@ def srg_intermediate_gram(classes: int, construction: str | None = None) -> np.n
     -------
     ndarray, (K, K)
         The cosine-normalised Gram matrix (unit diagonal), float64.
+
+    Examples
+    --------
+    >>> sorted({float(x) for x in srg_intermediate_gram(10).round(6).ravel()})
+    [0.0, 0.5, 1.0]
     """
     K = check_int("classes", classes, min=2)
     srg, dnc = srg_geometry(K, _default_construction(K, construction))
@@ -196,6 +247,12 @@ def srg_pre_gram(classes: int, construction: str | None = None) -> np.ndarray:
     -------
     ndarray, (K, K)
         The cosine-normalised Gram matrix (unit diagonal), float64.
+
+    Examples
+    --------
+    >>> G = srg_pre_gram(10)
+    >>> sorted({float(x) for x in G.round(6).ravel()}), int(np.linalg.matrix_rank(G))
+    ([-0.5, 0.25, 1.0], 5)
     """
     K = check_int("classes", classes, min=2)
     srg, dnc = srg_geometry(K, _default_construction(K, construction))

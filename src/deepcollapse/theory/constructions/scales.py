@@ -13,11 +13,13 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import optimize
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.constructions.geometry import Geometry
 
 __all__ = ["chain_loss", "half_terms_coefficient", "optimise_scales", "scales_from_last"]
 
 
+@fill_doc
 def chain_loss(
     geom: Geometry,
     layers: int,
@@ -33,16 +35,7 @@ def chain_loss(
 
     Parameters
     ----------
-    geom : Geometry
-        The unit class-mean geometry of the block (:func:`dnc_geometry`, :func:`srg_geometry`).
-    layers : int
-        ``L``, the number of weight matrices.
-    n : int
-        Samples per class.
-    lam_h : float
-        ``λ_{H_1} > 0``.
-    lam_w : sequence of float
-        ``λ_{W_1} .. λ_{W_L}``.
+    %(theory_chain)s
     scales : sequence of float
         ``[α_2 .. α_L]`` (``[α_1]`` for ``L = 1``), ``>= 0``.
     classes : int, optional
@@ -52,6 +45,12 @@ def chain_loss(
     -------
     float
         The block's share of eq. (1) at these scales.
+
+    Examples
+    --------
+    >>> from deepcollapse.theory.constructions import dnc_geometry
+    >>> chain_loss(dnc_geometry(3), 2, 1, 0.01, [0.01, 0.01], [0.0])  # the zero point
+    0.5
     """
     L = layers
     K = geom.classes if classes is None else classes
@@ -79,6 +78,7 @@ def _grouped(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, counts.astype(np.float64)
 
 
+@fill_doc
 def optimise_scales(
     geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float], classes: int | None = None
 ) -> tuple[float, list[float]]:
@@ -89,16 +89,7 @@ def optimise_scales(
 
     Parameters
     ----------
-    geom : Geometry
-        The unit class-mean geometry of the block (:func:`dnc_geometry`, :func:`srg_geometry`).
-    layers : int
-        ``L``, the number of weight matrices.
-    n : int
-        Samples per class.
-    lam_h : float
-        ``λ_{H_1} > 0``.
-    lam_w : sequence of float
-        ``λ_{W_1} .. λ_{W_L}``.
+    %(theory_chain)s
     classes : int, optional
         The ``K`` of the ridge constant (default the block's).
 
@@ -108,6 +99,13 @@ def optimise_scales(
         The minimum of :func:`chain_loss`.
     scales : list of float
         The minimising ``[α_2 .. α_L]`` (all 0 at the zero point).
+
+    Examples
+    --------
+    >>> from deepcollapse.theory.constructions import dnc_geometry
+    >>> value, scales = optimise_scales(dnc_geometry(3), 2, 1, 0.01, [0.01, 0.01])
+    >>> round(value, 6), [round(a, 6) for a in scales]
+    (0.044545, [0.959793, 0.959793])
     """
     L = layers
     K = geom.classes if classes is None else classes
@@ -152,13 +150,30 @@ def optimise_scales(
     return value, scales_from_last(geom, L, n, lam_h, lams, math.exp(x_star))
 
 
+@fill_doc
 def half_terms_coefficient(
     geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float]
 ) -> float:
     """``G B`` of the AM–GM reduction: for fixed ``α_L`` the minimum over ``α_2 .. α_{L-1}`` of the ``L`` half
     terms (``H_1``, ``W_1 .. W_{L-1}``) of :func:`chain_loss` is ``L (G B α_L)^{1/L}`` (``L >= 2``; for ``L =
     1`` the single term is ``G B α_1`` with ``G B = nλ_{H_1} ‖X_1‖_F² / 2``).  ``G = (P/2)² Π_l (q_l/2)``,
-    ``B = nλ_{H_1} Π_{l<L} λ_{W_l}``.  Independent of the fit loss (the cross-entropy candidates reuse it)."""
+    ``B = nλ_{H_1} Π_{l<L} λ_{W_l}``.  Independent of the fit loss (the cross-entropy candidates reuse it).
+
+    Parameters
+    ----------
+    %(theory_chain)s
+
+    Returns
+    -------
+    float
+        ``G B``.
+
+    Examples
+    --------
+    >>> from deepcollapse.theory.constructions import dnc_geometry
+    >>> round(half_terms_coefficient(dnc_geometry(3), 2, 1, 0.01, [0.01, 0.01]), 12)
+    0.000225
+    """
     L = layers
     lams = list(lam_w)
     P, q = geom.coefficients(L)
@@ -167,12 +182,32 @@ def half_terms_coefficient(
     return (P / 2.0) ** 2 * float(np.prod([qi / 2.0 for qi in q])) * n * lam_h * float(np.prod(lams[:-1]))
 
 
+@fill_doc
 def scales_from_last(
     geom: Geometry, layers: int, n: int, lam_h: float, lam_w: Sequence[float], aL: float
 ) -> list[float]:
     """``[α_2 .. α_L]`` minimising the half terms of :func:`chain_loss` at fixed ``α_L = aL`` (all ``L`` half
     terms equal ``τ = (G B α_L)^{1/L}``): ``α_2 = (2τ / (c P))²``, ``α_{l+1} = α_l 2τ / (λ_{W_l} q_l)``; for
-    ``L = 1`` just ``[α_1]``."""
+    ``L = 1`` just ``[α_1]``.
+
+    Parameters
+    ----------
+    %(theory_chain)s
+    aL : float
+        ``α_L > 0``.
+
+    Returns
+    -------
+    list of float
+        ``[α_2 .. α_L]`` (``[α_1]`` for ``L = 1``), ending with ``aL``.
+
+    Examples
+    --------
+    >>> from deepcollapse.theory.constructions import dnc_geometry
+    >>> value, scales = optimise_scales(dnc_geometry(3), 2, 1, 0.01, [0.01, 0.01])
+    >>> scales_from_last(dnc_geometry(3), 2, 1, 0.01, [0.01, 0.01], scales[-1]) == scales
+    True
+    """
     L = layers
     lams = list(lam_w)
     if L == 1:

@@ -95,12 +95,19 @@ def dnc_solution(
     Parameters
     ----------
     %(problem)s
+    %(theory_width)s
     %(problem_kw)s
 
     Returns
     -------
     Solution
         The explicit matrices and their loss.
+
+    Examples
+    --------
+    >>> s = dnc_solution(3, 2, 1, 0.01, 0.01, width=5)
+    >>> s.H1.shape, bool(abs(s.loss - loss_dnc(3, 2, 1, 0.01, 0.01).loss) < 1e-12)
+    ((5, 3), True)
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     cf = loss_dnc(K, L, n, lam_h, lams)
@@ -125,12 +132,20 @@ def srg_solution(
     Parameters
     ----------
     %(problem)s
+    %(theory_construction)s
+    %(theory_width)s
     %(problem_kw)s
 
     Returns
     -------
     Solution
         The explicit matrices and their loss.
+
+    Examples
+    --------
+    >>> s = srg_solution(6, 3, 1, 0.001, 0.001)
+    >>> s.construction, round(s.loss, 6)
+    ('def9', 0.012653)
     """
     K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
     if L < 2:
@@ -160,6 +175,12 @@ def zero_solution(classes: int, layers: int, n: int, width: int | None = None) -
     -------
     Solution
         The zero point, its loss (``1/2``) and parts.
+
+    Examples
+    --------
+    >>> s = zero_solution(3, 2, 4)
+    >>> s.loss, s.H1.shape
+    (0.5, (3, 12))
     """
     K = check_int("classes", classes, min=2)
     L = check_int("layers", layers, min=1)
