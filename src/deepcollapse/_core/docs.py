@@ -155,6 +155,43 @@ family : Family, optional
     "dufm_config": """\
 config : DUFMConfig
     The training configuration.""",
+    "dufm_history": """\
+history : list of (step, loss)
+    The run's logged losses (``metrics.jsonl``), the last at the final step.""",
+    "dufm_state": """\
+state : FitState
+    The loop's state: a live view, valid during the call only (read it, do not change the parameters).""",
+    "dufm_engine_advance": """\
+start : int
+    The step number of ``lrs[0]`` (a diverged run reports the step it diverged at).
+lrs : numpy.ndarray
+    One learning rate per step.""",
+    "dufm_progress": """\
+progress : bool, default True
+    Show a progress bar of the steps (:class:`~deepcollapse.dufm.fit.ProgressBar`).""",
+    "dufm_max_steps": """\
+max_steps : int, optional
+    Stop after this many steps with a checkpoint, as if interrupted (``resume_dufm`` continues); the return
+    value then holds only ``step`` and ``finished = False``.""",
+    "dufm_criteria": """\
+criteria : Criteria
+    The thresholds (default: ``Criteria()``).""",
+    # runs: blocks shared by the docstrings of deepcollapse.runs (prefixed runs_)
+    "runs_config_data": """\
+data : mapping
+    A config of this kind as a dict (a sweep point's keys).""",
+    "runs_folder": """\
+folder : str or Path
+    A task's folder.""",
+    "runs_progress": """\
+progress : bool, default False
+    Show the trainer's progress bars.""",
+    "runs_sweep_spec": """\
+spec : SweepSpec
+    The validated sweep (:func:`load_sweep`).""",
+    "runs_sweep_out": """\
+out_dir : str or Path
+    The sweep's folder (``points/<point-id>/...``, ``results.csv``, ``summary.csv``).""",
     # landscape: blocks shared by the docstrings of deepcollapse.landscape (prefixed landscape_)
     "landscape_params": """\
 params : sequence of ndarray

@@ -170,6 +170,27 @@ def collapsed_pre_means(H1: np.ndarray, weights: list[np.ndarray], K: int) -> li
     They equal the learned pre-ReLU class means when DNC1 holds, and always satisfy
     ``M~_{l+1} = W_l ReLU(M~_l)`` exactly, so the conditionally optimal middle layers interpolate them with
     ``‖W_l‖ <=`` the learned norm (no pseudo-inverse blow-up on noise directions).
+
+    Parameters
+    ----------
+    H1 : numpy.ndarray, (d_1, K n)
+        One run's features, samples ordered by class.
+    weights : list of numpy.ndarray
+        ``W_1 (d_2, d_1), ..., W_L (K, d_L)`` (``W_L`` is not used).
+    K : int
+        The number of classes.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``M~_2 .. M~_L``, each ``(d_l, K)`` (empty for ``L = 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> H1 = np.array([[1.0, 1.0, -1.0, -1.0], [0.0, 0.0, 2.0, 2.0]])
+    >>> [M.tolist() for M in collapsed_pre_means(H1, [np.eye(2), np.eye(2)], 2)]
+    [[[1.0, -1.0], [0.0, 2.0]]]
     """
     n = H1.shape[1] // K
     M = H1.reshape(H1.shape[0], K, n).mean(axis=2)  # (d1, K)

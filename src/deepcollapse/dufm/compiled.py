@@ -199,7 +199,42 @@ def advance_compiled(
     sub_batch: int,
     family: Family,
 ) -> tuple[list[np.ndarray], dict[int, int]]:
-    """:func:`dufm_kernel.advance` by the compiled loop (same arguments and result)."""
+    """:func:`dufm_kernel.advance` by the compiled loop (same arguments and result).
+
+    Parameters
+    ----------
+    params : sequence of ndarray
+        ``[H1, W_1 .. W_L]``, each with a leading run dimension ``R`` (not modified).
+    lrs : ndarray
+        One learning rate per step.
+    start_step : int
+        The step number of ``lrs[0]`` (a diverged run reports the step it diverged at).
+    classes, n, lam_h, lam_w
+        ``K``, samples per class, ``λ_{H_1}``, ``λ_{W_l}`` (one per layer).
+    sub_batch : int
+        Runs stepped together (for cache locality; the result does not depend on it).
+    family : Family
+        The loss and activation (:func:`~deepcollapse.family.get_family`).
+
+    Returns
+    -------
+    params : list of ndarray
+        The new ``[H1, W_1..W_L]`` (same shapes).
+    diverged : dict of int to int
+        ``{run index: step}`` of the runs that diverged (frozen at the step whose output sum was not finite).
+
+    Examples
+    --------
+    >>> from deepcollapse.family import get_family
+    >>> from deepcollapse.dufm.kernel import advance
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+    >>> args = (params, np.full(5, 0.1), 0, 2, 1, 0.1, [0.1, 0.1])
+    >>> new, diverged = advance_compiled(*args, 4, get_family())
+    >>> ref, _ = advance(*args, kernel="numpy")
+    >>> all(np.allclose(a, b) for a, b in zip(new, ref)), diverged
+    (True, {})
+    """
     if not AVAILABLE:  # pragma: no cover
         raise RuntimeError("numba is not installed; use the numpy kernel")
     from numba.typed import List

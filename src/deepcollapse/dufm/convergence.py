@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.format import fmt_num
 from deepcollapse.dufm.criteria import Criteria
 
@@ -41,6 +42,7 @@ def _decay_rate(history: list[tuple[int, float | None]] | None) -> tuple[float, 
     return q, rb * q ** (s3 - mb), s3, every
 
 
+@fill_doc
 def steps_to_verdict(
     history: list[tuple[int, float | None]] | None,
     grad_norm: float,
@@ -58,14 +60,12 @@ def steps_to_verdict(
 
     Parameters
     ----------
-    history : list of (step, loss)
-        The run's logged losses (``metrics.jsonl``), the last at the final step.
+    %(dufm_history)s
     grad_norm : float
         ``‖∇ eq.(1)‖`` at the final step.
     loss : float
         The final loss.
-    criteria : Criteria
-        The thresholds (default: ``Criteria()``).
+    %(dufm_criteria)s
 
     Returns
     -------
@@ -73,6 +73,14 @@ def steps_to_verdict(
         The estimate (``None`` where the model does not apply).
     why : str
         How it was obtained, or why there is none.
+
+    Examples
+    --------
+    >>> history = [(s, 1.0 + 0.9 ** (s / 10)) for s in range(0, 101, 10)]
+    >>> steps_to_verdict(history, 1e-3, history[-1][1])[0]
+    438
+    >>> steps_to_verdict(history[:2], 1e-3, history[1][1])
+    (None, 'no estimate: fewer than three losses were logged (lower --log-every)')
     """
     grad_tol, plateau_tol = criteria.grad_tol, criteria.plateau_tol
     fit = _decay_rate(history)
@@ -98,6 +106,7 @@ def steps_to_verdict(
     return int(math.ceil(N)), f"until {which}, extrapolating the decay of the last logged losses"
 
 
+@fill_doc
 def convergence_note(
     rec: dict[str, Any],
     history: list[tuple[int, float | None]] | None,
@@ -105,7 +114,34 @@ def convergence_note(
     criteria: Criteria = _DEFAULT,
 ) -> tuple[int | None, str]:
     """``(steps_to_verdict, note)`` of a run labelled ``not_converged`` (its per-run entry ``rec``; module
-    docstring)."""
+    docstring).
+
+    Parameters
+    ----------
+    rec : dict
+        The run's per-run entry (``summary.json``): ``grad_norm``, ``loss_decrease_last_10pct``,
+        ``final_loss`` and, for a run that stopped moving, ``dnc2_cond``.
+    %(dufm_history)s
+    loss_dnc : float or None
+        ``L_DNC`` of the problem, to say how far above it the run's loss is (None: not said).
+    %(dufm_criteria)s
+
+    Returns
+    -------
+    steps : int or None
+        :func:`steps_to_verdict`'s estimate; None for a run that converged to a point that is not DNC (more
+        steps will not change its label) or where there is no estimate.
+    note : str
+        The sentence for the report.
+
+    Examples
+    --------
+    >>> history = [(s, 1.0 + 0.9 ** (s / 10)) for s in range(0, 101, 10)]
+    >>> rec = {"grad_norm": 1e-3, "loss_decrease_last_10pct": 0.01, "final_loss": history[-1][1]}
+    >>> steps, note = convergence_note(rec, history, None)
+    >>> steps, note.split(" and ")[0]
+    (438, 'not converged: gradient norm 0.001 (> 0.0001)')
+    """
     grad_tol, plateau_tol = criteria.grad_tol, criteria.plateau_tol
     g, plateau = rec["grad_norm"], rec["loss_decrease_last_10pct"]
     moving = g > grad_tol and not (plateau is not None and plateau <= plateau_tol)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import one_blas_thread
@@ -115,21 +116,90 @@ class DUFMFit:
 
     @property
     def params(self) -> list[np.ndarray]:
-        """``[H1, W_1, .., W_L]``, each with the leading run axis."""
+        """``[H1, W_1, .., W_L]``, each with the leading run axis.
+
+        Returns
+        -------
+        list of ndarray
+            The final parameters (read-only, not copied).
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> fit = dc.fit_dufm(config)
+        >>> [p.shape for p in fit.params]
+        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
+        """
         return [self.H1, *self.weights]
 
     @property
     def finished(self) -> bool:
-        """``step == config.steps``."""
+        """``step == config.steps``.
+
+        Returns
+        -------
+        bool
+            The fit reached the last step of its schedule (False when stopped early).
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> fit = dc.fit_dufm(config)
+        >>> fit.finished
+        True
+        """
         return self.step == self.config.steps
 
     def run(self, r: int) -> tuple[np.ndarray, list[np.ndarray]]:
-        """``(H1, [W_1 .. W_L])`` of run ``r``."""
+        """``(H1, [W_1 .. W_L])`` of run ``r``.
+
+        Parameters
+        ----------
+        r : int
+            The run's index, ``0 <= r < config.runs``.
+
+        Returns
+        -------
+        H1 : ndarray, (d_1, N)
+            Its features.
+        weights : list of ndarray
+            Its ``W_1 .. W_L`` (views, read-only).
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> fit = dc.fit_dufm(config)
+        >>> H1, weights = fit.run(1)
+        >>> H1.shape, [W.shape for W in weights]
+        ((4, 4), [(4, 4), (2, 4)])
+        """
         return self.H1[r], [W[r] for W in self.weights]
 
     def history(self, r: int) -> list[tuple[int, float | None]]:
         """Run ``r``'s loss history as ``[(step, loss or None)]`` (``None``: not finite or diverged), as read
-        from ``metrics.jsonl``."""
+        from ``metrics.jsonl``.
+
+        Parameters
+        ----------
+        r : int
+            The run's index, ``0 <= r < config.runs``.
+
+        Returns
+        -------
+        list of (int, float or None)
+            ``(step, loss)`` at the logged steps.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> fit = dc.fit_dufm(config)
+        >>> [s for s, _ in fit.history(0)]
+        [0, 10, 20]
+        """
         return [
             (int(s), float(v) if math.isfinite(v) else None)
             for s, v in zip(self.logged_steps, self.loss_history[:, r])
@@ -180,14 +250,46 @@ class FitState:
 
     def params(self) -> list[np.ndarray]:
         """``[H1, W_1 .. W_L]`` at ``step`` as numpy arrays (a host copy, made once per step; read only:
-        with the numpy engine these are the arrays being trained)."""
+        with the numpy engine these are the arrays being trained).
+
+        Returns
+        -------
+        list of ndarray
+            The parameters with the run axis.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def on_end(self, state):
+        ...         print([p.shape for p in state.params()])
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
+        """
         if self._params is None:
             self._params = self._engine.numpy_params()
         return self._params
 
     def best_loss(self) -> float:
         """The lowest finite loss among the runs not diverged (NaN if none): from ``loss`` at a logged step,
-        else computed by the engine."""
+        else computed by the engine.
+
+        Returns
+        -------
+        float
+            The lowest loss at ``step``.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def on_end(self, state):
+        ...         print(state.best_loss() == min(state.loss))
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        True
+        """
         if self.logged and self.loss is not None:
             alive = [v for r, v in enumerate(self.loss) if r not in self.diverged and math.isfinite(v)]
             return float(min(alive)) if alive else math.nan
@@ -222,17 +324,97 @@ class FitCallback:
     [10, 20, 30]
     """
 
+    @fill_doc
     def on_start(self, state: FitState) -> None:
-        """Before the first step (``state.step == state.start_step``)."""
+        """Before the first step (``state.step == state.start_step``).
 
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The base class does nothing.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def on_start(self, state):
+        ...         print(state.step, state.stop_at)
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        0 20
+        """
+
+    @fill_doc
     def on_chunk(self, state: FitState) -> None:
-        """After a chunk of steps."""
+        """After a chunk of steps.
 
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The base class does nothing.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def on_chunk(self, state):
+        ...         print(state.step, state.logged)
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        10 True
+        20 True
+        """
+
+    @fill_doc
     def on_end(self, state: FitState) -> None:
-        """After the last chunk (``state.step == state.stop_at``, or earlier with ``state.stopping``)."""
+        """After the last chunk (``state.step == state.stop_at``, or earlier with ``state.stopping``).
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The base class does nothing.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def on_end(self, state):
+        ...         print(state.step, state.stopping)
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        20 False
+        """
 
     def close(self) -> None:
-        """Always, last (also when the loop raised)."""
+        """Always, last (also when the loop raised).
+
+        Returns
+        -------
+        None
+            The base class does nothing.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> class Show(FitCallback):
+        ...     def close(self):
+        ...         print('closed')
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Show()])
+        closed
+        """
 
 
 class ProgressBar(FitCallback):
@@ -246,8 +428,25 @@ class ProgressBar(FitCallback):
         self._best = math.inf
         self._step = 0
 
+    @fill_doc
     def on_start(self, state: FitState) -> None:
-        """Open the bar at ``state.step``."""
+        """Open the bar at ``state.step``.
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The bar is opened (``disable=True``: a bar that shows nothing).
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [ProgressBar(disable=True)])
+        """
         self._bar = progress_bar(
             total=state.config.steps,
             initial=state.step,
@@ -261,8 +460,27 @@ class ProgressBar(FitCallback):
             self._best = state.best_loss()
             self._bar.set_postfix(best=f"{self._best:.6g}")
 
+    @fill_doc
     def on_chunk(self, state: FitState) -> None:
-        """Advance the bar; ``best=`` is a running minimum of the loss."""
+        """Advance the bar; ``best=`` is a running minimum of the loss.
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The bar is updated in place.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> fit = dc.fit_dufm(config, [ProgressBar(disable=True)])
+        >>> fit.step
+        20
+        """
         if self.disable:  # (no bar: spare the engine's best-loss evaluation)
             return
         self._bar.update(state.step - self._step)
@@ -272,7 +490,18 @@ class ProgressBar(FitCallback):
         self._bar.set_postfix(best=f"{self._best:.6g}", diverged=len(state.diverged))
 
     def close(self) -> None:
-        """Close the bar."""
+        """Close the bar.
+
+        Returns
+        -------
+        None
+            The bar (if opened) is closed.
+
+        Examples
+        --------
+        >>> bar = ProgressBar(disable=True)
+        >>> bar.close()  # nothing opened: nothing to close
+        """
         if self._bar is not None:
             self._bar.close()
 
@@ -334,6 +563,14 @@ def fit_loop(
     -------
     DUFMFit
         At the step reached; its history holds the steps logged by this call.
+
+    Examples
+    --------
+    >>> import deepcollapse as dc
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> fit = fit_loop(config, initial_params(config), 0, {}, [], stop_at=10, log_start=True)
+    >>> fit.step, fit.finished, fit.logged_steps.tolist()
+    (10, False, [0, 10])
     """
     engine = _engine(params, config)
     engine.freeze(list(diverged))
@@ -447,7 +684,25 @@ def fit_dufm(config: DUFMConfig, callbacks: Sequence[FitCallback] = ()) -> DUFMF
     )
 
 
+@fill_doc
 def initial_params(config: DUFMConfig) -> list[np.ndarray]:
     """``[H1, W_1 .. W_L]`` of every run at step 0 (:func:`deepcollapse.dufm.model.init_params`, one
-    generator per seed), as writable numpy arrays of ``config.dtype``."""
+    generator per seed), as writable numpy arrays of ``config.dtype``.
+
+    Parameters
+    ----------
+    %(dufm_config)s
+
+    Returns
+    -------
+    list of ndarray
+        ``H1 (R, d_1, N)``, ``W_l (R, d_{l+1}, d_l)``.
+
+    Examples
+    --------
+    >>> import deepcollapse as dc
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> [p.shape for p in initial_params(config)]
+    [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
+    """
     return [t.numpy().copy() for t in init_params(config).tensors()]

@@ -109,10 +109,47 @@ class NumpyDUFM:
 
     @property
     def runs(self) -> int:
+        """The number of runs ``R`` in the sub-batch (shrinks when :meth:`keep` drops diverged runs).
+
+        Returns
+        -------
+        int
+            The leading dimension of the parameters.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+        >>> k = NumpyDUFM(params, 2, 1, 0.1, [0.1, 0.1])
+        >>> k.runs
+        2
+        """
         return self.params[0].shape[0]
 
     def keep(self, idx: np.ndarray) -> None:
-        """Drop every run but ``idx`` (after a divergence); buffers are reallocated for the smaller batch."""
+        """Drop every run but ``idx`` (after a divergence); buffers are reallocated for the smaller batch.
+
+        Parameters
+        ----------
+        idx : numpy.ndarray of int
+            The indices (into the current runs) of the runs kept, in order.
+
+        Returns
+        -------
+        None
+            ``params`` and the buffers are replaced in place.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+        >>> k = NumpyDUFM(params, 2, 1, 0.1, [0.1, 0.1])
+        >>> k.keep(np.array([1]))
+        >>> k.runs, np.array_equal(k.params[0][0], params[0][1])
+        (1, True)
+        """
         self.params = [np.ascontiguousarray(p[idx]) for p in self.params]
         self._alloc()
 
@@ -140,7 +177,29 @@ class NumpyDUFM:
 
     def step(self, lr: float) -> np.ndarray | None:
         """One GD step with rate ``lr``; returns ``None`` or (nothing updated) the boolean mask: runs
-        whose forward pass was not finite."""
+        whose forward pass was not finite.
+
+        Parameters
+        ----------
+        lr : float
+            The learning rate of the step.
+
+        Returns
+        -------
+        numpy.ndarray of bool or None
+            None when every run was finite (``params`` are updated in place); else the mask ``(R,)`` of the
+            runs whose forward pass was finite, and nothing was updated.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+        >>> k = NumpyDUFM(params, 2, 1, 0.1, [0.1, 0.1])
+        >>> before = k.params[1].copy()
+        >>> k.step(0.1) is None, np.array_equal(k.params[1], before)
+        (True, False)
+        """
         s = self._forward()
         finite = np.isfinite(s)
         if not finite.all():
@@ -155,7 +214,22 @@ class NumpyDUFM:
         return None
 
     def gradients(self) -> list[np.ndarray]:
-        """``[∂H1, ∂W_1, ..., ∂W_L]`` of the objective at the current parameters (for tests; no update)."""
+        """``[∂H1, ∂W_1, ..., ∂W_L]`` of the objective at the current parameters (for tests; no update).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            The gradients, shaped as ``params`` (new arrays: the buffers are reused).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+        >>> k = NumpyDUFM(params, 2, 1, 0.1, [0.1, 0.1])
+        >>> [g.shape for g in k.gradients()] == [p.shape for p in params]
+        True
+        """
         self._forward()
         self._backward(1.0)
         gW = [dW + lam * W for dW, W, lam in zip(self.dW, self.params[1:], self.lam_w)]
@@ -318,7 +392,25 @@ KERNELS = ("auto", "compiled", "numpy")
 
 def resolve_kernel(kernel: str | None = None) -> str:
     """``"compiled"`` or ``"numpy"``: ``kernel``, else ``$DEEPCOLLAPSE_KERNEL``, else compiled iff numba
-    imports (``ConfigError`` for an unknown name, or for ``compiled`` without numba)."""
+    imports (``ConfigError`` for an unknown name, or for ``compiled`` without numba).
+
+    Parameters
+    ----------
+    kernel : {'auto', 'compiled', 'numpy'}, optional
+        The kernel asked for; None (or ``""``): ``$DEEPCOLLAPSE_KERNEL``, else ``"auto"``.
+
+    Returns
+    -------
+    str
+        ``"compiled"`` or ``"numpy"``: the kernel :func:`advance` runs.
+
+    Examples
+    --------
+    >>> resolve_kernel("numpy")
+    'numpy'
+    >>> resolve_kernel("auto") in ("compiled", "numpy")
+    True
+    """
     from deepcollapse._core.checks import ConfigError, check_choice
 
     name = kernel or os.environ.get("DEEPCOLLAPSE_KERNEL") or "auto"
@@ -386,6 +478,29 @@ def advance_limited(*args: Any, **kwargs: Any) -> tuple[list[np.ndarray], dict[i
     set for the call only and restored to its previous state afterwards (torch has no getter: the state is
     read from the arithmetic, a float32 denormal times one being zero); it changes values only below the
     smallest normal number, and identically on every run, so resumes stay bit-identical.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :func:`advance`.
+
+    Returns
+    -------
+    params : list of ndarray
+        The new ``[H1, W_1..W_L]``, as :func:`advance`.
+    diverged : dict of int to int
+        ``{run index: step}`` of the runs that diverged, as :func:`advance`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 3))]
+    >>> args = (params, np.full(5, 0.1), 0, 2, 1, 0.1, [0.1, 0.1])
+    >>> new, diverged = advance_limited(*args, kernel="numpy")
+    >>> old, _ = advance(*args, kernel="numpy")
+    >>> all(np.array_equal(a, b) for a, b in zip(new, old)), diverged
+    (True, {})
     """
     import torch
 
@@ -409,6 +524,19 @@ def one_blas_thread() -> Iterator[None]:
     classification): their matrices are at most width x N, and with a process per core already busy (task
     processes, other jobs) threaded BLAS ran 20x slower (``observe_run`` at K = 10, n = 50, width 128: 0.63 s
     with two BLAS threads on a loaded 2-core machine, 0.031 s with one).
+
+    Yields
+    ------
+    None
+        Inside the block BLAS runs on one thread; the previous limits are restored on exit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with one_blas_thread():
+    ...     x = np.ones((2, 2)) @ np.ones((2, 2))
+    >>> x.tolist()
+    [[2.0, 2.0], [2.0, 2.0]]
     """
     try:
         from threadpoolctl import threadpool_limits
@@ -420,14 +548,43 @@ def one_blas_thread() -> Iterator[None]:
 
 
 def flush_denormal_is_on() -> bool:
-    """Whether this thread flushes float32 denormals to zero (FTZ/DAZ): ``1e-39 · 1 == 0``."""
+    """Whether this thread flushes float32 denormals to zero (FTZ/DAZ): ``1e-39 · 1 == 0``.
+
+    Returns
+    -------
+    bool
+        True when the CPU's flush-to-zero flags are set in this thread (e.g. inside
+        :func:`advance_limited`).
+
+    Examples
+    --------
+    >>> flush_denormal_is_on() in (True, False)
+    True
+    """
     tiny = np.array([1e-39], dtype=np.float32)  # a float32 denormal
     return bool((tiny * np.float32(1.0))[0] == 0)
 
 
 def flops_per_step(shapes: Sequence[tuple[int, int]]) -> float:
     """Multiply-add FLOPs (2 per MAC) of one GD step of one run: 3 GEMMs per layer (forward, ∂W, ∂H) except
-    that ``∂H_1`` is needed too, so ``3`` for every layer: ``Σ_l 3 · 2 · d_{l+1} d_l N``."""
+    that ``∂H_1`` is needed too, so ``3`` for every layer: ``Σ_l 3 · 2 · d_{l+1} d_l N``.
+
+    Parameters
+    ----------
+    shapes : sequence of tuple of int
+        ``[(d_1, N), (d_2, d_1), ..., (K, d_L)]`` (:attr:`DUFMConfig.shapes
+        <deepcollapse.dufm.config.DUFMConfig.shapes>`).
+
+    Returns
+    -------
+    float
+        The FLOPs of one step of one run.
+
+    Examples
+    --------
+    >>> flops_per_step([(4, 2), (4, 4), (2, 4)])  # 6 * (4*4 + 2*4) * N=2
+    288.0
+    """
     N = shapes[0][1]
     return float(sum(3 * 2 * a * b * N for a, b in shapes[1:]))
 
@@ -442,6 +599,26 @@ def estimate_runs_steps_per_s(
     step`` between the measured sizes (held constant beyond them) and divided by this problem's FLOPs per
     step (:func:`flops_per_step`); ``workers`` processes multiply it (one per core scales about linearly on
     CPU).  Runtime of ``steps`` steps of ``R`` runs ≈ ``R · steps / estimate``.
+
+    Parameters
+    ----------
+    shapes : sequence of tuple of int
+        ``[(d_1, N), (d_2, d_1), ..., (K, d_L)]`` of the problem.
+    rows : sequence of dict
+        The benchmark rows (``flops_per_step``, ``runs_steps_per_s``; rows without a rate are skipped).
+    workers : int, default 1
+        Worker processes.
+
+    Returns
+    -------
+    float
+        The estimated runs·steps per second (``ValueError`` when no row has a rate).
+
+    Examples
+    --------
+    >>> rows = [{"flops_per_step": 288, "runs_steps_per_s": 1000.0}]
+    >>> estimate_runs_steps_per_s([(4, 2), (4, 4), (2, 4)], rows, workers=2)
+    2000.0
     """
     pts = sorted(
         (math.log(float(r["flops_per_step"])), float(r["runs_steps_per_s"]) * float(r["flops_per_step"]))

@@ -65,6 +65,13 @@ def gemm_path(path: str | None = None) -> str:
     -------
     str
         ``"blas"`` or ``"micro"``; ``ConfigError`` for another name.
+
+    Examples
+    --------
+    >>> gemm_path("blas"), gemm_path("micro")
+    ('blas', 'micro')
+    >>> gemm_path() in ("blas", "micro")
+    True
     """
     from deepcollapse._core.checks import check_choice
 
@@ -93,6 +100,13 @@ def micro_layers(widths: list[int], path: str | None = None) -> list[tuple[bool,
     -------
     list of (bool, bool, bool)
         One triple per layer; a function of the widths and the path only (so of the machine, never of R).
+
+    Examples
+    --------
+    >>> micro_layers([4, 4, 2], "micro")
+    [(True, True, True), (True, True, True)]
+    >>> micro_layers([4, 4, 2], "blas")
+    [(False, False, False), (False, False, False)]
     """
     name = gemm_path(path)
     auto = (path or os.environ.get("DEEPCOLLAPSE_GEMM") or "auto") == "auto"
@@ -109,7 +123,20 @@ def micro_layers(widths: list[int], path: str | None = None) -> list[tuple[bool,
 
 @functools.cache  # the kernel is chosen when the library loads: fixed for the process
 def scipy_blas_kernel() -> str | None:
-    """The kernel name (threadpoolctl ``architecture``) of scipy's OpenBLAS, or ``None`` (another BLAS)."""
+    """The kernel name (threadpoolctl ``architecture``) of scipy's OpenBLAS, or ``None`` (another BLAS).
+
+    Returns
+    -------
+    str or None
+        E.g. ``"Haswell"``, ``"SkylakeX"``, ``"Zen"``; None when scipy's BLAS is not its own OpenBLAS (or
+        threadpoolctl is missing).  Cached for the process.
+
+    Examples
+    --------
+    >>> kernel = scipy_blas_kernel()
+    >>> kernel is None or isinstance(kernel, str)
+    True
+    """
     import scipy.linalg.cython_blas  # noqa: F401 - loaded, so that threadpoolctl sees it
 
     try:

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
 from deepcollapse.theory.objective import evaluate
@@ -28,11 +29,36 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------------------------
 # losses
 # ------------------------------------------------------------------------------------------------------------
+@fill_doc
 def loss_parts(
     H1: np.ndarray, weights: Sequence[np.ndarray], config: DUFMConfig
 ) -> tuple[float, float, float]:
     """``(loss, fit, reg)`` of the config's objective (eq. (1), or its family) for one run, in float64:
-    :func:`deepcollapse.theory.objective.evaluate` of ``config.problem``."""
+    :func:`deepcollapse.theory.objective.evaluate` of ``config.problem``.
+
+    Parameters
+    ----------
+    H1 : numpy.ndarray, (d_1, N)
+        The run's features.
+    weights : sequence of numpy.ndarray
+        Its ``W_1 .. W_L``.
+    %(dufm_config)s
+
+    Returns
+    -------
+    loss, fit, reg : float
+        The objective, its fit term and its regularisation term (``loss = fit + reg``).
+
+    Examples
+    --------
+    >>> from deepcollapse.dufm.config import DUFMConfig
+    >>> from deepcollapse.dufm.fit import initial_params
+    >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> P = initial_params(config)
+    >>> loss, fit, reg = loss_parts(P[0][0], [W[0] for W in P[1:]], config)
+    >>> bool(abs(loss - (fit + reg)) < 1e-12)
+    True
+    """
     parts = evaluate(H1, weights, config.problem)
     return parts.total, parts.fit, parts.reg
 
@@ -72,7 +98,30 @@ class NumpyEngine:
                 initializer=_ignore_sigint,
             )
 
+    @fill_doc
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
+        """Advance every alive run by ``len(lrs)`` steps (step ``start + i`` with learning rate ``lrs[i]``),
+        by :func:`~deepcollapse.dufm.kernel.advance_limited` in-process or split over the worker processes.
+
+        Parameters
+        ----------
+        %(dufm_engine_advance)s
+
+        Returns
+        -------
+        dict of int to int
+            ``{run: step}`` of the runs that diverged in these steps (frozen there).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = NumpyEngine(initial_params(config), config)
+        >>> engine.advance(0, np.full(5, 0.1))
+        {}
+        """
         c = self.config
         if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
             # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
@@ -105,17 +154,91 @@ class NumpyEngine:
         return diverged
 
     def freeze(self, runs: Sequence[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint)."""
+        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint).
+
+        Parameters
+        ----------
+        runs : iterable of int
+            The runs' indices.
+
+        Returns
+        -------
+        None
+            The runs are marked not alive in place.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = NumpyEngine(initial_params(config), config)
+        >>> engine.freeze([1])
+        >>> engine.advance(0, np.full(5, 0.1))
+        {}
+        >>> bool(engine.alive[1])
+        False
+        """
         self.alive[list(runs)] = False
 
     def best_loss(self) -> float:
+        """The lowest finite float64 loss (:func:`loss_parts`) among the alive runs; NaN if there is none.
+
+        Returns
+        -------
+        float
+            The lowest loss of the alive runs at the current parameters.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = NumpyEngine(initial_params(config), config)
+        >>> 0 < engine.best_loss() < 1
+        True
+        """
         with one_blas_thread():
             return _best_loss(self.params, self.alive, self.config)
 
     def numpy_params(self) -> list[np.ndarray]:
+        """The parameters: the arrays being trained themselves (not copied).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            ``[H1, W_1 .. W_L]`` with the run axis.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = NumpyEngine(initial_params(config), config)
+        >>> [p.shape for p in engine.numpy_params()]
+        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
+        """
         return self.params
 
     def close(self) -> None:
+        """Shut down the worker processes, if any.
+
+        Returns
+        -------
+        None
+            The engine's resources are released; it is not stepped again.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = NumpyEngine(initial_params(config), config)
+        >>> engine.close()
+        """
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None

@@ -42,6 +42,18 @@ def read_run_params(out_dir: str | Path, config: DUFMConfig) -> tuple[dict[str, 
         The loaded file (``step``, ``diverged``, ...) and ``[H1, W_1 .. W_L]`` in float64, each with a leading
         run axis of length ``config.runs``.  A missing, damaged or foreign file is a one-line ``ConfigError``
         naming it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import deepcollapse as dc
+    >>> out = os.path.join(tempfile.mkdtemp(), "run")
+    >>> from deepcollapse.dufm.trainer import train_dufm
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> _ = train_dufm(config, out, progress=False, max_steps=10)  # checkpoint.pt only
+    >>> data, params = read_run_params(out, config)
+    >>> data["step"], [p.shape for p in params], params[0].dtype
+    (10, [(2, 4, 4), (2, 4, 4), (2, 2, 4)], dtype('float64'))
     """
     import torch
 
@@ -90,6 +102,18 @@ def analyze_dufm(
     -------
     DUFMSummary
         Its ``to_dict()`` is the content of ``summary.json`` (non-finite numbers as ``None``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import deepcollapse as dc
+    >>> out = os.path.join(tempfile.mkdtemp(), "run")
+    >>> from deepcollapse.dufm.trainer import train_dufm
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> _ = train_dufm(config, out, progress=False)
+    >>> summary = analyze_dufm(out)
+    >>> summary.step, summary.finished, sum(summary.classifications.values())
+    (20, True, 2)
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from deepcollapse._core.docs import fill_doc
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, targets
 from deepcollapse.family import Family
@@ -62,12 +63,28 @@ _DEVICE_FREE_FRACTION = 0.8  # of the free device memory (after the parameters) 
 # ------------------------------------------------------------------------------------------------------------
 # memory
 # ------------------------------------------------------------------------------------------------------------
+@fill_doc
 def step_bytes_per_run(config: DUFMConfig) -> int:
     """Bytes one run's step needs besides its parameters (an upper estimate, 1.5 x the tensors counted).
 
     Counted: the pre- and post-activations ``H~_l, H_l`` of layers 2..L, the output, residual and ``G_L``
     (``3 K N``), three ``(d_l, N)`` tensors of the backward pass at a time, and three parameter-sized
     tensors (the step, the masked step, a scaled weight); autograd keeps about twice as much.
+
+    Parameters
+    ----------
+    %(dufm_config)s
+
+    Returns
+    -------
+    int
+        The estimate, in bytes.
+
+    Examples
+    --------
+    >>> from deepcollapse.dufm.config import DUFMConfig
+    >>> step_bytes_per_run(DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10))
+    1344
     """
     N, d = config.N, list(config.width)
     params = sum(a * b for a, b in config.shapes)
@@ -79,10 +96,32 @@ def step_bytes_per_run(config: DUFMConfig) -> int:
     return int(total * (2 if config.grad == "autograd" else 1))
 
 
+@fill_doc
 def group_runs(config: DUFMConfig, runs: int, device: torch.device) -> int:
     """Runs per group: all ``runs`` where their step fits, else as many as fit in
     :data:`_DEVICE_FREE_FRACTION` of the free memory of a CUDA device (measured now, after the parameters
-    were placed) or in 2 GiB on the CPU."""
+    were placed) or in 2 GiB on the CPU.
+
+    Parameters
+    ----------
+    %(dufm_config)s
+    runs : int
+        The number of runs to step.
+    device : torch.device
+        Where they are stepped.
+
+    Returns
+    -------
+    int
+        Runs per group, ``1 <= . <= runs``.
+
+    Examples
+    --------
+    >>> from deepcollapse.dufm.config import DUFMConfig
+    >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> group_runs(config, 2, torch.device("cpu"))
+    2
+    """
     per_run = step_bytes_per_run(config)
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
@@ -125,6 +164,24 @@ def gd_step(
         Targets ``(K, N)``.
     lam_h, lam_w, family, grad
         The problem (:class:`~deepcollapse.dufm.config.DUFMConfig` fields).
+
+    Returns
+    -------
+    None
+        ``P``, ``alive``, ``first_bad`` and ``pos`` are updated in place.
+
+    Examples
+    --------
+    >>> from deepcollapse.dufm.config import DUFMConfig
+    >>> from deepcollapse.dufm.model import init_params
+    >>> c = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, dtype="float64")
+    >>> P = init_params(c).tensors()
+    >>> alive, first_bad = torch.ones(2, dtype=torch.bool), torch.full((2,), -1)
+    >>> lr_buf = torch.full((4,), 0.1, dtype=torch.float64)
+    >>> pos, t0 = torch.zeros(1, dtype=torch.int64), torch.zeros(1, dtype=torch.int64)
+    >>> gd_step(P, alive, first_bad, lr_buf, pos, t0, targets(2, 2), c.lam_h, c.lam_w, c.family)
+    >>> pos.item(), first_bad.tolist()
+    (1, [-1, -1])
     """
     lr = lr_buf.index_select(0, pos)  # (1,): a device read, no .item()
     t = t0 + pos  # (1,) int64: this step's number
@@ -217,9 +274,30 @@ class TorchEngine:
             self._compiled = torch.compile(gd_step, dynamic=False, fullgraph=True)
 
     # --- the loops -------------------------------------------------------------------------------------
+    @fill_doc
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
         """Advance every alive run by ``len(lrs)`` steps (step ``start + i`` with learning rate ``lrs[i]``);
-        return ``{run: step}`` of the runs that diverged in these steps."""
+        return ``{run: step}`` of the runs that diverged in these steps.
+
+        Parameters
+        ----------
+        %(dufm_engine_advance)s
+
+        Returns
+        -------
+        dict of int to int
+            ``{run: step}`` of the runs that diverged in these steps (frozen there).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = TorchEngine(initial_params(config), config)
+        >>> engine.advance(0, np.full(5, 0.1))
+        {}
+        """
         if len(lrs) == 0:
             return {}
         if self.step_loop == "eager":
@@ -325,13 +403,53 @@ class TorchEngine:
 
     # --- state -----------------------------------------------------------------------------------------
     def freeze(self, runs: Iterable[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint)."""
+        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint).
+
+        Parameters
+        ----------
+        runs : iterable of int
+            The runs' indices.
+
+        Returns
+        -------
+        None
+            The runs are marked not alive in place.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = TorchEngine(initial_params(config), config)
+        >>> engine.freeze([1])
+        >>> engine.advance(0, np.full(5, 0.1))
+        {}
+        >>> bool(engine.alive[1])
+        False
+        """
         for r in runs:
             self.alive[int(r)] = False
 
     def best_loss(self) -> float:
         """The lowest finite loss (eq. (1), in the config's dtype, on the device, by the one torch form
-        :func:`~deepcollapse.theory.objective_torch.objective`) among the alive runs; NaN if there is none."""
+        :func:`~deepcollapse.theory.objective_torch.objective`) among the alive runs; NaN if there is none.
+
+        Returns
+        -------
+        float
+            The lowest loss of the alive runs at the current parameters.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = TorchEngine(initial_params(config), config)
+        >>> 0 < engine.best_loss() < 1
+        True
+        """
         c = self.config
         best = torch.full((), float("inf"), dtype=c.torch_dtype, device=self.device)
         with torch.no_grad():
@@ -343,9 +461,42 @@ class TorchEngine:
         return value if np.isfinite(value) else float("nan")
 
     def numpy_params(self) -> list[np.ndarray]:
+        """The parameters, copied to the host as numpy arrays.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            ``[H1, W_1 .. W_L]`` with the run axis.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = TorchEngine(initial_params(config), config)
+        >>> [p.shape for p in engine.numpy_params()]
+        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
+        """
         return [p.detach().cpu().numpy().copy() for p in self.params]
 
     def close(self) -> None:
+        """Drop the captured CUDA graphs.
+
+        Returns
+        -------
+        None
+            The engine's resources are released; it is not stepped again.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.dufm.fit import initial_params
+        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> engine = TorchEngine(initial_params(config), config)
+        >>> engine.close()
+        """
         for g in self._groups:
             g.graphs.clear()
         self._pool = None

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 from deepcollapse._core.checks import ConfigError
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.io import (
     append_jsonl,
@@ -182,13 +183,57 @@ class MetricsLog(FitCallback):
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
 
+    @fill_doc
     def on_start(self, state: FitState) -> None:
-        """The records of the first step of a fresh run (a resumed run's are already in the file)."""
+        """The records of the first step of a fresh run (a resumed run's are already in the file).
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            The records (one per run) are appended to ``metrics.jsonl``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import deepcollapse as dc
+        >>> out = tempfile.mkdtemp()
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [MetricsLog(out)])
+        >>> from deepcollapse._core.io import read_jsonl
+        >>> [r["step"] for r in read_jsonl(os.path.join(out, "metrics.jsonl"))][:2]
+        [0, 0]
+        """
         if state.logged:
             self._append(state)
 
+    @fill_doc
     def on_chunk(self, state: FitState) -> None:
-        """The records of a logged step."""
+        """The records of a logged step.
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            At a logged step, the records (one per run) are appended to ``metrics.jsonl``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import deepcollapse as dc
+        >>> out = tempfile.mkdtemp()
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [MetricsLog(out)])
+        >>> from deepcollapse._core.io import read_jsonl
+        >>> sorted({r["step"] for r in read_jsonl(os.path.join(out, "metrics.jsonl"))})
+        [0, 10, 20]
+        """
         if state.logged:
             self._append(state)
 
@@ -236,14 +281,55 @@ class Checkpoints(FitCallback):
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
 
+    @fill_doc
     def on_chunk(self, state: FitState) -> None:
-        """A checkpoint at a multiple of ``checkpoint_every``, at ``stop_at`` and when stopping."""
+        """A checkpoint at a multiple of ``checkpoint_every``, at ``stop_at`` and when stopping.
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            ``checkpoint.pt`` may be (re)written.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import deepcollapse as dc
+        >>> out = tempfile.mkdtemp()
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> _ = dc.fit_dufm(config, [Checkpoints(out)])
+        >>> os.listdir(out)
+        ['checkpoint.pt']
+        """
         c = state.config
         if state.step % c.checkpoint_every == 0 or state.step == state.stop_at or state.stopping:
             _write_checkpoint(self.out, state.step, state.params(), state.diverged, c)
 
+    @fill_doc
     def on_end(self, state: FitState) -> None:
-        """A checkpoint if none was written (``steps == 0`` or ``max_steps == 0``)."""
+        """A checkpoint if none was written (``steps == 0`` or ``max_steps == 0``).
+
+        Parameters
+        ----------
+        %(dufm_state)s
+
+        Returns
+        -------
+        None
+            ``checkpoint.pt`` is written if missing.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import deepcollapse as dc
+        >>> out = tempfile.mkdtemp()
+        >>> _ = dc.fit_dufm(dc.DUFMConfig(classes=2, layers=2, n=2, width=4, steps=0), [Checkpoints(out)])
+        >>> os.listdir(out)
+        ['checkpoint.pt']
+        """
         if not (self.out / "checkpoint.pt").is_file():  # e.g. steps == 0 or max_steps == 0
             _write_checkpoint(self.out, state.step, state.params(), state.diverged, state.config)
 
@@ -289,6 +375,7 @@ def _run_loop(
         return analyze_dufm(out, write=True)
 
 
+@fill_doc
 def train_dufm(
     config: DUFMConfig,
     out_dir: str | Path,
@@ -300,10 +387,37 @@ def train_dufm(
     """Train ``config.runs`` runs from scratch into ``out_dir``; return the :class:`DUFMSummary` (of
     :func:`analyze_dufm`, also in ``summary.json``).
 
-    ``force``: overwrite the run files of an existing non-empty folder (otherwise ``ConfigError``).
-    ``max_steps``: stop after this many steps with a checkpoint, as if interrupted (``resume_dufm``
-    continues); the return value then holds only ``step`` and ``finished = False``.  SIGINT/SIGTERM: a
-    checkpoint is written after the current chunk (≤ 1000 steps) and ``KeyboardInterrupt`` is raised.
+    SIGINT/SIGTERM: a checkpoint is written after the current chunk (≤ 1000 steps) and ``KeyboardInterrupt``
+    is raised.
+
+    Parameters
+    ----------
+    %(dufm_config)s
+    out_dir : str or Path
+        The run folder (created; ``config.yaml``, ``metrics.jsonl``, ``checkpoint.pt``, ``params.pt``,
+        ``summary.json``).
+    force : bool, default False
+        Overwrite the run files of an existing non-empty folder (otherwise ``ConfigError``).
+    %(dufm_progress)s
+    %(dufm_max_steps)s
+
+    Returns
+    -------
+    DUFMSummary
+        The classified runs (:func:`analyze_dufm`), or only ``step`` and ``finished = False`` when stopped
+        by ``max_steps``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import deepcollapse as dc
+    >>> out = os.path.join(tempfile.mkdtemp(), "run")
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> summary = train_dufm(config, out, progress=False)
+    >>> summary.step, summary.finished, len(summary.runs)
+    (20, True, 2)
+    >>> sorted(os.listdir(out))
+    ['checkpoint.pt', 'config.yaml', 'metrics.jsonl', 'params.pt', 'summary.json']
     """
     if not isinstance(config, DUFMConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a DUFMConfig.")
@@ -364,6 +478,7 @@ def _check_same_model(config: DUFMConfig, saved: dict[str, Any], out: Path) -> N
             )
 
 
+@fill_doc
 def resume_dufm(
     out_dir: str | Path,
     *,
@@ -376,9 +491,35 @@ def resume_dufm(
     folder stopped before its first checkpoint (``config.yaml`` only) starts from step 0 with that config
     (logged).
 
-    ``steps``: a new total number of steps (to extend a finished run); ``workers``: change the process count
-    (the trajectory does not depend on it).  A finished folder is re-analysed and its :class:`DUFMSummary`
-    returned.
+    A finished folder is re-analysed and its :class:`DUFMSummary` returned.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        A DUFM run folder (``config.yaml``, and ``checkpoint.pt`` once one was written).
+    steps : int, optional
+        A new total number of steps (to extend a finished run); written to ``config.yaml``.
+    workers : int, optional
+        Change the process count (the trajectory does not depend on it).
+    %(dufm_progress)s
+    %(dufm_max_steps)s
+
+    Returns
+    -------
+    DUFMSummary
+        As :func:`train_dufm`'s.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import deepcollapse as dc
+    >>> out = os.path.join(tempfile.mkdtemp(), "run")
+    >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+    >>> train_dufm(config, out, progress=False, max_steps=10).finished
+    False
+    >>> summary = resume_dufm(out, progress=False)
+    >>> summary.step, summary.finished
+    (20, True)
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():

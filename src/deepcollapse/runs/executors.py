@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.progress import report_progress_to
 from deepcollapse._core.results import Result
@@ -96,6 +97,20 @@ class Task:
 
     @property
     def done(self) -> bool:
+        """Whether the task's folder holds its kind's done marker (:meth:`TaskKind.is_done
+        <deepcollapse.runs.kinds.TaskKind.is_done>`).
+
+        Returns
+        -------
+        bool
+            True for a finished task (a sweep skips it).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> Task("dufm", {}, tempfile.mkdtemp()).done
+        False
+        """
         return get_kind(self.kind).is_done(self.out_dir)
 
 
@@ -152,6 +167,7 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
+@fill_doc
 def run_task(task: Task, progress: bool = False) -> TaskOutcome:
     """Run (or resume, or skip) one task in this process.
 
@@ -164,8 +180,7 @@ def run_task(task: Task, progress: bool = False) -> TaskOutcome:
     task : Task
         The task; skipped when its folder holds its kind's done marker, resumed when it holds the resume
         marker.
-    progress : bool, default False
-        Show the trainer's progress bars.
+    %(runs_progress)s
 
     Returns
     -------
@@ -204,7 +219,24 @@ def run_task(task: Task, progress: bool = False) -> TaskOutcome:
 
 def task_units(tasks: Sequence[Task]) -> list[list[Task]]:
     """The calls that run ``tasks``: the groups a kind runs together (its ``group``), else one task each, in
-    the order of each unit's first task."""
+    the order of each unit's first task.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The tasks to run.
+
+    Returns
+    -------
+    list of list of Task
+        The units; each task is in exactly one.
+
+    Examples
+    --------
+    >>> tasks = [Task("dufm", {}, "a"), Task("dufm", {}, "b")]
+    >>> [[t.out_dir for t in unit] for unit in task_units(tasks)]
+    [['a'], ['b']]
+    """
     by_kind: dict[str, list[Task]] = {}
     for t in tasks:
         by_kind.setdefault(t.kind, []).append(t)
@@ -219,10 +251,33 @@ def task_units(tasks: Sequence[Task]) -> list[list[Task]]:
     return sorted(units, key=lambda u: order[id(u[0])])
 
 
+@fill_doc
 def run_unit(unit: Sequence[Task], progress: bool = False) -> list[TaskOutcome]:
     """Run one unit of :func:`task_units`: one task through :func:`run_task`, several through their kind's
     ``run_batch`` in one call; one :class:`TaskOutcome` per task (``batched``: how many tasks shared the
-    call)."""
+    call).
+
+    Parameters
+    ----------
+    unit : sequence of Task
+        Tasks of one kind (one, or a group of its ``group``); done ones are skipped.
+    %(runs_progress)s
+
+    Returns
+    -------
+    list of TaskOutcome
+        One per task of ``unit``, in order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "summary.json").write_text("{}")
+    ...     outcomes = run_unit([Task("dufm", {}, tmp, "point-0")])
+    >>> [o.status for o in outcomes]
+    ['skipped']
+    """
     if len(unit) == 1:
         return [run_task(unit[0], progress)]
     kind = get_kind(unit[0].kind, "task.kind")
@@ -340,6 +395,11 @@ def check_executor_options(executor: str, workers: int | None) -> int | None:
     -------
     int or None
         ``workers``.
+
+    Examples
+    --------
+    >>> check_executor_options("local", 2), check_executor_options("ray", None)
+    (2, None)
     """
     check_choice("executor", executor, EXECUTORS)
     return None if workers is None else check_int("workers", workers, min=1)
@@ -536,7 +596,23 @@ def _bar(total: int, progress: bool) -> Any:
 
 
 def import_ray() -> Any:
-    """Import ray or raise a one-line error saying how to install it."""
+    """Import ray or raise a one-line error saying how to install it.
+
+    Returns
+    -------
+    module
+        The ``ray`` module (``ConfigError`` naming :data:`RAY_INSTALL_HINT` when it is not installed).
+
+    Examples
+    --------
+    >>> try:
+    ...     ray = import_ray()
+    ... except ConfigError as exc:
+    ...     ray = None
+    ...     assert RAY_INSTALL_HINT in str(exc)
+    >>> ray is None or hasattr(ray, "init")
+    True
+    """
     try:
         import ray
     except ImportError:
@@ -575,7 +651,31 @@ def _probe_address(address: str, timeout: float = 5.0) -> None:
 
 def connect_ray(ray: Any, address: str) -> None:
     """``ray.init(address=...)`` with connection and authentication failures turned into one-line
-    :class:`ConfigError` messages that say how to pass the token (or reach a cluster without auth)."""
+    :class:`ConfigError` messages that say how to pass the token (or reach a cluster without auth).
+
+    Parameters
+    ----------
+    ray : module
+        The ``ray`` module (:func:`import_ray`).
+    address : str
+        The cluster's address (``host:port``, ``ray://...`` or ``"auto"``); a ``host:port`` where nothing
+        listens fails at once.
+
+    Returns
+    -------
+    None
+        This process is connected to the cluster (``ray.init``).
+
+    Examples
+    --------
+    A stand-in for the ``ray`` module:
+
+    >>> class Ray:
+    ...     def init(self, address, log_to_driver):
+    ...         print("joined", address)
+    >>> connect_ray(Ray(), "auto")
+    joined auto
+    """
     _probe_address(address)
     auth_error: Any = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
     errors: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError)

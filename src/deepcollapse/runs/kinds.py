@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from deepcollapse._core.checks import ConfigError, check_keys, one_of_message
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.io import read_json
 
 __all__ = ["TASK_KINDS", "TaskKind", "get_kind"]
@@ -100,38 +101,135 @@ class TaskKind:
 
     @property
     def config_cls(self) -> type:
-        """The config dataclass (imported here, see the module docstring)."""
+        """The config dataclass (imported here, see the module docstring).
+
+        Returns
+        -------
+        type
+            The class named by ``config``.
+
+        Examples
+        --------
+        >>> get_kind("dufm").config_cls.__name__
+        'DUFMConfig'
+        """
         module, _, cls = self.config.partition(":")
         return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
 
     def fields(self) -> list[str]:
-        """The keys a config of this kind accepts: its fields, aliases (``lam``) and deprecated spellings."""
+        """The keys a config of this kind accepts: its fields, aliases (``lam``) and deprecated spellings.
+
+        Returns
+        -------
+        list of str
+            The keys, sorted.
+
+        Examples
+        --------
+        >>> kind = get_kind("dufm")
+        >>> "classes" in kind.fields(), "lam" in kind.fields()
+        (True, True)
+        """
         cls = self.config_cls
         names = [f.name for f in dataclasses.fields(cls)]
         names += list(getattr(cls, "_ALIASES", {})) + list(getattr(cls, "_RENAMED", {}))
         return sorted(set(names))
 
+    @fill_doc
     def build(self, data: Mapping[str, Any]) -> Any:
-        """The validated config object of ``data`` (unknown keys and bad values raise ``ConfigError``)."""
+        """The validated config object of ``data`` (unknown keys and bad values raise ``ConfigError``).
+
+        Parameters
+        ----------
+        %(runs_config_data)s
+
+        Returns
+        -------
+        object
+            An instance of :attr:`config_cls`.
+
+        Examples
+        --------
+        >>> kind = get_kind("dufm")
+        >>> config = kind.build({"classes": 3, "layers": 2})
+        >>> type(config).__name__, config.classes
+        ('DUFMConfig', 3)
+        """
         cls = self.config_cls
         if hasattr(cls, "from_dict"):
             return cls.from_dict(dict(data))
         check_keys("config", data.keys(), self.fields())
         return cls(**data)
 
+    @fill_doc
     def normalise(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """``data`` validated and completed with the defaults, as a plain dict (what a task carries).  A plain
         dict: a task's configuration must pickle to a worker process or a Ray node and be written as JSON
-        whatever its kind; the kind's ``build`` turns it into the typed config."""
+        whatever its kind; the kind's ``build`` turns it into the typed config.
+
+        Parameters
+        ----------
+        %(runs_config_data)s
+
+        Returns
+        -------
+        dict
+            Every field of the config (its ``to_dict()``), defaults filled in.
+
+        Examples
+        --------
+        >>> kind = get_kind("dufm")
+        >>> data = kind.normalise({"classes": 3})
+        >>> data["classes"], data["layers"]
+        (3, 4)
+        """
         obj = self.build(data)
         return obj.to_dict() if hasattr(obj, "to_dict") else dataclasses.asdict(obj)
 
+    @fill_doc
     def is_done(self, folder: str | Path) -> bool:
-        """Whether ``folder`` holds a finished task of this kind."""
+        """Whether ``folder`` holds a finished task of this kind.
+
+        Parameters
+        ----------
+        %(runs_folder)s
+
+        Returns
+        -------
+        bool
+            Its done marker (``done_file``) exists.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> kind = get_kind("dufm")
+        >>> kind.is_done(tempfile.mkdtemp())
+        False
+        """
         return (Path(folder) / self.done_file).is_file()
 
+    @fill_doc
     def can_resume(self, folder: str | Path) -> bool:
-        """Whether ``folder`` holds an unfinished task of this kind to continue (its resume marker)."""
+        """Whether ``folder`` holds an unfinished task of this kind to continue (its resume marker).
+
+        Parameters
+        ----------
+        %(runs_folder)s
+
+        Returns
+        -------
+        bool
+            Its resume marker (``resume_file``) exists.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> kind = get_kind("dufm")
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "checkpoint.pt").write_bytes(b"")
+        >>> kind.can_resume(folder)
+        True
+        """
         return (Path(folder) / self.resume_file).is_file()
 
 
@@ -267,6 +365,11 @@ def get_kind(name: Any, what: str = "kind") -> TaskKind:
     -------
     TaskKind
         The table entry; an unknown name raises a one-line ``ConfigError`` listing the kinds.
+
+    Examples
+    --------
+    >>> get_kind("dufm").done_file
+    'summary.json'
     """
     try:
         return TASK_KINDS[name]

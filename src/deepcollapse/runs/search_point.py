@@ -32,7 +32,34 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     verdict of the best solution (``landscape.json``); writes the table row to ``point.json`` (the task's done
     marker). A search that already used its budget or rounds is reused, so deleting ``point.json`` redoes only
     the verdict.  A plain dict: the table row as written to ``point.json`` (its keys are the table's columns;
-    the experiment updates it with a registry's row), returned to the executor as every task's result is."""
+    the experiment updates it with a registry's row), returned to the executor as every task's result is.
+
+    Parameters
+    ----------
+    config : dict
+        A :class:`~deepcollapse.landscape.search.SearchConfig` as a dict (its ``to_dict()``).
+    out : str or Path
+        The point's folder (``summary.json``, ``solutions/``, ``landscape.json``, ``point.json``).
+    progress : bool, default False
+        Show the search's progress bar.
+
+    Returns
+    -------
+    dict
+        The table row: ``classes``, ``layers``, ``best_loss``, ``loss_dnc``, ``loss_srg``, ``verdict``,
+        ``solution``, ... (also in ``point.json``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.landscape.search import SearchConfig
+    >>> config = SearchConfig(
+    ...     classes=2, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=2, runs=2, steps=50, rounds=1
+    ... ).to_dict()
+    >>> row = run_search_point(config, tempfile.mkdtemp())
+    >>> row["classes"], row["layers"], row["best_loss"] <= row["loss_dnc"] * (1 + 1e-9)
+    (2, 2, True)
+    """
     import numpy as np
 
     from deepcollapse.landscape.kinks import refine_verdict

@@ -51,6 +51,7 @@ import pandas as pd
 import yaml
 
 from deepcollapse._core.checks import ConfigError, check_int, check_keys
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.io import check_output_folder, read_yaml
 from deepcollapse.runs.executors import Task, TaskOutcome, check_executor_options, run_tasks
 from deepcollapse.runs.kinds import TASK_KINDS, get_kind
@@ -86,7 +87,23 @@ SWEEP_KEYS = (
 
 def config_fields(kind: str) -> list[str]:
     """The config keys a sweep may set for ``kind``: the fields of its config class (the task-kind table),
-    their aliases (``lam`` for dufm) and deprecated spellings."""
+    their aliases (``lam`` for dufm) and deprecated spellings.
+
+    Parameters
+    ----------
+    kind : str
+        A task kind (``"dufm"``, ``"net"``, ``"search"``).
+
+    Returns
+    -------
+    list of str
+        The keys, sorted.
+
+    Examples
+    --------
+    >>> "lam" in config_fields("dufm"), "seed" in config_fields("search")
+    (True, True)
+    """
     return get_kind(kind).fields()
 
 
@@ -101,7 +118,23 @@ def _fmt_value(v: Any) -> str:
 
 
 def point_id(overrides: Mapping[str, Any]) -> str:
-    """A readable, file-system safe, deterministic name for one grid point (``'base'`` without overrides)."""
+    """A readable, file-system safe, deterministic name for one grid point (``'base'`` without overrides).
+
+    Parameters
+    ----------
+    overrides : mapping
+        The point's config overrides, in order.
+
+    Returns
+    -------
+    str
+        ``key=value`` pairs joined by ``_`` (at most 80 characters: longer names end in a hash).
+
+    Examples
+    --------
+    >>> point_id({"lam": 0.01, "width": [4, 8]}), point_id({})
+    ('lam=0.01_width=4-8', 'base')
+    """
     if not overrides:
         return "base"
     name = "_".join(f"{k}={_fmt_value(v)}" for k, v in overrides.items())
@@ -187,7 +220,24 @@ class SweepSpec:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SweepSpec:
-        """Build from a parsed YAML mapping, rejecting unknown keys (named) and empty grids."""
+        """Build from a parsed YAML mapping, rejecting unknown keys (named) and empty grids.
+
+        Parameters
+        ----------
+        d : mapping
+            The sweep file's keys (:data:`SWEEP_KEYS`).
+
+        Returns
+        -------
+        SweepSpec
+            The validated sweep (``runs: k`` becomes the seeds ``0 .. k-1``).
+
+        Examples
+        --------
+        >>> spec = SweepSpec.from_dict({"base": {"classes": 2}, "grid": {"lam": [0.01, 0.02]}, "runs": 3})
+        >>> spec.seeds, spec.overrides()
+        ([0, 1, 2], [{'lam': 0.01}, {'lam': 0.02}])
+        """
         if not isinstance(d, Mapping):
             raise ConfigError(f"sweep file == {d!r}, must be a mapping with keys {', '.join(SWEEP_KEYS)}.")
         check_keys("sweep", d.keys(), SWEEP_KEYS)
@@ -230,7 +280,19 @@ class SweepSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The sweep in plain YAML types, read back by :meth:`from_dict`.  A plain dict: the form written to
-        ``sweep.yaml`` and to the report's config."""
+        ``sweep.yaml`` and to the report's config.
+
+        Returns
+        -------
+        dict
+            ``name``, ``kind``, ``base``, and where set ``description``, ``grid``, ``points``, ``seeds``,
+            ``seeds_per_run``.
+
+        Examples
+        --------
+        >>> SweepSpec(base={"classes": 2}, grid={"lam": [0.01]}).to_dict()
+        {'name': 'sweep', 'kind': 'dufm', 'base': {'classes': 2}, 'grid': {'lam': [0.01]}, 'seeds': [0]}
+        """
         d: dict[str, Any] = {"name": self.name, "kind": self.kind, "base": dict(self.base)}
         if self.description:
             d["description"] = self.description
@@ -244,12 +306,39 @@ class SweepSpec:
         return d
 
     def overrides(self) -> list[dict[str, Any]]:
-        """Every grid point's overrides, in order: ``points`` (or ``[{}]``) × the product of ``grid``."""
+        """Every grid point's overrides, in order: ``points`` (or ``[{}]``) × the product of ``grid``.
+
+        Returns
+        -------
+        list of dict
+            One mapping of config fields to values per point.
+
+        Examples
+        --------
+        >>> points = [{"width": 4}, {"width": 8}]
+        >>> spec = SweepSpec(base={"classes": 2}, grid={"lam": [0.01, 0.02]}, points=points)
+        >>> [point_id(o) for o in spec.overrides()]
+        ['width=4_lam=0.01', 'width=4_lam=0.02', 'width=8_lam=0.01', 'width=8_lam=0.02']
+        """
         keys = list(self.grid)
         combos = [dict(zip(keys, vals)) for vals in itertools.product(*(self.grid[k] for k in keys))]
         return [{**dict(p), **c} for p in (self.points or [{}]) for c in combos]
 
     def varying_keys(self) -> list[str]:
+        """The config fields that some point overrides, in order of first appearance (the tables' columns).
+
+        Returns
+        -------
+        list of str
+            The keys of :meth:`overrides`.
+
+        Examples
+        --------
+        >>> points = [{"width": 4}, {"width": 8}]
+        >>> spec = SweepSpec(base={"classes": 2}, grid={"lam": [0.01, 0.02]}, points=points)
+        >>> spec.varying_keys()
+        ['width', 'lam']
+        """
         keys: list[str] = []
         for o in self.overrides():
             keys += [k for k in o if k not in keys]
@@ -270,8 +359,27 @@ class SweepSpec:
             cfg["seed"] = int(seeds[0])
         return kind.normalise(cfg)
 
+    @fill_doc
     def tasks(self, out_dir: str | Path) -> list[Task]:
-        """One :class:`Task` per (point, seed chunk), run folders under ``out_dir/points``."""
+        """One :class:`Task` per (point, seed chunk), run folders under ``out_dir/points``.
+
+        Parameters
+        ----------
+        %(runs_sweep_out)s
+
+        Returns
+        -------
+        list of Task
+            In point order; each with its validated config and ``meta`` (``point``, ``overrides``, ``seeds``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> base = {"classes": 2, "layers": 2, "n": 2, "width": 4, "steps": 20, "log_every": 10}
+        >>> spec = SweepSpec(base=base, grid={"lam": [0.01, 0.02]})
+        >>> [t.label for t in spec.tasks(tempfile.mkdtemp())]
+        ['lam=0.01/seed_0', 'lam=0.02/seed_0']
+        """
         root = Path(out_dir).resolve() / "points"
         tasks = []
         for o in self.overrides():
@@ -285,14 +393,51 @@ class SweepSpec:
 
 
 def load_sweep(path: str | Path) -> SweepSpec:
-    """Read and validate a sweep YAML file (errors name the file and the offending key)."""
+    """Read and validate a sweep YAML file (errors name the file and the offending key).
+
+    Parameters
+    ----------
+    path : str or Path
+        The sweep file (module docstring).
+
+    Returns
+    -------
+    SweepSpec
+        The validated sweep.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "sweep.yaml")
+    >>> _ = open(path, "w").write(yaml.safe_dump({"base": {"classes": 2}, "grid": {"lam": [0.01, 0.02]}}))
+    >>> load_sweep(path).overrides()
+    [{'lam': 0.01}, {'lam': 0.02}]
+    """
     return SweepSpec.from_dict(read_yaml(path, expected="sweep keys (kind, base, grid, seeds, ...)"))
 
 
 def parse_assignments(items: Sequence[str], what: str) -> dict[str, Any]:
     """Parse command-line ``key=value`` items (values read as YAML: numbers, lists ``[1, 2]``, strings).  A
     plain dict: overrides (``key -> value``) merged into a sweep's YAML before it is validated, not a
-    result."""
+    result.
+
+    Parameters
+    ----------
+    items : sequence of str
+        ``key=value`` strings.
+    what : str
+        The option's name, for the message of an item without ``=`` (``ConfigError``).
+
+    Returns
+    -------
+    dict
+        ``{key: value}``; a value that is not valid YAML is kept as the string.
+
+    Examples
+    --------
+    >>> parse_assignments(["lam=0.01", "width=[4, 8]", "name=x"], "--set")
+    {'lam': 0.01, 'width': [4, 8], 'name': 'x'}
+    """
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
@@ -354,6 +499,7 @@ class SweepResult:
     statuses: list[TaskOutcome]
 
 
+@fill_doc
 def run_sweep(
     spec: SweepSpec,
     out_dir: str | Path,
@@ -367,7 +513,37 @@ def run_sweep(
     """Run every unfinished point of ``spec`` into ``out_dir`` and write ``results.csv`` / ``summary.csv``.
 
     Run folders left by an earlier launch are reused only if made with the same config (else ``ConfigError``;
-    ``force`` trains them again)."""
+    ``force`` trains them again).
+
+    Parameters
+    ----------
+    %(runs_sweep_spec)s
+    %(runs_sweep_out)s
+    executor : {"local", "ray"}, default "local"
+        Where the tasks run (:func:`~deepcollapse.runs.executors.run_tasks`).
+    workers : int, optional
+        Worker processes (``1``: in this process; ``None``: one per pending task, up to the CPU count).
+    ray_address : str, optional
+        The Ray cluster to join (``ray`` only; default a local instance).
+    progress : bool, default False
+        Show progress bars.
+    force : bool, default False
+        Train again the run folders made with another config.
+
+    Returns
+    -------
+    SweepResult
+        The folder, the per-run and per-point tables and each task's outcome.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> base = {"classes": 2, "layers": 2, "n": 2, "width": 4, "steps": 20, "log_every": 10}
+    >>> spec = SweepSpec(base=base, grid={"lam": [0.01, 0.02]})
+    >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
+    >>> [o.status for o in result.statuses], list(result.summary["point"])
+    (['trained', 'trained'], ['lam=0.01', 'lam=0.02'])
+    """
     check_executor_options(executor, workers)
     out = check_output_folder(out_dir, option="out")
     tasks = spec.tasks(out)
@@ -389,8 +565,34 @@ def run_sweep(
     return SweepResult(out, spec, runs, summary, statuses)
 
 
+@fill_doc
 def collect_results(spec: SweepSpec, out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Join the finished run folders of ``spec`` into (one row per (point, seed), mean ± std per point)."""
+    """Join the finished run folders of ``spec`` into (one row per (point, seed), mean ± std per point).
+
+    Parameters
+    ----------
+    %(runs_sweep_spec)s
+    %(runs_sweep_out)s
+
+    Returns
+    -------
+    runs : pandas.DataFrame
+        One row per (point, seed) of the finished tasks: ``point``, the varying keys, the kind's table row
+        and ``run_dir``.
+    summary : pandas.DataFrame
+        Mean and std over seeds per point.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> base = {"classes": 2, "layers": 2, "n": 2, "width": 4, "steps": 20, "log_every": 10}
+    >>> spec = SweepSpec(base=base, grid={"lam": [0.01, 0.02]})
+    >>> out = tempfile.mkdtemp()
+    >>> _ = run_sweep(spec, out, workers=1)
+    >>> runs, summary = collect_results(spec, out)
+    >>> list(runs["point"]), list(runs["seed"])
+    (['lam=0.01', 'lam=0.02'], [0, 0])
+    """
     from deepcollapse.analysis.tables import aggregate_runs
 
     rows: list[dict[str, Any]] = []
@@ -417,7 +619,29 @@ def write_sweep_report(result: SweepResult, path: str | Path | None = None) -> P
     """``report.html`` of a sweep: for each numeric swept field, the main metrics against it
     (:mod:`deepcollapse.analysis.sweep_plots`: Wilson intervals for probabilities, log axes for geometric
     grids, a note instead of a panel for a metric that is 0 everywhere); the per-point and per-run tables,
-    each column explained under them; the spec."""
+    each column explained under them; the spec.
+
+    Parameters
+    ----------
+    result : SweepResult
+        What :func:`run_sweep` returned.
+    path : str or Path, optional
+        Where to write (default ``result.out_dir / "report.html"``).
+
+    Returns
+    -------
+    Path
+        The report written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> base = {"classes": 2, "layers": 2, "n": 2, "width": 4, "steps": 20, "log_every": 10}
+    >>> spec = SweepSpec(base=base, grid={"lam": [0.01, 0.02]})
+    >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
+    >>> write_sweep_report(result).name
+    'report.html'
+    """
     from deepcollapse.analysis.report import Report
     from deepcollapse.analysis.sweep_plots import add_sweep_figures
 
