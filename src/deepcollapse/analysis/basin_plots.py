@@ -37,7 +37,23 @@ CLASS_LABELS = {
 
 
 def axis_text(axis: str) -> str:
-    """The caption text of an atlas axis (plain Unicode, :func:`.fields.field_text`)."""
+    """The caption text of an atlas axis (plain Unicode, :func:`.fields.field_text`).
+
+    Parameters
+    ----------
+    axis : str
+        An atlas axis (a column name).
+
+    Returns
+    -------
+    str
+        Its words and symbol, no mathtext.
+
+    Examples
+    --------
+    >>> axis_text("width")
+    'width d_l'
+    """
     return field_text(axis)
 
 
@@ -68,6 +84,17 @@ def plot_class_curves(
     Returns
     -------
     (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from deepcollapse.experiments.basins import class_probabilities
+    >>> runs = pd.DataFrame({"width": [4, 4, 8, 8], "lam": [0.01, 0.1, 0.01, 0.1],
+    ...                      "classification": ["dnc", "low_rank", "dnc", "dnc"],
+    ...                      "loss_over_best": [1.0, 1.2, 1.0, 0.99]})
+    >>> fig, ax = plot_class_curves(class_probabilities(runs, ["width"]), "width")
+    >>> len(fig.axes), ax.get_title(), len(ax.containers)  # reaches_dnc, dnc, low_rank
+    (1, '2 runs per point', 3)
     """
     fig, ax = new_axes(ax, figsize=(6.0, 3.6))
     df = table.sort_values(axis)
@@ -127,6 +154,18 @@ def plot_class_map(
     Returns
     -------
     (Figure, Axes)
+        The figure holds the map's axes and its colour bar.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from deepcollapse.experiments.basins import class_probabilities
+    >>> runs = pd.DataFrame({"width": [4, 4, 8, 8], "lam": [0.01, 0.1, 0.01, 0.1],
+    ...                      "classification": ["dnc", "low_rank", "dnc", "dnc"],
+    ...                      "loss_over_best": [1.0, 1.2, 1.0, 0.99]})
+    >>> fig, ax = plot_class_map(class_probabilities(runs, ["width", "lam"]), "width", "lam", "dnc")
+    >>> len(fig.axes), len(ax.texts)
+    (2, 4)
     """
     fig, ax = new_axes(ax, figsize=(5.6, 4.2))
     if title is None:
@@ -176,6 +215,14 @@ def plot_ratio_ecdf(runs: pd.DataFrame, axis: str, *, ax: Axes | None = None) ->
     Returns
     -------
     (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"width": [4, 4, 8, 8], "loss_over_best": [1.0, 1.2, 1.0, 0.99]})
+    >>> fig, ax = plot_ratio_ecdf(runs, "width")
+    >>> len(fig.axes), len(ax.lines)  # two curves and the line at 1
+    (1, 3)
     """
     fig, ax = new_axes(ax, figsize=(6.0, 3.6))
     values = sorted(runs[axis].unique())

@@ -36,6 +36,18 @@ class Field:
 
     @property
     def caption(self) -> str:
+        """The caption text: ``text``, else ``label``.
+
+        Returns
+        -------
+        str
+            Plain Unicode where ``text`` is given.
+
+        Examples
+        --------
+        >>> Field(r"width $d_l$", "width d_l").caption, Field("classes K").caption
+        ('width d_l', 'classes K')
+        """
         return self.text or self.label
 
 
@@ -326,6 +338,13 @@ def field_label(name: str) -> str:
     -------
     str
         E.g. ``"regularisation $\\lambda_{H_1}$"``.
+
+    Examples
+    --------
+    >>> print(field_label("lam_h"))
+    regularisation $\\lambda_{H_1}$
+    >>> field_label("rank_3"), field_label("my_column")
+    ('rank of $M_{3}$', 'my_column')
     """
     found = _lookup(name)
     return found[0] if found else name
@@ -343,6 +362,11 @@ def field_text(name: str) -> str:
     -------
     str
         E.g. ``"final loss f(θ)"``.
+
+    Examples
+    --------
+    >>> field_text("lam_h"), field_text("rank_3")
+    ('regularisation λ_H1', 'rank of M_3')
     """
     found = _lookup(name)
     return found[1] if found else name
@@ -360,6 +384,11 @@ def field_meaning(name: str) -> str | None:
     -------
     str or None
         ``None`` when the column is not in the table or needs no explanation.
+
+    Examples
+    --------
+    >>> field_meaning("width"), field_meaning("width_mean"), field_meaning("my_column")
+    ('rows of every hidden feature matrix H_l', 'mean over seeds of width', None)
     """
     for suffix, words in _SUFFIXES.items():
         if name.endswith(suffix) and _lookup(name[: -len(suffix)]) is not None:
@@ -381,6 +410,11 @@ def explanations(columns: Iterable[str]) -> list[tuple[str, str]]:
     -------
     list of (str, str)
         Column (or pattern) and its meaning, each once.
+
+    Examples
+    --------
+    >>> [column for column, _ in explanations(["width", "rank_2", "rank_3", "final_loss_mean"])]
+    ['width', 'rank_<l>', 'final_loss', '<column>_mean']
     """
     out: dict[str, str] = {}
     suffixes: dict[str, str] = {}

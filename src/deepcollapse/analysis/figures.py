@@ -63,7 +63,25 @@ BOUNDED = ("is_dnc", "reaches_dnc", "below_dnc", "train_acc", "test_acc", "diver
 
 
 def axis_label(name: str) -> str:
-    """The label of a plotted column in words and symbols (:func:`.fields.field_label`), else its name."""
+    """The label of a plotted column in words and symbols (:func:`.fields.field_label`), else its name.
+
+    Parameters
+    ----------
+    name : str
+        A column name.
+
+    Returns
+    -------
+    str
+        Its axis label (mathtext), or ``name`` for a column the table of fields does not know.
+
+    Examples
+    --------
+    >>> print(axis_label("lam"))
+    weight decay $\\lambda$ (every parameter)
+    >>> axis_label("my_column")
+    'my_column'
+    """
     return field_label(name)
 
 
@@ -85,6 +103,12 @@ def line_styles(count: int) -> list[dict[str, Any]]:
     -------
     list of dict
         Keyword arguments for ``Axes.plot`` (``color`` as an RGBA tuple, ``marker``).
+
+    Examples
+    --------
+    >>> styles = line_styles(12)
+    >>> len({s["color"] for s in styles}), [s["marker"] for s in styles[:3]]
+    (12, ['o', 's', '^'])
     """
     import matplotlib
 
@@ -98,7 +122,28 @@ def line_styles(count: int) -> list[dict[str, Any]]:
 
 
 def legend_outside(ax: Axes, **kwargs: Any) -> None:
-    """The legend of ``ax`` to the right of its data area (never over the curves); nothing if no labels."""
+    """The legend of ``ax`` to the right of its data area (never over the curves); nothing if no labels.
+
+    Parameters
+    ----------
+    ax : Axes
+        The axes.
+    **kwargs
+        More ``Axes.legend`` keywords (they override the placement and the font size 8).
+
+    Returns
+    -------
+    None
+        The legend is added to ``ax``.
+
+    Examples
+    --------
+    >>> fig, ax = new_axes()
+    >>> _ = ax.plot([0, 1], [0, 1], label="a line")
+    >>> legend_outside(ax)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['a line']
+    """
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
@@ -109,7 +154,26 @@ def legend_outside(ax: Axes, **kwargs: Any) -> None:
 
 
 def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (4.8, 3.6)) -> tuple[Figure, Axes]:
-    """``(ax.figure, ax)`` or a new single-axes figure (no pyplot involved)."""
+    """``(ax.figure, ax)`` or a new single-axes figure (no pyplot involved).
+
+    Parameters
+    ----------
+    ax : Axes, optional
+        Axes to draw into.
+    figsize : tuple of float, default (4.8, 3.6)
+        The new figure's size in inches.
+
+    Returns
+    -------
+    (Figure, Axes)
+        A new figure (constrained layout) and its axes, or ``ax`` and its figure.
+
+    Examples
+    --------
+    >>> fig, ax = new_axes(figsize=(3.0, 2.0))
+    >>> len(fig.axes), new_axes(ax)[0] is fig
+    (1, True)
+    """
     if ax is not None:
         return ax.figure, ax  # type: ignore[return-value]
     fig = Figure(figsize=figsize, layout="constrained")
@@ -124,6 +188,12 @@ def figure_suffixes() -> list[str]:
     -------
     list of str
         Lower-case suffixes, ``.png`` first.
+
+    Examples
+    --------
+    >>> suffixes = figure_suffixes()
+    >>> suffixes[:3], ".svg" in suffixes
+    (['.png', '.pdf', '.svg'], True)
     """
     from matplotlib.backend_bases import FigureCanvasBase
 
@@ -138,7 +208,27 @@ def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
     """Add a strip of ``strip`` inches below ``fig`` holding :data:`SMOKE_MARK` (red, boxed), so that a smoke
     run's figure is never taken for the full experiment's, also outside its report.  The figure's content
     keeps its size: its axes and texts move into the upper part (through the layout engine's ``rect`` where
-    the figure has one)."""
+    the figure has one).
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure, changed in place.
+    strip : float, default 0.32
+        The strip's height in inches.
+
+    Returns
+    -------
+    None
+        ``fig`` is taller by ``strip`` and holds the mark.
+
+    Examples
+    --------
+    >>> fig, ax = new_axes(figsize=(4.0, 3.0))
+    >>> mark_smoke(fig)
+    >>> round(float(fig.get_size_inches()[1]), 2), fig.texts[-1].get_text() == SMOKE_MARK
+    (3.32, True)
+    """
     from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 
     width, height = fig.get_size_inches()
@@ -170,7 +260,32 @@ def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str, dpi: int = 130) -> tuple[Path, Path]:
-    """Write ``name.png`` and ``name.pdf`` into ``out_dir``; return both paths."""
+    """Write ``name.png`` and ``name.pdf`` into ``out_dir``; return both paths.
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure.
+    out_dir : str or Path
+        The folder (made if missing).
+    name : str
+        The file name without suffix.
+    dpi : int, default 130
+        The PNG's resolution.
+
+    Returns
+    -------
+    tuple of Path
+        ``(png, pdf)``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> fig, ax = plot_band([0, 1], [0, 1])
+    >>> png, pdf = save_figure(fig, tempfile.mkdtemp(), "band")
+    >>> png.name, pdf.name, png.is_file() and pdf.is_file()
+    ('band.png', 'band.pdf', True)
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     png, pdf = out / f"{name}.png", out / f"{name}.pdf"
@@ -189,7 +304,33 @@ def plot_band(
     color: Any = None,
     **kwargs: Any,
 ) -> tuple[Figure, Axes]:
-    """A mean curve with a ± ``std`` band; ``bounds=(lo, hi)`` clips the band to the quantity's range."""
+    """A mean curve with a ± ``std`` band; ``bounds=(lo, hi)`` clips the band to the quantity's range.
+
+    Parameters
+    ----------
+    x, mean : array_like
+        The curve.
+    std : array_like, optional
+        The band's half-width (NaN as 0); no band without it.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    label : str, optional
+        The curve's legend entry.
+    color : optional
+        The curve's and the band's colour.
+    **kwargs
+        ``bounds=(lo, hi)``, and more ``Axes.plot`` keywords.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> fig, ax = plot_band([0, 1, 2], [0.2, 0.5, 0.9], [0.1, 0.2, 0.3], bounds=(0.0, 1.0))
+    >>> len(fig.axes), len(ax.lines), len(ax.collections)
+    (1, 1, 1)
+    """
     bounds = kwargs.pop("bounds", None)
     fig, ax = new_axes(ax)
     xs, m = np.asarray(x, dtype=float), np.asarray(mean, dtype=float)
@@ -244,6 +385,36 @@ def plot_loss_curves(
     (upper right, labelled "whole run") shows the whole mean curve on a log axis, so nothing is hidden.  On a
     log axis the band is geometric (mean ± std of log10), so it stays positive.  The legend sits to the right
     of the data area.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Columns ``step``, ``run`` and ``y``.
+    loss_dnc, loss_srg : float, optional
+        The theory levels drawn as horizontal lines.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    y : str, default "loss"
+        The column plotted.
+    label : str
+        The curve's legend entry.
+    logy : bool, default True
+        Log y-axis, geometric band.
+    zoom : bool, default True
+        Zoom to the levels and the end of the curve (with the inset described above).
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame({"step": [0, 1, 2] * 2, "run": [0] * 3 + [1] * 3,
+    ...                        "loss": [1.0, 0.5, 0.3, 1.1, 0.6, 0.35]})
+    >>> fig, ax = plot_loss_curves(curves, loss_dnc=0.3, loss_srg=0.25)
+    >>> len(fig.axes), ax.get_yscale(), len(ax.lines)
+    (1, 'log', 3)
     """
     fig, ax = new_axes(ax, figsize=(6.4, 3.6))
     data = curves.dropna(subset=[y])
@@ -289,7 +460,29 @@ def plot_loss_curves(
 def plot_loss_parts(
     curve: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None
 ) -> tuple[Figure, Axes]:
-    """Loss of one run over steps, decomposed into fit and regularisation terms (2024 Figs. 5, 7, 8)."""
+    """Loss of one run over steps, decomposed into fit and regularisation terms (2024 Figs. 5, 7, 8).
+
+    Parameters
+    ----------
+    curve : DataFrame
+        Column ``step`` and any of ``loss``, ``fit``, ``reg``.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    title : str, optional
+        The axes' title.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curve = pd.DataFrame({"step": [0, 1], "loss": [1.0, 0.5], "fit": [0.8, 0.3], "reg": [0.2, 0.2]})
+    >>> fig, ax = plot_loss_parts(curve, title="one run")
+    >>> len(fig.axes), len(ax.lines)
+    (1, 3)
+    """
     fig, ax = new_axes(ax, figsize=(6.4, 3.6))
     names = {
         "loss": r"loss $f(\theta)$ (eq. (1))",
@@ -321,7 +514,36 @@ def plot_layer_metric(
     (``logy``, the default: DNC1 spans many decades and runs differ by several) the median over runs with the
     band from the 25 % to the 75 % quantile, which a log axis shows as it is (a ± std band of log values
     covered every curve when runs collapse to different depths); on a linear axis mean ± std.  ``frame``:
-    long table with columns ``x``, ``run``, ``layer``, ``kind``, ``metric``."""
+    long table with columns ``x``, ``run``, ``layer``, ``kind``, ``metric``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The long table (:func:`~deepcollapse.analysis.tables.layer_metrics_frame`).
+    metric : str, default "dnc1"
+        The column plotted.
+    x : str, default "step"
+        The x column.
+    kind : str, default "post"
+        The rows of this ``kind`` (``"pre"`` or ``"post"``) are drawn.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    logy : bool, default True
+        Log axis with median and quartiles; False: linear, mean ± std.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"step": [0, 1] * 2, "run": 0, "layer": [1, 1, 2, 2], "kind": "post",
+    ...                       "dnc1": [1.0, 0.1, 1.0, 0.01]})
+    >>> fig, ax = plot_layer_metric(frame)
+    >>> len(fig.axes), len(ax.lines), ax.get_yscale()
+    (1, 2, 'log')
+    """
     fig, ax = new_axes(ax, figsize=(6.0, 3.6))
     df = frame[frame["kind"] == kind] if "kind" in frame else frame
     groups = list(df.groupby("layer"))
@@ -373,7 +595,37 @@ def plot_singular_values(
     gets its own curve.  Then the colour is the rank (a discrete colour map with a colour bar) and the marker
     the layer (a legend of one entry per layer), so a flagship run with 17 (layer, rank) groups still reads;
     otherwise each layer gets its own colour and marker (:func:`line_styles`) and the legend sits to the
-    right of the data area.  The band of normalised values is clipped at 1 (their bound)."""
+    right of the data area.  The band of normalised values is clipped at 1 (their bound).
+
+    Parameters
+    ----------
+    values : mapping of layer to numpy.ndarray
+        ``(runs, k)`` singular values per layer, decreasing.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    normalize : bool, default True
+        Divide each run's values by its largest.
+    logy : bool, default True
+        Log axis, geometric band.
+    label_fmt : str, default "layer {}"
+        The legend entry of a layer.
+    rank_rtol : float, default 1e-3
+        The relative threshold of the numerical rank that groups the runs.
+
+    Returns
+    -------
+    (Figure, Axes)
+        With a colour bar (a second axes) when runs of a layer differ in rank.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sv = {1: np.array([[3.0, 1.0, 0.5], [2.0, 1.0, 0.4]]),
+    ...       2: np.array([[1.0, 0.5, 0.1], [1.0, 0.4, 0.1]])}
+    >>> fig, ax = plot_singular_values(sv)
+    >>> len(fig.axes), len(ax.lines)
+    (1, 2)
+    """
     fig, ax = new_axes(ax, figsize=(6.8, 3.8))
     curves: list[tuple[int, Any, int, str, np.ndarray, np.ndarray]] = []
     for i_layer, (layer, arr) in enumerate(values.items()):
@@ -476,6 +728,44 @@ def plot_sweep_curve(
     extra ``Axes.plot`` keywords (``color``, ``marker``) for this curve.  ``dodge`` shifts the points
     sideways by that fraction of the smallest gap between swept values (on the axis' own scale), so that
     error bars of several curves at the same values do not hide each other; the values are unchanged.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        One row per point (:func:`~deepcollapse.analysis.tables.aggregate_runs`).
+    x, y : str
+        The swept column and the quantity.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    log2x : bool, default False
+        A base-2 log x-axis.
+    logx : bool, optional
+        Force a log (True) or linear (False) x-axis; default: log for a geometric grid.
+    label : str, optional
+        The curve's legend entry.
+    ylabel : str, optional
+        The y-axis label (default :func:`axis_label` of ``y``).
+    band : bool, default True
+        Draw the error bars or the band.
+    style : mapping, optional
+        Extra ``Axes.plot`` keywords.
+    dodge : float, default 0.0
+        The sideways shift, as a fraction of the smallest gap.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    A probability over a geometric grid of ``λ``: Wilson error bars on a log axis:
+
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"lam": [1e-3, 1e-2, 1e-1], "is_dnc_mean": [1.0, 0.5, 0.0],
+    ...                         "is_dnc_std": [0.0, 0.5, 0.0], "n_runs": [4, 4, 4]})
+    >>> fig, ax = plot_sweep_curve(summary, "lam", "is_dnc")
+    >>> len(fig.axes), ax.get_xscale(), len(ax.containers)
+    (1, 'log', 1)
     """
     fig, ax = new_axes(ax)
     df = summary.sort_values(x)
@@ -522,7 +812,33 @@ def plot_matrix(
     symmetric: bool = False,
 ) -> tuple[Figure, Axes]:
     """A heat map of a class-mean matrix or Gram matrix (2024 Figs. 1, 4 right, 5–8).  ``symmetric`` centres
-    the colour scale at 0 (for matrices with negative entries, e.g. pre-ReLU class means)."""
+    the colour scale at 0 (for matrices with negative entries, e.g. pre-ReLU class means).
+
+    Parameters
+    ----------
+    M : numpy.ndarray, 2-D
+        The matrix.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    title : str, optional
+        The axes' title.
+    cmap : str, default "viridis"
+        The colour map (``RdBu_r`` when ``symmetric``).
+    symmetric : bool, default False
+        A colour scale symmetric about 0.
+
+    Returns
+    -------
+    (Figure, Axes)
+        The figure holds the heat map's axes and its colour bar.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig, ax = plot_matrix(np.eye(3) - 0.5, symmetric=True, title="centred")
+    >>> len(fig.axes), ax.images[0].get_clim()
+    (2, (-0.5, 0.5))
+    """
     fig, ax = new_axes(ax, figsize=(3.6, 3.2))
     A = np.asarray(M, dtype=float)
     kw: dict[str, Any] = {"cmap": cmap}

@@ -50,6 +50,20 @@ def plot_slices(
     Returns
     -------
     (Figure, tuple of Axes)
+        Two panels (three with ``zoom``); the figure also holds the contour's colour bar.
+
+    Examples
+    --------
+    A quadratic bowl sliced by hand (the shape of :func:`~deepcollapse.landscape.slices.loss_slices`):
+
+    >>> import numpy as np
+    >>> t, s = np.linspace(-1, 1, 5), np.linspace(-1, 1, 4)
+    >>> slices = {"loss": 1.0, "t": t, "f1": 1.0 + 0.5 * t**2, "s": s, "f2": 1.0 + np.add.outer(s**2, s**2)}
+    >>> result = {"lowest_eigenvalues_off_symmetry": [1.0, 2.0], "verdict": "local minimum",
+    ...           "grad_norm": 1e-9}
+    >>> fig, axes = plot_slices(slices, result, title="a point")
+    >>> len(fig.axes), len(axes)
+    (3, 2)
     """
     if zoom is None:
         fig, (ax1, ax2) = _figure(2, (10.0, 4.2))
@@ -120,7 +134,29 @@ def plot_best_known(rows: list[dict[str, Any]], ax: Any = None, family: str = ""
     """Best-known loss / L_DNC against K, one solid curve per L, and L_SRG / L_DNC dashed in the same colour.
     ``rows``: dicts with ``classes, layers, best_loss, loss_dnc, loss_srg``; ``family``: the tag of a model
     family other than MSE + ReLU (e.g. ``"ce"``), whose constructions are re-optimised for it (in the labels
-    as ``L_DNC^ce``)."""
+    as ``L_DNC^ce``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One per ``(K, L)``: ``classes``, ``layers``, ``best_loss``, ``loss_dnc``, ``loss_srg`` (or None).
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    family : str, default ""
+        The model family's tag (empty: MSE + ReLU).
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> rows = [{"classes": K, "layers": 2, "best_loss": 1.0, "loss_dnc": 1.0 + 0.1 * K, "loss_srg": 1.05}
+    ...         for K in (6, 10)]
+    >>> fig, ax = plot_best_known(rows)
+    >>> len(fig.axes), len(ax.lines)  # best known, SRG, the line at 1
+    (1, 3)
+    """
     if ax is None:
         fig, (ax,) = _figure(1, (6.4, 4.4))
     else:
@@ -156,7 +192,26 @@ def plot_depth_bound(rows: list[dict[str, Any]]) -> tuple[Any, Any]:
     (``sv_count_min``, dotted), with K dashed grey; right, ``best_over_dnc_family`` (best-known loss over the
     family's DNC loss).  The colours are named in the right panel's legend, the line styles in the left's.
     ``rows``: dicts with ``fit_term, classes, layers, sv_count_max, sv_count_min, best_over_dnc_family`` (the
-    ``depth-bound`` table)."""
+    ``depth-bound`` table).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The table's rows.
+
+    Returns
+    -------
+    (Figure, tuple of Axes)
+        The figure and its two panels.
+
+    Examples
+    --------
+    >>> rows = [{"fit_term": "mse", "classes": 4, "layers": L, "sv_count_max": 4, "sv_count_min": 3,
+    ...          "best_over_dnc_family": 0.99} for L in (2, 3)]
+    >>> fig, (left, right) = plot_depth_bound(rows)
+    >>> len(fig.axes), len(right.lines)
+    (2, 2)
+    """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 

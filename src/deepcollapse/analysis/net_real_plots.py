@@ -49,7 +49,34 @@ def _clipped_band(
 def plot_rank_sweep(summary: pd.DataFrame, x: str, num_classes: int = 10, title: str | None = None) -> Figure:
     """Two panels against ``log2(x)``: average rank of ``M~_2..M~_L`` and training accuracy, one curve per
     regularisation, under ``title`` (what was trained).  ``summary``: columns ``reg, x,
-    avg_rank_mean/_std, train_acc_mean/_std``."""
+    avg_rank_mean/_std, train_acc_mean/_std``.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        One row per (regularisation, swept value), aggregated over seeds.
+    x : str
+        The swept column (``lam`` or ``lr``; positive values).
+    num_classes : int, default 10
+        ``K``: the rank of DNC and the chance accuracy ``1/K``.
+    title : str, optional
+        The figure's title.
+
+    Returns
+    -------
+    Figure
+        Two axes: the rank and the accuracy.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"reg": ["dufm", "dufm", "standard", "standard"], "lam": [1e-3, 1e-2] * 2,
+    ...                         "avg_rank_mean": [3.0, 2.0, 3.0, 3.0], "avg_rank_std": [0.0, 0.5, 0.0, 0.0],
+    ...                         "train_acc_mean": [1.0, 0.9, 1.0, 1.0], "train_acc_std": 0.0})
+    >>> fig = plot_rank_sweep(summary, "lam", num_classes=3, title="digits, K = 3")
+    >>> len(fig.axes), len(fig.axes[0].lines)  # two curves and the line at K
+    (2, 3)
+    """
     fig = Figure(figsize=(11.0, 3.6))
     ax_r, ax_a = fig.subplots(1, 2)
     regs = list(summary.groupby("reg", sort=False))
@@ -105,6 +132,33 @@ def plot_dnc_panels(
 
     ``layers``: :func:`deepcollapse.analysis.tables.layer_metrics_frame` rows (``x = "epoch"``) with ``run``;
     ``curves``: columns ``epoch, run, loss``.
+
+    Parameters
+    ----------
+    layers : DataFrame
+        Per-layer metrics over the epochs (``epoch``, ``run``, ``layer``, ``kind``, ``dnc1``).
+    singular_values : mapping of layer to numpy.ndarray
+        ``(runs, k)`` singular values of ``M~_l`` at the end.
+    curves : DataFrame
+        The training loss per epoch and run.
+    levels : mapping, optional
+        ``loss_dnc`` and ``loss_srg``; None: no loss panel.
+
+    Returns
+    -------
+    Figure
+        Two panels, three with ``levels``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> layers = pd.DataFrame({"epoch": [1, 2] * 2, "run": 0, "layer": [1, 1, 2, 2], "kind": "post",
+    ...                        "dnc1": [1.0, 0.1, 1.0, 0.01]})
+    >>> curves = pd.DataFrame({"epoch": [0, 1, 2], "run": 0, "loss": [1.0, 0.6, 0.5]})
+    >>> sv = {2: np.array([[1.0, 0.5, 0.1]])}
+    >>> len(plot_dnc_panels(layers, sv, curves, {"loss_dnc": 0.5, "loss_srg": 0.45}).axes)
+    3
     """
     panels = 3 if levels is not None else 2
     fig = Figure(figsize=(5.6 * panels, 3.6))

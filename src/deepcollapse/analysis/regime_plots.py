@@ -143,6 +143,19 @@ def plot_outcome_map(cells: pd.DataFrame, marks: Sequence[Mark] = (), *, title: 
     Returns
     -------
     Figure
+        One panel per head width (and variant), with the legend of outcomes and marks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cells = pd.DataFrame({"lam": [1e-3, 1e-2, 1e-3, 1e-2], "lr": [0.01, 0.01, 0.1, 0.1], "width": 16,
+    ...                       "outcome": ["dnc", "dnc", "low_rank", "zero"],
+    ...                       "agreement": [1.0, 0.5, 1.0, 1.0],
+    ...                       "seeds": 2, "p_dnc": [1.0, 0.5, 0.0, 0.0], "p_low_rank": [0.0, 0.5, 1.0, 0.0],
+    ...                       "p_zero": [0.0, 0.0, 0.0, 1.0], "rank_mean": [3.0, 2.5, 2.0, 0.0]})
+    >>> fig = plot_outcome_map(cells, [("paper", 1e-3, 0.1)])
+    >>> len(fig.axes), len(fig.legends)
+    (1, 1)
     """
     labels = list(OUTCOME_COLOURS)
     cmap = ListedColormap([OUTCOME_COLOURS[k] for k in labels])
@@ -221,6 +234,19 @@ def plot_value_map(
     Returns
     -------
     Figure
+        One panel per head width (and variant) and the colour bar.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cells = pd.DataFrame({"lam": [1e-3, 1e-2, 1e-3, 1e-2], "lr": [0.01, 0.01, 0.1, 0.1], "width": 16,
+    ...                       "outcome": ["dnc", "dnc", "low_rank", "zero"],
+    ...                       "agreement": [1.0, 0.5, 1.0, 1.0],
+    ...                       "seeds": 2, "p_dnc": [1.0, 0.5, 0.0, 0.0], "p_low_rank": [0.0, 0.5, 1.0, 0.0],
+    ...                       "p_zero": [0.0, 0.0, 0.0, 1.0], "rank_mean": [3.0, 2.5, 2.0, 0.0]})
+    >>> fig = plot_value_map(cells, "rank_mean", "mean rank", fmt="{:.1f}")
+    >>> len(fig.axes), [t.get_text() for t in fig.axes[0].texts]
+    (2, ['3.0', '2.5', '2.0', '0.0'])
     """
     lams, lrs = np.sort(cells["lam"].unique()), np.sort(cells["lr"].unique())
     fig, axes, groups = _panels(cells, title or label, (1.0 * len(lams) + 1.4, 4.0))

@@ -51,7 +51,25 @@ ul.columns{font-size:.8em;color:#444;margin:.2em 0 1em;padding-left:1.4em}
 def git_hash(path: str | Path | None = None) -> str:
     """The commit of the source tree (``+dirty`` if tracked files differ from it), or ``'unknown'``.
 
-    Read-only plumbing (``git rev-parse``, ``git diff-index``): never writes the index or any git state."""
+    Read-only plumbing (``git rev-parse``, ``git diff-index``): never writes the index or any git state.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A folder inside the work tree (default: this package's folder).
+
+    Returns
+    -------
+    str
+        The commit hash, with ``+dirty`` when tracked files changed; ``'unknown'`` outside a git work tree
+        or without git.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> git_hash(tempfile.mkdtemp())
+    'unknown'
+    """
     cwd = Path(path) if path else Path(__file__).resolve().parent
     try:
         rev = subprocess.run(
@@ -66,7 +84,19 @@ def git_hash(path: str | Path | None = None) -> str:
 
 
 def environment_info() -> dict[str, str]:
-    """Python, platform, versions of the relevant packages (``'not installed'`` when absent), git hash."""
+    """Python, platform, versions of the relevant packages (``'not installed'`` when absent), git hash.
+
+    Returns
+    -------
+    dict of str to str
+        ``python``, ``platform``, ``git`` and one entry per package (``deepcollapse``, ``numpy``, ...).
+
+    Examples
+    --------
+    >>> info = environment_info()
+    >>> list(info)[:4], info["numpy"] != "not installed"
+    (['python', 'platform', 'git', 'deepcollapse'], True)
+    """
     info = {"python": sys.version.split()[0], "platform": platform.platform(), "git": git_hash()}
     for pkg in _PACKAGES:
         try:
@@ -97,7 +127,26 @@ class Report:
         self.created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
     def section(self, heading: str, text: str = "") -> Report:
-        """Start a new section; following ``add_*`` calls go into it."""
+        """Start a new section; following ``add_*`` calls go into it.
+
+        Parameters
+        ----------
+        heading : str
+            The section's heading.
+        text : str, default ""
+            A paragraph under it.
+
+        Returns
+        -------
+        Report
+            ``self``, so calls chain.
+
+        Examples
+        --------
+        >>> rep = Report("demo").section("Losses", "The training loss.").section("Ranks")
+        >>> [s.heading for s in rep.sections]
+        ['Losses', 'Ranks']
+        """
         self.sections.append(_Section(heading, text))
         return self
 
@@ -108,7 +157,32 @@ class Report:
 
     def add_figure(self, png: str | Path | bytes, caption: str = "") -> Report:
         """Embed a PNG (a path or its bytes) as base64.  Single panels are shown two per row; a multi-panel
-        figure (wider than 1.6 × its height) gets the full page width, so its panels stay readable."""
+        figure (wider than 1.6 × its height) gets the full page width, so its panels stay readable.
+
+        Parameters
+        ----------
+        png : str, Path or bytes
+            The PNG file or its bytes.
+        caption : str, default ""
+            The figure's caption.
+
+        Returns
+        -------
+        Report
+            ``self``, so calls chain.
+
+        Examples
+        --------
+        >>> import io
+        >>> from deepcollapse.analysis.figures import new_axes
+        >>> fig, ax = new_axes(figsize=(6.0, 2.0))
+        >>> buf = io.BytesIO()
+        >>> fig.savefig(buf, format="png", dpi=20)
+        >>> rep = Report("demo").add_figure(buf.getvalue(), "a wide figure")
+        >>> _, caption, wide = rep.sections[0].figures[0]
+        >>> caption, wide
+        ('a wide figure', True)
+        """
         data = png if isinstance(png, bytes) else Path(png).read_bytes()
         wide = False
         if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:  # IHDR: width, height (big-endian)
@@ -123,22 +197,95 @@ class Report:
         """Add a pandas table (floats formatted with ``float_format``).
 
         With ``explain``, every column named in the table of field names (:mod:`.fields`: ``mean_rank``,
-        ``is_dnc``, ``rank_<l>``, ``<column>_mean`` …) is explained in one line under the table."""
+        ``is_dnc``, ``rank_<l>``, ``<column>_mean`` …) is explained in one line under the table.
+
+        Parameters
+        ----------
+        table : DataFrame
+            The table (its index is left out).
+        caption : str, default ""
+            A bold line above it.
+        float_format : str, default "{:.6g}"
+            The format of floats.
+        explain : bool, default True
+            Explain the known columns under the table.
+
+        Returns
+        -------
+        Report
+            ``self``, so calls chain.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> rep = Report("demo").add_table(pd.DataFrame({"width": [4, 8], "final_loss": [0.5, 0.25]}))
+        >>> html_table, caption, notes = rep.sections[0].tables[0]
+        >>> [column for column, _ in notes]
+        ['width', 'final_loss']
+        """
         html_table = table.to_html(index=False, border=0, na_rep="–", float_format=float_format.format)
         notes = explanations(str(c) for c in table.columns) if explain else []
         self._current().tables.append((html_table, caption, notes))
         return self
 
     def add_note(self, text: str) -> Report:
+        """Add a highlighted note to the current section.
+
+        Parameters
+        ----------
+        text : str
+            The note (plain text, escaped).
+
+        Returns
+        -------
+        Report
+            ``self``, so calls chain.
+
+        Examples
+        --------
+        >>> rep = Report("demo").add_note("smoke run: reduced settings")
+        >>> '<p class="note">smoke run: reduced settings</p>' in rep.to_html()
+        True
+        """
         self._current().notes.append(text)
         return self
 
     def set_config(self, config: Any) -> Report:
-        """The exact configuration (a mapping, dumped as YAML, or a string)."""
+        """The exact configuration (a mapping, dumped as YAML, or a string).
+
+        Parameters
+        ----------
+        config : mapping or str
+            The configuration shown under "Configuration".
+
+        Returns
+        -------
+        Report
+            ``self``, so calls chain.
+
+        Examples
+        --------
+        >>> "<pre>lr: 0.1\\n</pre>" in Report("demo").set_config({"lr": 0.1}).to_html()
+        True
+        """
         self.config = config
         return self
 
     def to_html(self) -> str:
+        """The report as one self-contained HTML page.
+
+        Returns
+        -------
+        str
+            The title, the description and the command, every section, the configuration and the
+            environment (:func:`environment_info`).
+
+        Examples
+        --------
+        >>> page = Report("A <demo>", description="What it shows.").to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "<h1>A &lt;demo&gt;</h1>" in page
+        (True, True)
+        """
         e = html.escape
         parts = [
             "<!DOCTYPE html>",
@@ -180,7 +327,26 @@ class Report:
         return "\n".join(parts)
 
     def write(self, path: str | Path) -> Path:
-        """Write the report (atomically: a temporary file renamed into place)."""
+        """Write the report (atomically: a temporary file renamed into place).
+
+        Parameters
+        ----------
+        path : str or Path
+            The HTML file (its folder is made if missing).
+
+        Returns
+        -------
+        Path
+            ``path``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> path = Report("demo").write(Path(tempfile.mkdtemp()) / "out" / "report.html")
+        >>> path.name, path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+        ('report.html', True)
+        """
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(p.suffix + ".tmp")

@@ -40,6 +40,15 @@ def wilson_interval(successes: ArrayLike, n: ArrayLike, z: float = 1.96) -> tupl
     -------
     (lo, hi) : tuple of float, or of arrays (broadcast shape of ``successes`` and ``n``)
         Lower and upper bound.
+
+    Examples
+    --------
+    >>> lo, hi = wilson_interval(0, 10)  # never empty at k = 0
+    >>> lo, round(hi, 4)
+    (0.0, 0.2775)
+    >>> lo, hi = wilson_interval([5, 10], [10, 10])
+    >>> lo.round(4).tolist(), hi.round(4).tolist()
+    ([0.2366, 0.7225], [0.7634, 1.0])
     """
     k = np.asarray(successes, dtype=float)
     N = np.asarray(n, dtype=float)
@@ -77,6 +86,13 @@ def geometric_grid_base(values: ArrayLike) -> int | None:
     -------
     int or None
         2, 10, or ``None`` (fewer than two distinct values, a value ≤ 0, or an arithmetic or irregular grid).
+
+    Examples
+    --------
+    >>> geometric_grid_base([1e-3, 1e-2, 1e-1]), geometric_grid_base([2**-10, 2**-9, 2**-8])
+    (10, 2)
+    >>> geometric_grid_base([1, 2, 3]) is None
+    True
     """
     v = np.unique(np.asarray(values, dtype=float))
     v = v[np.isfinite(v)]

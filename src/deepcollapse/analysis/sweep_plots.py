@@ -115,6 +115,17 @@ def sweep_panels(
     -------
     list of SweepPanel
         Figures (with captions) and, for metrics that are 0 everywhere, notes instead.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"lam": [1e-3, 1e-2, 1e-1], "n_runs": 4, "final_loss_mean": [0.5, 0.4, 0.6],
+    ...                         "final_loss_std": [0.01, 0.02, 0.01], "is_dnc_mean": 0.0, "is_dnc_std": 0.0})
+    >>> panels = sweep_panels(summary, ["lam"], metrics=["final_loss", "is_dnc"])
+    >>> [(p.name, p.figure is not None) for p in panels]
+    [('final_loss_vs_lam', True), ('is_dnc_vs_lam', False)]
+    >>> len(panels[0].figure.axes)
+    1
     """
     varying = [k for k in varying if k in summary]
     keys = [k for k in varying if pd.api.types.is_numeric_dtype(summary[k])]
@@ -172,6 +183,24 @@ def add_sweep_figures(report: Any, summary: pd.DataFrame, varying: Sequence[str]
         The swept fields.
     figures_dir : Path
         Where the PNG and PDF files go.
+
+    Returns
+    -------
+    None
+        The section is added to ``report`` (nothing when there is no panel).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.analysis.report import Report
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"lam": [1e-3, 1e-2, 1e-1], "n_runs": 4, "final_loss_mean": [0.5, 0.4, 0.6],
+    ...                         "final_loss_std": [0.01, 0.02, 0.01], "is_dnc_mean": 0.0, "is_dnc_std": 0.0})
+    >>> report, folder = Report("a sweep"), Path(tempfile.mkdtemp())
+    >>> add_sweep_figures(report, summary, ["lam"], folder)
+    >>> sorted(f.name for f in folder.iterdir()), len(report.sections[0].notes)
+    (['final_loss_vs_lam.pdf', 'final_loss_vs_lam.png'], 1)
     """
     panels = sweep_panels(summary, varying)
     if not panels:

@@ -74,7 +74,28 @@ def _num(v: Any) -> float:
 
 
 def dufm_run_rows(folder: str | Path) -> list[dict[str, Any]]:
-    """One row per run of a DUFM run folder, from its ``summary.json`` (see the module docstring)."""
+    """One row per run of a DUFM run folder, from its ``summary.json`` (see the module docstring).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM run folder.
+
+    Returns
+    -------
+    list of dict
+        One row per run, the columns of the module docstring.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> runs = [{"seed": 0, "final_loss": 0.5, "classification": "dnc", "ranks": [3, 3, 3]},
+    ...         {"seed": 1, "final_loss": 0.4, "classification": "low_rank", "ranks": [3, 2, 3]}]
+    >>> _ = (d / "summary.json").write_text(json.dumps({"loss_dnc": 0.5, "loss_srg": 0.45, "runs": runs}))
+    >>> [(r["seed"], r["mean_rank"], r["is_dnc"], r["below_dnc"]) for r in dufm_run_rows(d)]
+    [(0, 3.0, 1.0, 0.0), (1, 2.0, 0.0, 1.0)]
+    """
     summary = read_summary(folder)
     loss_dnc = _num(summary.get("loss_dnc"))
     loss_srg = _num(summary.get("loss_srg"))
@@ -110,7 +131,34 @@ def dufm_run_rows(folder: str | Path) -> list[dict[str, Any]]:
 def net_run_rows(folder: str | Path) -> list[dict[str, Any]]:
     """One row for a real-network run folder: the last evaluation of ``metrics.jsonl`` (accuracies, loss
     parts, per head layer ``rank_<l>``, ``dnc1_<l>``, ``effective_rank_<l>`` of the post-ReLU features) and
-    the seed."""
+    the seed.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A network run folder (``metrics.jsonl``, ``config.yaml``).
+
+    Returns
+    -------
+    list of dict
+        One row (also ``mean_rank``, the average rank of the intermediate post-ReLU layers).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "config.yaml").write_text("seed: 3\\n")
+    >>> layers = [{"layer": 1, "kind": "post", "rank": 3, "dnc1": 0.1},
+    ...           {"layer": 2, "kind": "pre", "rank": 2},
+    ...           {"layer": 2, "kind": "post", "rank": 2, "dnc1": 0.01}]
+    >>> record = {"epoch": 5, "train_acc": 1.0, "loss": 0.2, "layers": layers}
+    >>> _ = (d / "metrics.jsonl").write_text(json.dumps(record) + "\\n")
+    >>> row = net_run_rows(d)[0]
+    >>> list(row)
+    ['seed', 'epoch', 'train_acc', 'loss', 'rank_1', 'dnc1_1', 'rank_2', 'dnc1_2', 'mean_rank']
+    >>> row["seed"], row["rank_2"], row["mean_rank"]  # post-ReLU layers only
+    (3, 2.0, 3.0)
+    """
     folder = Path(folder)
     evals = read_jsonl(folder / "metrics.jsonl")
     cfg_path = folder / "config.yaml"
@@ -140,7 +188,31 @@ def net_run_rows(folder: str | Path) -> list[dict[str, Any]]:
 
 
 def step_metrics_frame(folder: str | Path) -> pd.DataFrame:
-    """Per (step, run) scalars of a DUFM ``metrics.jsonl``: ``step, run, seed, loss, fit, reg, diverged``."""
+    """Per (step, run) scalars of a DUFM ``metrics.jsonl``: ``step, run, seed, loss, fit, reg, diverged``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM run folder.
+
+    Returns
+    -------
+    DataFrame
+        One row per record (``None`` where a record lacks a key).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> layers = [{"layer": 1, "kind": "post", "dnc1": 0.5, "rank": 3, "singular_values": [2.0, 1.0, 0.5]},
+    ...           {"layer": 2, "kind": "pre", "dnc1": 0.4, "rank": 2, "singular_values": [1.0, 0.5]}]
+    >>> records = [{"step": s, "run": r, "seed": r, "loss": 1.0 / (s + 1), "layers": layers}
+    ...            for s in (0, 10) for r in (0, 1)]
+    >>> _ = (d / "metrics.jsonl").write_text("".join(json.dumps(rec) + "\\n" for rec in records))
+    >>> frame = step_metrics_frame(d)
+    >>> frame.shape, frame["loss"].round(3).tolist()
+    ((4, 7), [1.0, 1.0, 0.091, 0.091])
+    """
     rows = [
         {k: rec.get(k) for k in ("step", "run", "seed", "loss", "fit", "reg", "diverged")}
         for rec in read_jsonl(Path(folder) / "metrics.jsonl")
@@ -150,7 +222,33 @@ def step_metrics_frame(folder: str | Path) -> pd.DataFrame:
 
 def layer_metrics_frame(folder: str | Path, x: str = "step") -> pd.DataFrame:
     """Long table of per-layer metrics: ``x`` (``step`` or ``epoch``), ``run``/``seed``, ``layer``, ``kind``,
-    ``dnc1``, ``dnc2_cond``, ``rank`` (singular values are left out: see :func:`final_singular_values`)."""
+    ``dnc1``, ``dnc2_cond``, ``rank`` (singular values are left out: see :func:`final_singular_values`).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM or network run folder.
+    x : str, default "step"
+        The records' time column (``"epoch"`` for networks).
+
+    Returns
+    -------
+    DataFrame
+        One row per (record, layer entry).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> layers = [{"layer": 1, "kind": "post", "dnc1": 0.5, "rank": 3, "singular_values": [2.0, 1.0, 0.5]},
+    ...           {"layer": 2, "kind": "pre", "dnc1": 0.4, "rank": 2, "singular_values": [1.0, 0.5]}]
+    >>> records = [{"step": s, "run": r, "seed": r, "loss": 1.0 / (s + 1), "layers": layers}
+    ...            for s in (0, 10) for r in (0, 1)]
+    >>> _ = (d / "metrics.jsonl").write_text("".join(json.dumps(rec) + "\\n" for rec in records))
+    >>> frame = layer_metrics_frame(d)
+    >>> list(frame.columns), len(frame)
+    (['step', 'run', 'seed', 'layer', 'kind', 'dnc1', 'rank'], 8)
+    """
     rows = []
     for rec in read_jsonl(Path(folder) / "metrics.jsonl"):
         for entry in rec.get("layers", []):
@@ -170,7 +268,34 @@ def layer_metrics_frame(folder: str | Path, x: str = "step") -> pd.DataFrame:
 
 def final_singular_values(folder: str | Path, kind: str = "post", x: str = "step") -> dict[int, np.ndarray]:
     """Singular values of the class means at the last logged step: ``{layer: array (runs, k)}``
-    (zero-padded)."""
+    (zero-padded).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM or network run folder.
+    kind : str, default "post"
+        The layer entries of this ``kind`` (``"pre"`` or ``"post"``).
+    x : str, default "step"
+        The records' time column (``"epoch"`` for networks).
+
+    Returns
+    -------
+    dict of int to numpy.ndarray
+        ``(runs, k)`` per layer; empty without records.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> layers = [{"layer": 1, "kind": "post", "dnc1": 0.5, "rank": 3, "singular_values": [2.0, 1.0, 0.5]},
+    ...           {"layer": 2, "kind": "pre", "dnc1": 0.4, "rank": 2, "singular_values": [1.0, 0.5]}]
+    >>> records = [{"step": s, "run": r, "seed": r, "loss": 1.0 / (s + 1), "layers": layers}
+    ...            for s in (0, 10) for r in (0, 1)]
+    >>> _ = (d / "metrics.jsonl").write_text("".join(json.dumps(rec) + "\\n" for rec in records))
+    >>> final_singular_values(d)[1].tolist(), list(final_singular_values(d, kind="pre"))
+    ([[2.0, 1.0, 0.5], [2.0, 1.0, 0.5]], [2])
+    """
     recs = read_jsonl(Path(folder) / "metrics.jsonl")
     if not recs:
         return {}
@@ -197,6 +322,26 @@ def aggregate_runs(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     Columns ``<col>_mean`` and ``<col>_std`` for each numeric column of ``runs`` except ``seed``, plus
     ``n_runs``; e.g. ``is_dnc_mean`` is the empirical probability of a DNC solution.  Diverged runs are kept
     (their losses are NaN and drop out of the means; ``diverged_mean`` is the divergence rate).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run (:func:`dufm_run_rows`, :func:`net_run_rows` and the swept fields).
+    by : sequence of str
+        The grouping columns (those absent are ignored; list or dict values are grouped as strings).
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``n_runs``, ``<col>_mean``, ``<col>_std``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"lam": [0.1, 0.1, 0.2], "seed": [0, 1, 0], "final_loss": [0.5, 0.7, 0.4]})
+    >>> summary = aggregate_runs(runs, ["lam"])
+    >>> list(summary.columns), summary["final_loss_mean"].tolist(), summary["n_runs"].tolist()
+    (['lam', 'n_runs', 'final_loss_mean', 'final_loss_std'], [0.6, 0.4], [2, 1])
     """
     if runs.empty:
         return pd.DataFrame(columns=[*by, "n_runs"])
@@ -223,7 +368,31 @@ def format_mean_std(
     summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str], digits: int = 4
 ) -> pd.DataFrame:
     """A display table: the ``keys`` columns, ``n_runs``, and one ``"mean ± std"`` string column per metric
-    (``digits`` significant digits) for the metrics present in ``summary``."""
+    (``digits`` significant digits) for the metrics present in ``summary``.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        Per-group means and stds (:func:`aggregate_runs`).
+    keys : sequence of str
+        The grouping columns shown.
+    metrics : sequence of str
+        The metrics shown (absent ones skipped).
+    digits : int, default 4
+        Significant digits of the mean.
+
+    Returns
+    -------
+    DataFrame
+        Strings ``"mean ± std"`` (``"–"`` for a missing mean).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"lam": [0.1, 0.1, 0.2], "seed": [0, 1, 0], "final_loss": [0.5, 0.7, 0.4]})
+    >>> format_mean_std(aggregate_runs(runs, ["lam"]), ["lam"], ["final_loss"])["final_loss"].tolist()
+    ['0.6 ± 0.14', '0.4 ± 0']
+    """
     cols = [k for k in [*keys, "n_runs"] if k in summary.columns]
     out = summary[cols].copy()
     for m in metrics:

@@ -116,7 +116,25 @@ def ratio_data(rs: Sequence[int], layers: Sequence[int], n: int, lam_h: float, l
 
 def plot_ratio(data: RatioCurves | Mapping[str, Any], ax: Axes | None = None) -> tuple[Figure, Axes]:
     """Figure 3 (left) of the 2024 paper: ``L_SRG / L_DNC`` against ``r`` (``K = C(r, 2)``), one line per
-    ``L``. Points where the DNC optimum is the all-zero point (``L_DNC = 1/2``) are drawn hollow."""
+    ``L``. Points where the DNC optimum is the all-zero point (``L_DNC = 1/2``) are drawn hollow.
+
+    Parameters
+    ----------
+    data : RatioCurves or mapping
+        From :func:`ratio_data` (or its ``to_dict()``).
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> fig, ax = plot_ratio(ratio_data([4, 5], [2, 3], 1, 1e-3, 1e-3))
+    >>> len(fig.axes), len(ax.lines)  # one line per L and the line at 1
+    (1, 3)
+    """
     if ax is None:
         fig = Figure(figsize=(5.0, 3.6), layout="constrained")
         ax = fig.add_subplot()
@@ -277,7 +295,26 @@ def plot_srg(
     data: SRGFigureData | Mapping[str, Any], ax: Sequence[Axes] | None = None
 ) -> tuple[Figure, Sequence[Axes]]:
     """Figure 1 of the 2024 paper: SRG class means ``M_{L-1}``, ``M~_L``, Gram ``M~_L^T M~_L``, and the DNC
-    Gram."""
+    Gram.
+
+    Parameters
+    ----------
+    data : SRGFigureData or mapping
+        From :func:`srg_figure_data` (or its ``to_dict()``).
+    ax : sequence of Axes, optional
+        Four axes to draw into (default: a new figure).
+
+    Returns
+    -------
+    (Figure, sequence of Axes)
+        The figure (the four panels and their colour bars) and the four panels.
+
+    Examples
+    --------
+    >>> fig, axes = plot_srg(srg_figure_data(6, 3, 1, 1e-3, 1e-3))
+    >>> len(axes), len(fig.axes)
+    (4, 8)
+    """
     if ax is None:
         fig = Figure(figsize=(13.0, 3.4), layout="constrained")
         axes: Sequence[Axes] = fig.subplots(1, 4)
@@ -315,7 +352,30 @@ def plot_ratio_grid(rows: Any, *, ax: Axes | None = None, title: str | None = No
     """``L_SRG / L_DNC`` over ``(K, L)`` as a heat map (rows: ``L``, columns: ``K``), diverging at 1 (blue:
     SRG better, red: DNC better); cells with ``ratio >= 1`` are marked ×, those where both optima are the
     all-zero point (optional boolean column ``both_zero``) with a grey dot.  ``rows``: records or a DataFrame
-    with columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank)."""
+    with columns ``classes``, ``layers``, ``ratio`` (cells without a ratio are blank).
+
+    Parameters
+    ----------
+    rows : list of dict or DataFrame
+        One row per ``(K, L)``.
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    title : str, optional
+        The axes' title.
+
+    Returns
+    -------
+    (Figure, Axes)
+        The figure holds the map's axes and its colour bar.
+
+    Examples
+    --------
+    >>> rows = [{"classes": K, "layers": L, "ratio": r}
+    ...         for K, L, r in [(6, 2, 1.02), (10, 2, 0.98), (6, 3, 0.99), (10, 3, 0.95)]]
+    >>> fig, ax = plot_ratio_grid(rows, title="L_SRG / L_DNC")
+    >>> len(fig.axes), len(ax.lines)  # the × of the one cell where DNC wins
+    (2, 1)
+    """
     import pandas as pd
     from matplotlib.colors import TwoSlopeNorm
 
@@ -379,7 +439,41 @@ def plot_runs_against(
     """Mean ± std over runs of ``y`` against ``x``, one curve per value of ``group``.
 
     ``frame``: one row per run (columns ``x``, ``y``, ``group``).  The band is clipped to ``bounds`` (e.g.
-    ranks in ``[0, K]``); with ``logy`` it is geometric (mean ± std of ``log10 y``), so it stays positive."""
+    ranks in ``[0, K]``); with ``logy`` it is geometric (mean ± std of ``log10 y``), so it stays positive.
+
+    Parameters
+    ----------
+    frame : DataFrame or records
+        One row per run.
+    x, y : str
+        The columns on the axes.
+    group : str, optional
+        One curve per value of this column (default: one curve).
+    ax : Axes, optional
+        Draw into it (default: a new figure).
+    bounds : tuple of float, optional
+        Clip the band to ``(lo, hi)``.
+    logx, logy : bool, default False
+        Log axes (``logy``: geometric band).
+    xlabel, ylabel : str, optional
+        The axis labels (default :func:`~deepcollapse.analysis.fields.field_label` of the columns).
+    label_fmt : str, default "{}"
+        The legend entry of a group value.
+
+    Returns
+    -------
+    (Figure, Axes)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"layers": [2, 2, 3, 3] * 2, "mean_rank": [3, 2.5, 2, 2, 3, 3, 2.5, 2],
+    ...                       "classes": [3] * 4 + [4] * 4})
+    >>> fig, ax = plot_runs_against(frame, "layers", "mean_rank", group="classes", bounds=(0, 4),
+    ...                             label_fmt="K = {}")
+    >>> len(fig.axes), [t.get_text() for t in ax.get_legend().get_texts()]
+    (1, ['K = 3', 'K = 4'])
+    """
     import pandas as pd
 
     df = pd.DataFrame(frame).dropna(subset=[x, y])

@@ -119,6 +119,28 @@ def stacked_batch(datas: Sequence[ImageData], idx: torch.Tensor) -> tuple[torch.
 
     Seeds sharing one dataset are gathered in one indexing operation (the same elementwise normalisation, so
     the same numbers as :meth:`~deepcollapse.nets.data.datasets.ImageData.batch`).
+
+    Parameters
+    ----------
+    datas : sequence of ImageData
+        One training set per seed (the same object where seeds share it).
+    idx : torch.Tensor, (S, B)
+        Row ``s``: the sample indices of seed ``s``'s batch.
+
+    Returns
+    -------
+    tuple of (torch.Tensor, torch.Tensor)
+        The normalised float32 images ``(S, B, C, H, W)`` and the labels ``(S, B)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.data.datasets import ImageData
+    >>> data = ImageData(torch.zeros(4, 1, 2, 2, dtype=torch.uint8), torch.arange(4), 1.0, torch.zeros(1),
+    ...                  torch.ones(1))
+    >>> x, y = stacked_batch([data, data], torch.tensor([[0, 1], [2, 3]]))
+    >>> tuple(x.shape), y.tolist()
+    ((2, 2, 1, 2, 2), [[0, 1], [2, 3]])
     """
     first = datas[0]
     if all(d is first for d in datas):
@@ -402,6 +424,38 @@ def resume_nets(
     ``epochs``, ``batch_size`` as in :func:`~deepcollapse.nets.train.resume_net`; ``batch_seeds`` changes how
     many runs share a batch (e.g. fewer after running out of GPU memory).  Every folder is checked (its
     ``config.yaml``, checkpoint and log) before anything is written.
+
+    Parameters
+    ----------
+    out_dirs : sequence of str or Path
+        The run folders (each holding ``config.yaml``; without ``checkpoint.pt`` a run starts from epoch 0).
+    epochs : int, optional
+        A new last epoch (the schedule is checked to be the same up to the checkpoint).
+    batch_size : int, optional
+        A new batch size.
+    batch_seeds : str or int, optional
+        How many runs share a batch from now on (``config.batch_seeds``).
+    progress : bool
+        A progress bar per batch.
+    callback : callable, optional
+        :data:`BatchCallback`, after each seed's checkpoint is on disk.
+
+    Returns
+    -------
+    list of NetSummary
+        ``summary.json`` of every run, in the order of ``out_dirs``.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets import NetConfig
+    >>> from deepcollapse.nets.batched import train_nets
+    >>> base = dict(dataset="digits", backbone="mlp", n=10, batch_size=20, epochs=1, device="cpu",
+    ...             threads=1, batch_seeds="on")
+    >>> import tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp())
+    >>> outs = [root / "s0", root / "s1"]
+    >>> _ = train_nets([NetConfig(**base, seed=s) for s in (0, 1)], outs, progress=False)
+    >>> [s.epochs_done for s in resume_nets(outs, epochs=2, progress=False)]
+    [2, 2]
     """
     outs = [Path(o) for o in out_dirs]
     if not outs:
@@ -453,6 +507,16 @@ def run_nets(
     -------
     list of NetSummary
         Every run's summary, in order.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets import NetConfig
+    >>> base = dict(dataset="digits", backbone="mlp", n=10, batch_size=20, epochs=1, device="cpu",
+    ...             threads=1, batch_seeds="on")
+    >>> import tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp())
+    >>> out = run_nets([NetConfig(**base, seed=s) for s in (0, 1)], [root / "r0", root / "r1"])
+    >>> [s.epochs_done for s in out]
+    [1, 1]
     """
     outs = [Path(o) for o in out_dirs]
     run_configs, rewrite = [], []

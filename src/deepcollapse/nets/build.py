@@ -40,7 +40,23 @@ __all__ = [
 
 def select_device(name: str) -> torch.device:
     """``"auto"``: CUDA if available, else Apple MPS, else CPU; otherwise the named device (checked: a CUDA
-    device this machine lacks is :func:`~deepcollapse._core.devices.check_cuda_device`'s one line)."""
+    device this machine lacks is :func:`~deepcollapse._core.devices.check_cuda_device`'s one line).
+
+    Parameters
+    ----------
+    name : str
+        ``"auto"`` or a torch device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``).
+
+    Returns
+    -------
+    torch.device
+        The device to compute on.
+
+    Examples
+    --------
+    >>> select_device("cpu")
+    device(type='cpu')
+    """
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -54,7 +70,27 @@ def select_device(name: str) -> torch.device:
 
 
 def load_net_data(config: NetConfig) -> DataSplits:
-    """The dataset of ``config`` (class subset, balanced subsample, normalisation); batch size checked."""
+    """The dataset of ``config`` (class subset, balanced subsample, normalisation); batch size checked.
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's configuration (``dataset``, ``data_dir``, ``classes``, ``n``, ``n_test``, ``seed``,
+        ``normalize``, ``batch_size``).
+
+    Returns
+    -------
+    DataSplits
+        The training and test sets (on the CPU).
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=3, n_test=2, batch_size=9, device="cpu")
+    >>> data = load_net_data(config)
+    >>> len(data.train), len(data.test), data.num_classes
+    (9, 6, 3)
+    """
     data = load_dataset(
         config.dataset,
         config.data_dir,
@@ -88,6 +124,12 @@ def channels_last_on(config: NetConfig, device: torch.device | str) -> bool:
     -------
     bool
         True if the backbone and the image batches are to be channels-last.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> [channels_last_on(NetConfig(backbone=b), "cpu") for b in ("resnet8", "mlp")]
+    [True, False]
     """
     if config.backbone == "mlp":
         return False
@@ -105,7 +147,34 @@ def build_network(
     """The backbone (ResNet20 + optional projection, or the MLP backbone, which needs the sample shape
     ``in_shape = (C, H, W)``) and the MLP head, initialised from ``config.seed``; DUFM head loaded and frozen
     as configured; channels-last memory format if :func:`channels_last_on` for ``device`` (where the caller
-    will run it; the network is returned on the CPU).  The global RNG state is restored afterwards."""
+    will run it; the network is returned on the CPU).  The global RNG state is restored afterwards.
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's configuration (backbone, head, ``seed``, ``head_init``, ``head_init_scale``,
+        ``freeze_head``).
+    in_channels : int
+        The images' channels (the ResNet's input).
+    in_shape : tuple of int, optional
+        The sample shape ``(C, H, W)``; needed for the MLP backbone.
+    device : torch.device or str, default "cpu"
+        Where the caller will run the network (the memory-format rule).
+
+    Returns
+    -------
+    HeadNetwork
+        The backbone and the head, on the CPU.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, device="cpu", threads=1)
+    >>> model = build_network(config, 1, (1, 8, 8))
+    >>> type(model.backbone).__name__, [tuple(W.shape) for W in model.head_weights()]
+    ('MLPBackbone', [(4, 8), (3, 4)])
+    """
     K = config.num_classes
     dufm_weights = None
     if config.head_init is not None:
@@ -174,6 +243,15 @@ def decayed_parameters(config: NetConfig, model: HeadNetwork) -> tuple[float, li
     -------
     tuple of (float, list of torch.Tensor)
         The decay and the decayed parameters (frozen ones included: the objective counts them).
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, device="cpu", threads=1)
+    >>> lam, params = decayed_parameters(config, build_network(config, 1, (1, 8, 8)))
+    >>> config.reg, lam, [tuple(p.shape) for p in params]
+    ('dufm', 0.005, [(4, 8), (3, 4)])
     """
     if config.reg == "dufm":
         return config.lam, model.head_weights()
@@ -207,7 +285,28 @@ class SGDW(torch.optim.SGD):
             group.setdefault("decoupled_weight_decay", float(weight_decay))
 
     def step(self, closure: Any = None) -> Any:  # type: ignore[override]
-        """One step: the decoupled decay of every parameter with a gradient, then the SGD update."""
+        """One step: the decoupled decay of every parameter with a gradient, then the SGD update.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            Re-evaluates the model and returns the loss (as for ``torch.optim.SGD.step``).
+
+        Returns
+        -------
+        torch.Tensor or None
+            The closure's loss, ``None`` without a closure.
+
+        Examples
+        --------
+        >>> import torch
+        >>> p = torch.nn.Parameter(torch.ones(2))
+        >>> opt = SGDW([p], lr=0.1, weight_decay=0.5)
+        >>> p.grad = torch.zeros(2)
+        >>> opt.step()
+        >>> p.data.tolist()  # shrunk by 1 - lr * decay, no gradient step
+        [0.949999988079071, 0.949999988079071]
+        """
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -240,6 +339,17 @@ def make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimiz
         ``SGD`` with momentum or ``Adam`` at the base learning rate ``lr`` (the loop sets each epoch's); with
         ``wd_mode: decoupled`` two groups, the decayed parameters (decay ``lam``) and the others, in
         :class:`SGDW` or ``Adam(decoupled_weight_decay=True)`` (= ``AdamW``).
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, device="cpu", threads=1)
+    >>> model = build_network(config, 1, (1, 8, 8))
+    >>> type(make_optimizer(config, model)).__name__
+    'SGD'
+    >>> type(make_optimizer(config.replace(wd_mode="decoupled"), model)).__name__
+    'SGDW'
     """
     params = [p for p in model.parameters() if p.requires_grad]
     lam, decayed = decayed_parameters(config, model)
@@ -261,5 +371,25 @@ def make_optimizer(config: NetConfig, model: HeadNetwork) -> torch.optim.Optimiz
 
 
 def make_grad_scaler(config: NetConfig, device: torch.device) -> torch.amp.GradScaler:
-    """The loss scaler of ``config.amp``: enabled for float16 autocast on CUDA only (a no-op otherwise)."""
+    """The loss scaler of ``config.amp``: enabled for float16 autocast on CUDA only (a no-op otherwise).
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's configuration (``amp``).
+    device : torch.device
+        Where the run computes.
+
+    Returns
+    -------
+    torch.amp.GradScaler
+        The scaler (disabled off CUDA or without ``amp``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> make_grad_scaler(NetConfig(amp=True), torch.device("cpu")).is_enabled()
+    False
+    """
     return torch.amp.GradScaler(device.type, enabled=config.amp and device.type == "cuda")

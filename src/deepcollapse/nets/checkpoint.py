@@ -87,6 +87,15 @@ def oom_error(config: NetConfig, out: Path, device: torch.device, epoch: int, wh
     -------
     DeviceMemoryError
         The error to raise.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from pathlib import Path
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> err = oom_error(NetConfig(batch_size=128), Path("run"), torch.device("cpu"), 2, "training")
+    >>> str(err).split(":")[0]
+    'batch_size == 128, must be smaller'
     """
     if what == "training":
         name, size, how = (
@@ -121,6 +130,17 @@ def stopped_error(flag: StopFlag, out: Path, epoch: int, written: bool) -> Inter
     -------
     Interrupted
         The exception to raise, with the command that resumes.
+
+    Examples
+    --------
+    >>> import signal, tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse._core.interrupt import StopFlag
+    >>> flag = StopFlag()
+    >>> flag.signum = signal.SIGTERM
+    >>> err = stopped_error(flag, Path(tempfile.mkdtemp()), 3, written=True)
+    >>> type(err).__name__, str(err).split(";")[0]
+    ('Interrupted', 'stopped by SIGTERM after epoch 3')
     """
     resume = f"deepcollapse net resume {shlex.quote(str(out))}"
     if written:
@@ -157,6 +177,15 @@ def load_run_checkpoint(path: Path, device: Any) -> dict[str, Any]:
     -------
     dict
         The checkpoint: ``model``, ``optimizer``, ``state`` (and ``scaler``, ``config``).
+
+    Examples
+    --------
+    >>> import tempfile, torch
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "checkpoint.pt"
+    >>> torch.save({"model": {}, "optimizer": {}, "state": {"epoch": 3}}, path)
+    >>> load_run_checkpoint(path, "cpu")["state"]
+    {'epoch': 3}
     """
     hint = f"delete it to start the run again from config.yaml (deepcollapse net resume {path.parent})"
     return load_checkpoint_or_previous(  # a damaged checkpoint.pt: the previous one (checkpoint.prev.pt)
@@ -188,6 +217,16 @@ def same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
     -------
     NetConfig
         The configuration to continue with.
+
+    Examples
+    --------
+    The milestones of a 10-epoch run (epochs 5 and 8) stay at epochs 5 and 8 over 20 epochs:
+
+    >>> from pathlib import Path
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(epochs=10, lr_schedule="multistep", lr_milestones=[0.5, 0.8])
+    >>> same_schedule(config, 20, Path("run")).lr_milestones
+    [0.25, 0.4]
     """
     if config.lr_schedule == "cosine":
         raise ConfigError(
@@ -239,7 +278,41 @@ class RunFolder:
         scaler: torch.amp.GradScaler,
     ) -> None:
         """Load the checkpoint (if any) into ``model``, ``optimizer``, ``scaler`` and :attr:`state`; drop the
-        ``metrics.jsonl`` records after its epoch (they belong to an epoch that was not saved)."""
+        ``metrics.jsonl`` records after its epoch (they belong to an epoch that was not saved).
+
+        Parameters
+        ----------
+        device : torch.device or str
+            Where to load the checkpoint's tensors.
+        model : torch.nn.Module
+            The network, its state loaded in place.
+        optimizer : torch.optim.Optimizer
+            Its optimizer, loaded in place.
+        scaler : torch.amp.GradScaler
+            The loss scaler, loaded in place (when the checkpoint holds one).
+
+        Returns
+        -------
+        None
+            The objects and :attr:`state` are updated in place.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> import torch
+        >>> model = torch.nn.Linear(2, 1)
+        >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> scaler = torch.amp.GradScaler("cpu", enabled=False)
+        >>> run.end_epoch(1, train_loss=0.5, epoch_time=0.1, lr=0.1)
+        >>> run.save(model.state_dict(), opt, scaler)
+        >>> again = RunFolder(run.out, run.config)
+        >>> again.restore("cpu", model, opt, scaler)
+        >>> again.state["epoch"]
+        1
+        """
         if self.ckpt_path.is_file():
             ckpt = load_run_checkpoint(self.ckpt_path, device)
             model.load_state_dict(ckpt["model"])
@@ -252,22 +325,105 @@ class RunFolder:
 
     @property
     def needs_initial_record(self) -> bool:
-        """Whether the evaluation of the initialisation (epoch 0) is still to be written."""
+        """Whether the evaluation of the initialisation (epoch 0) is still to be written.
+
+        Returns
+        -------
+        bool
+            True at epoch 0 with no ``metrics.jsonl`` yet and ``eval_every > 0``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> run.needs_initial_record
+        True
+        """
         return self.state["epoch"] == 0 and not self.metrics_path.is_file() and self.config.eval_every > 0
 
     def due(self, epoch: int) -> bool:
-        """Whether epoch ``epoch`` ends with an evaluation (every ``eval_every`` epochs and the last)."""
+        """Whether epoch ``epoch`` ends with an evaluation (every ``eval_every`` epochs and the last).
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch just done (1-based).
+
+        Returns
+        -------
+        bool
+            True if an evaluation record is due.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=4, eval_every=3))
+        >>> [run.due(e) for e in (1, 2, 3, 4)]
+        [False, False, True, True]
+        """
         every = self.config.eval_every
         return (every > 0 and epoch % every == 0) or epoch == self.config.epochs
 
     def append_record(self, record: dict[str, Any]) -> None:
         """Append an evaluation record to ``metrics.jsonl`` (non-finite numbers as ``null``) and keep it as
-        the last one."""
+        the last one.
+
+        Parameters
+        ----------
+        record : dict
+            The record (``epoch``, the loop's bookkeeping and the evaluation).
+
+        Returns
+        -------
+        None
+            The record is on disk and in ``state["last"]``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> run.append_record({"epoch": 0, "train_acc": float("nan")})
+        >>> (run.out / "metrics.jsonl").read_text().strip(), run.needs_initial_record
+        ('{"epoch": 0, "train_acc": null}', False)
+        """
         append_jsonl(self.metrics_path, [finite_or_none(record)])
         self.state["last"] = record
 
     def end_epoch(self, epoch: int, train_loss: float, epoch_time: float, lr: float) -> None:
-        """Count epoch ``epoch`` as done (its loss and time in the history)."""
+        """Count epoch ``epoch`` as done (its loss and time in the history).
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch just done.
+        train_loss : float
+            Its mean training loss.
+        epoch_time : float
+            Its training time, seconds.
+        lr : float
+            Its learning rate.
+
+        Returns
+        -------
+        None
+            :attr:`state` is updated.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> run.end_epoch(1, train_loss=0.5, epoch_time=2.0, lr=0.1)
+        >>> run.state["epoch"], run.state["elapsed"], run.state["history"][-1]["train_loss"]
+        (1, 2.0, 0.5)
+        """
         self.state["epoch"] = epoch
         self.state["elapsed"] += epoch_time
         self.state["history"].append(
@@ -281,7 +437,35 @@ class RunFolder:
         scaler: torch.amp.GradScaler,
     ) -> None:
         """Write ``checkpoint.pt`` atomically: ``model``, ``optimizer``, ``scaler`` (``None`` when disabled),
-        ``state``, ``config``."""
+        ``state``, ``config``.
+
+        Parameters
+        ----------
+        model_state : dict of str to torch.Tensor
+            The network's state dict.
+        optimizer : torch.optim.Optimizer
+            Its optimizer.
+        scaler : torch.amp.GradScaler
+            The loss scaler.
+
+        Returns
+        -------
+        None
+            ``checkpoint.pt`` is written (the one it replaces kept as ``checkpoint.prev.pt``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> import torch
+        >>> model = torch.nn.Linear(2, 1)
+        >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> run.save(model.state_dict(), opt, torch.amp.GradScaler("cpu", enabled=False))
+        >>> sorted(load_run_checkpoint(run.ckpt_path, "cpu"))
+        ['config', 'model', 'optimizer', 'scaler', 'state']
+        """
         atomic_torch_save(
             {
                 "model": model_state,
@@ -295,14 +479,58 @@ class RunFolder:
         )
 
     def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
-        """Write ``summary.json`` from :attr:`state` and return it."""
+        """Write ``summary.json`` from :attr:`state` and return it.
+
+        Parameters
+        ----------
+        device : torch.device
+            The device the run computed on.
+        n_params : int
+            The number of parameters of the network.
+        n_train : int
+            The number of training samples.
+
+        Returns
+        -------
+        NetSummary
+            The summary (:func:`~deepcollapse.nets.summary.run_summary`).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> import torch
+        >>> run.end_epoch(1, train_loss=0.5, epoch_time=2.0, lr=0.1)
+        >>> summary = run.write_summary(torch.device("cpu"), n_params=10, n_train=4)
+        >>> summary.epochs_done, (run.out / "summary.json").is_file()
+        (1, True)
+        """
         summary = run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
         atomic_write_json(self.out / "summary.json", finite_or_none(summary.to_dict()))
         return summary
 
 
 def resume_command(outs: Sequence[Path]) -> str:
-    """The command that continues the run folders ``outs`` (several folders: resumed as one batch)."""
+    """The command that continues the run folders ``outs`` (several folders: resumed as one batch).
+
+    Parameters
+    ----------
+    outs : sequence of Path
+        The run folders.
+
+    Returns
+    -------
+    str
+        ``deepcollapse net resume`` with the folders, shell-quoted.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> resume_command([Path("runs/s0"), Path("my runs/s1")])
+    "deepcollapse net resume runs/s0 'my runs/s1'"
+    """
     return "deepcollapse net resume " + " ".join(shlex.quote(str(o)) for o in outs)
 
 
@@ -330,6 +558,15 @@ def batch_oom_error(
     -------
     DeviceMemoryError
         The error to raise.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from pathlib import Path
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> err = batch_oom_error(NetConfig(), [Path("s0"), Path("s1")], torch.device("cpu"), 2, "training")
+    >>> str(err).endswith("--batch-seeds 1` (or keep the seeds together with --batch-size 64).")
+    True
     """
     S = len(outs)
     if S == 1:
@@ -373,6 +610,18 @@ def batch_stopped_error(flag: StopFlag, outs: Sequence[Path], epoch: int, writte
     -------
     Interrupted
         The exception to raise, with the command that resumes all the folders.
+
+    Examples
+    --------
+    >>> import signal, tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse._core.interrupt import StopFlag
+    >>> flag = StopFlag()
+    >>> flag.signum = signal.SIGINT
+    >>> root = Path(tempfile.mkdtemp())
+    >>> err = batch_stopped_error(flag, [root / "s0", root / "s1"], 2, written=True)
+    >>> str(err).split(";")[0]
+    '2 seeds batched together stopped by SIGINT after epoch 2'
     """
     if len(outs) == 1:
         return stopped_error(flag, outs[0], epoch, written)

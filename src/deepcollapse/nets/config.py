@@ -421,7 +421,18 @@ class NetConfig(ConfigMixin):
 
     @property
     def num_classes(self) -> int:
-        """K: the number of selected classes."""
+        """K: the number of selected classes.
+
+        Returns
+        -------
+        int
+            ``len(classes)``, or the dataset's number of classes when ``classes`` is empty.
+
+        Examples
+        --------
+        >>> NetConfig(dataset="digits", classes=[3, 5]).num_classes, NetConfig(dataset="digits").num_classes
+        (2, 10)
+        """
         return len(self.classes) if self.classes else dataset_num_classes(self.dataset)
 
     def to_yaml(self, path: str | Path | None = None) -> str:
@@ -437,6 +448,15 @@ class NetConfig(ConfigMixin):
         -------
         str
             The YAML text.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> path = Path(tempfile.mkdtemp()) / "config.yaml"
+        >>> text = NetConfig(dataset="digits").to_yaml(path)
+        >>> text.splitlines()[:2], path.read_text() == text
+        (['# dataset: 8×8 digits (scikit-learn)', 'dataset: digits'], True)
         """
         text = f"# dataset: {DATASET_LABELS[self.dataset]}\n" + super().to_yaml()
         if path is not None:
@@ -446,7 +466,30 @@ class NetConfig(ConfigMixin):
 
 def check_batch_seeds(value: Any, name: str = "batch_seeds") -> str | int:
     """``"auto"``, ``"on"``, ``"off"`` or a positive int (the command line's ``"4"`` becomes ``4``; YAML reads
-    a bare ``on`` / ``off`` as true / false, which mean the same)."""
+    a bare ``on`` / ``off`` as true / false, which mean the same).
+
+    Parameters
+    ----------
+    value : str, int or bool
+        The setting as given (config file or command line).
+    name : str, default "batch_seeds"
+        The name in the error message.
+
+    Returns
+    -------
+    str or int
+        ``"auto"``, ``"on"``, ``"off"`` or the number of seeds per batch.
+
+    Raises
+    ------
+    ConfigError
+        Any other value.
+
+    Examples
+    --------
+    >>> check_batch_seeds("4"), check_batch_seeds(True), check_batch_seeds(" Auto ")
+    (4, 'on', 'auto')
+    """
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, str) and value.strip().lower() in BATCH_SEEDS:

@@ -37,7 +37,23 @@ __all__ = ["MLPHead", "HeadNetwork", "feature_layers", "load_dufm_head_weights"]
 
 
 def feature_layers(head_layers: int) -> list[tuple[str, int, str, str]]:
-    """The features a head of ``head_layers`` weight matrices exposes: ``(key, layer, kind, paper_name)``."""
+    """The features a head of ``head_layers`` weight matrices exposes: ``(key, layer, kind, paper_name)``.
+
+    Parameters
+    ----------
+    head_layers : int
+        ``L``, the head's number of weight matrices.
+
+    Returns
+    -------
+    list of tuple of (str, int, str, str)
+        ``(key, layer, kind, name)`` per feature, in the order of the module docstring.
+
+    Examples
+    --------
+    >>> feature_layers(2)
+    [('H1', 1, 'post', 'H1'), ('pre2', 2, 'pre', 'H~2'), ('post2', 2, 'post', 'H2')]
+    """
     out = [("H1", 1, "post", "H1")]
     for l in range(2, head_layers + 1):
         out.append((f"pre{l}", l, "pre", f"H~{l}"))
@@ -63,11 +79,43 @@ class MLPHead(nn.Module):
         self.layers = nn.ModuleList(nn.Linear(dims[i], dims[i + 1], bias=False) for i in range(num_layers))
 
     def linears(self) -> list[nn.Linear]:
-        """The layers ``W_1 .. W_L`` as ``nn.Linear`` modules."""
+        """The layers ``W_1 .. W_L`` as ``nn.Linear`` modules.
+
+        Returns
+        -------
+        list of torch.nn.Linear
+            ``L`` bias-free layers.
+
+        Examples
+        --------
+        >>> import torch
+        >>> head = MLPHead(in_dim=3, width=4, num_layers=2, num_classes=2)
+        >>> [tuple(m.weight.shape) for m in head.linears()]
+        [(4, 3), (2, 4)]
+        """
         return [cast(nn.Linear, m) for m in self.layers]
 
     def forward(self, h1: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """Return ``(output (B, K), features)`` with the feature keys of the module docstring."""
+        """Return ``(output (B, K), features)`` with the feature keys of the module docstring.
+
+        Parameters
+        ----------
+        h1 : torch.Tensor, (B, in_dim)
+            The backbone's features ``H1`` (rows are samples).
+
+        Returns
+        -------
+        tuple of (torch.Tensor, dict of str to torch.Tensor)
+            The output ``(B, K)`` and the features ``H1``, ``pre2``, ``post2``, ...
+
+        Examples
+        --------
+        >>> import torch
+        >>> head = MLPHead(in_dim=3, width=4, num_layers=2, num_classes=2)
+        >>> out, feats = head(torch.ones(5, 3))
+        >>> tuple(out.shape), list(feats), bool((feats["post2"] >= 0).all())
+        ((5, 2), ['H1', 'pre2', 'post2'], True)
+        """
         feats: dict[str, torch.Tensor] = {"H1": h1}
         h = h1  # (B, d1)
         for l, layer in enumerate(self.layers[:-1], start=2):
@@ -79,7 +127,26 @@ class MLPHead(nn.Module):
 
     @torch.no_grad()
     def set_weights(self, weights: list[torch.Tensor]) -> None:
-        """Copy ``[W_1, ..., W_L]`` (paper shapes ``(d_{l+1}, d_l)``) into the layers; shapes must match."""
+        """Copy ``[W_1, ..., W_L]`` (paper shapes ``(d_{l+1}, d_l)``) into the layers; shapes must match.
+
+        Parameters
+        ----------
+        weights : list of torch.Tensor
+            One matrix per layer (cast to the layers' dtype).
+
+        Returns
+        -------
+        None
+            The layers' weights are overwritten (no gradient recorded).
+
+        Examples
+        --------
+        >>> import torch
+        >>> head = MLPHead(in_dim=3, width=4, num_layers=2, num_classes=2)
+        >>> head.set_weights([torch.zeros(4, 3), torch.ones(2, 4)])
+        >>> head.linears()[1].weight.sum().item()
+        8.0
+        """
         if len(weights) != self.num_layers:
             raise ConfigError(
                 f"head_layers == {self.num_layers}, must equal the {len(weights)} given weights."
@@ -105,6 +172,27 @@ class HeadNetwork(nn.Module):
         self.head = head
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The backbone, then the head: ``(output (B, K), features)``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            A batch of images ``(B, C, H, W)``.
+
+        Returns
+        -------
+        tuple of (torch.Tensor, dict of str to torch.Tensor)
+            The output ``(B, K)`` and the features (keys as in the module docstring).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.mlp_backbone import MLPBackbone
+        >>> net = HeadNetwork(MLPBackbone((1, 2, 2), width=3, depth=1), MLPHead(3, 4, 2, 2))
+        >>> out, feats = net(torch.ones(5, 1, 2, 2))
+        >>> tuple(out.shape), {k: tuple(v.shape) for k, v in feats.items()}
+        ((5, 2), {'H1': (5, 3), 'pre2': (5, 4), 'post2': (5, 4)})
+        """
         h1 = self.backbone(x)  # (B, d1)
         if h1.shape[1] != self.head.in_dim:
             raise ConfigError(
@@ -113,7 +201,21 @@ class HeadNetwork(nn.Module):
         return self.head(h1)
 
     def head_weights(self) -> list[torch.Tensor]:
-        """``[W_1, ..., W_L]`` (views of the parameters)."""
+        """``[W_1, ..., W_L]`` (views of the parameters).
+
+        Returns
+        -------
+        list of torch.Tensor
+            The head's weight parameters, ``W_l`` of shape ``(d_{l+1}, d_l)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.mlp_backbone import MLPBackbone
+        >>> net = HeadNetwork(MLPBackbone((1, 2, 2), width=3, depth=1), MLPHead(3, 4, 2, 2))
+        >>> [tuple(W.shape) for W in net.head_weights()]
+        [(4, 3), (2, 4)]
+        """
         return [layer.weight for layer in self.head.linears()]
 
 
@@ -123,6 +225,27 @@ def load_dufm_head_weights(path: str | Path, run: int = 0) -> list[torch.Tensor]
     ``params.pt`` holds ``{"H1": (R, d1, N), "weights": [(R, d_{l+1}, d_l), ...], "config": dict}`` (the DUFM
     trainer's contract, docs/architecture.md); a single unbatched ``(d_{l+1}, d_l)`` matrix per layer is
     accepted too.  Returned tensors are float32 copies on the CPU.
+
+    Parameters
+    ----------
+    path : str or Path
+        A DUFM run folder or its ``params.pt``.
+    run : int, default 0
+        Which of the ``R`` batched runs.
+
+    Returns
+    -------
+    list of torch.Tensor
+        ``W_1 .. W_L``, float32 on the CPU.
+
+    Examples
+    --------
+    >>> import tempfile, torch
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> torch.save({"weights": [torch.ones(2, 4, 3), torch.ones(2, 3, 4)]}, folder / "params.pt")
+    >>> [tuple(W.shape) for W in load_dufm_head_weights(folder, run=1)]
+    [(4, 3), (3, 4)]
     """
     p = Path(path)
     if p.is_dir():

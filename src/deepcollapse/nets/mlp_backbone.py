@@ -37,6 +37,26 @@ class MLPBackbone(nn.Module):
         self.out_features = width
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The features ``H1 = B(x)``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            A batch ``(B, *in_shape)``.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(B, width)``, non-negative.
+
+        Examples
+        --------
+        >>> import torch
+        >>> backbone = MLPBackbone((1, 8, 8), width=16, depth=2)
+        >>> h1 = backbone(torch.randn(5, 1, 8, 8))
+        >>> tuple(h1.shape), bool((h1 >= 0).all())
+        ((5, 16), True)
+        """
         if tuple(x.shape[1:]) != self.in_shape:
             raise ConfigError(
                 f"input shape == {tuple(x.shape)}, must be (batch, {', '.join(map(str, self.in_shape))})."

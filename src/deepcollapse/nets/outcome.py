@@ -510,6 +510,20 @@ def finalise_outcome(
     -------
     HeadOutcome or None
         ``None`` only where nothing is known (no outcome stored and not diverged).
+
+    Examples
+    --------
+    A DNC head whose training loss still falls is not converged; one that diverged is ``diverged``:
+
+    >>> import numpy as np
+    >>> frame = np.eye(3)
+    >>> out = classify_head({"H1": frame, "H~2": 2 * frame, "H2": 2 * frame}, train_acc=1.0)
+    >>> finalise_outcome(out, train_loss_per_epoch=[1.0, 0.5, 0.5, 0.5]).label
+    'dnc'
+    >>> finalise_outcome(out, train_loss_per_epoch=[1.0, 0.8, 0.6, 0.4]).label
+    'not_converged'
+    >>> finalise_outcome(out, diverged=True).label, finalise_outcome(None)
+    ('diverged', None)
     """
     data = None if outcome is None else dict(HeadOutcome.from_dict(outcome).to_dict())
     criteria = HeadCriteria.from_dict(data["criteria"]) if data and data.get("criteria") else HeadCriteria()

@@ -56,6 +56,25 @@ class BasicBlock(nn.Module):
             self.shortcut = nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block applied to ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            ``(B, in_channels, H, W)``.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(B, out_channels, ceil(H / stride), ceil(W / stride))``, non-negative.
+
+        Examples
+        --------
+        >>> import torch
+        >>> block = BasicBlock(4, 8, stride=2)
+        >>> tuple(block(torch.randn(2, 4, 5, 5)).shape)
+        (2, 8, 3, 3)
+        """
         out = F.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
         return F.relu(out + self.shortcut(x))
@@ -106,6 +125,25 @@ class ResNet20(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The features ``H1`` of a batch of images.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            ``(B, in_channels, H, W)`` with ``H, W >= MIN_INPUT_SIZE``.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(B, out_features)`` (non-negative without a projection).
+
+        Examples
+        --------
+        >>> import torch
+        >>> net = ResNet20(in_channels=1, out_dim=10, depth=8)
+        >>> tuple(net(torch.randn(2, 1, 8, 8)).shape), ResNet20(depth=8).out_features
+        ((2, 10), 64)
+        """
         if x.ndim != 4 or x.shape[1] != self.in_channels:
             raise ConfigError(
                 f"input shape == {tuple(x.shape)}, must be (batch, {self.in_channels}, height, width)."

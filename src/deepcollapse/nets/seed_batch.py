@@ -120,17 +120,77 @@ class SeedBatch:
         self._net = structure
 
     def train(self, mode: bool = True) -> None:
-        """Training mode (BatchNorm: batch statistics, running statistics updated) for the batched pass."""
+        """Training mode (BatchNorm: batch statistics, running statistics updated) for the batched pass.
+
+        Parameters
+        ----------
+        mode : bool, default True
+            False: evaluation mode.
+
+        Returns
+        -------
+        None
+            The mode of the batched pass is set (the seeds' own modules are not touched).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> batch.train(False)
+        >>> batch._net.training
+        False
+        """
         self._net.train(mode)
 
     @property
     def size(self) -> int:
-        """S, the number of seeds."""
+        """S, the number of seeds.
+
+        Returns
+        -------
+        int
+            ``len(models)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> batch.size
+        2
+        """
         return len(self.models)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every seed's output and features ``H1`` for its own batch: ``x (S, B, ...) -> ((S, B, K), (S, B,
-        d1))``."""
+        d1))``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Seed ``s``'s batch in ``x[s]``, ``(S, B, C, H, W)``.
+
+        Returns
+        -------
+        tuple of (torch.Tensor, torch.Tensor)
+            The outputs ``(S, B, K)`` and the features ``H1`` ``(S, B, d1)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> out, h1 = batch.forward(torch.randn(2, 6, 1, 8, 8))
+        >>> tuple(out.shape), tuple(h1.shape)
+        ((2, 6, 3), (2, 6, 8))
+        """
 
         def one(
             p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], xs: torch.Tensor
@@ -141,7 +201,34 @@ class SeedBatch:
         return vmap(one)(self.params, self.buffers, x)  # type: ignore[no-any-return]
 
     def losses(self, out: torch.Tensor, h1: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Each seed's training objective (``fit + reg_h1 + reg_w`` of the single run): ``(S,)``."""
+        """Each seed's training objective (``fit + reg_h1 + reg_w`` of the single run): ``(S,)``.
+
+        Parameters
+        ----------
+        out : torch.Tensor
+            The outputs ``(S, B, K)`` of :meth:`forward`.
+        h1 : torch.Tensor
+            The features ``(S, B, d1)`` of :meth:`forward`.
+        y : torch.Tensor
+            The labels ``(S, B)``.
+
+        Returns
+        -------
+        torch.Tensor
+            The ``S`` losses (with their graph).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> x, y = torch.randn(2, 6, 1, 8, 8), torch.tensor([[0, 0, 1, 1, 2, 2]] * 2)
+        >>> out, h1 = batch.forward(x)
+        >>> tuple(batch.losses(out, h1, y).shape)
+        (2,)
+        """
         params = {f"net.{k}": v for k, v in self.params.items()}
         buffers = {f"net.{k}": v for k, v in self.buffers.items()}
 
@@ -157,12 +244,50 @@ class SeedBatch:
         return vmap(one)(params, buffers, out, h1, y)  # type: ignore[no-any-return]
 
     def clear_grads(self) -> None:
-        """Drop the stacked gradients (the seeds' optimizers drop their views)."""
+        """Drop the stacked gradients (the seeds' optimizers drop their views).
+
+        Returns
+        -------
+        None
+            Every stacked parameter's ``grad`` is ``None``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> x, y = torch.randn(2, 6, 1, 8, 8), torch.tensor([[0, 0, 1, 1, 2, 2]] * 2)
+        >>> batch.losses(*batch.forward(x), y).sum().backward()
+        >>> batch.clear_grads()
+        >>> all(p.grad is None for p in batch.params.values())
+        True
+        """
         for p in self.params.values():
             p.grad = None
 
     def share_grads(self) -> None:
-        """Hand each seed's slice of the stacked gradients to its own parameters (views, no copy)."""
+        """Hand each seed's slice of the stacked gradients to its own parameters (views, no copy).
+
+        Returns
+        -------
+        None
+            The seeds' parameters have their ``grad`` set.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> x, y = torch.randn(2, 6, 1, 8, 8), torch.tensor([[0, 0, 1, 1, 2, 2]] * 2)
+        >>> batch.losses(*batch.forward(x), y).sum().backward()
+        >>> batch.share_grads()
+        >>> tuple(models[1].head_weights()[0].grad.shape)
+        (4, 8)
+        """
         for name, views in self._per_seed.items():
             g = self.params[name].grad
             if g is None:
@@ -171,7 +296,29 @@ class SeedBatch:
                 p.grad = gs
 
     def state_dict(self, s: int) -> dict[str, torch.Tensor]:
-        """Seed ``s``'s ``state_dict`` as a single run writes it: its own tensors, not views of the stack."""
+        """Seed ``s``'s ``state_dict`` as a single run writes it: its own tensors, not views of the stack.
+
+        Parameters
+        ----------
+        s : int
+            The seed's index in the batch.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            Copies of the seed's parameters and buffers, keyed as in its ``HeadNetwork``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+        ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+        >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+        >>> sd = batch.state_dict(1)
+        >>> list(sd)[0], torch.equal(sd["head.layers.0.weight"], models[1].head_weights()[0])
+        ('backbone.layers.0.weight', True)
+        """
         sd = self.models[s].state_dict()
         out = OrderedDict((k, v.detach().clone()) for k, v in sd.items())
         out._metadata = getattr(sd, "_metadata", None)  # type: ignore[attr-defined]  # module versions
@@ -202,6 +349,16 @@ def build_seed_batch(
     -------
     (SeedBatch, list of HeadNetwork, list of Optimizer, list of GradScaler)
         The batch, the seeds' networks (views into it), their optimizers and loss scalers.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+    >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+    >>> batch.size, len(opts), tuple(batch.params["head.layers.1.weight"].shape)
+    (2, 2, (2, 3, 4))
     """
     from deepcollapse.nets.build import build_network, make_grad_scaler, make_optimizer
 
@@ -226,6 +383,36 @@ def batched_train_step(
 
     Seed ``s`` takes the step :func:`~deepcollapse.nets.step.train_step` would take on ``(x[s], y[s])``
     (see the module docstring): the same autocast, loss terms, optimizer and loss scaler.
+
+    Parameters
+    ----------
+    batch : SeedBatch
+        The stacked networks.
+    optimizers : sequence of torch.optim.Optimizer
+        One per seed (:func:`build_seed_batch`).
+    scalers : sequence of torch.amp.GradScaler
+        One per seed.
+    x : torch.Tensor
+        The seeds' batches ``(S, B, C, H, W)``.
+    y : torch.Tensor
+        Their labels ``(S, B)``.
+
+    Returns
+    -------
+    torch.Tensor
+        The ``S`` losses before the step, detached.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> configs = [NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                      backbone_width=8, device="cpu", seed=s) for s in (0, 1)]
+    >>> batch, models, opts, scalers = build_seed_batch(configs, (1, 8, 8), torch.device("cpu"), 6)
+    >>> x, y = torch.randn(2, 6, 1, 8, 8), torch.tensor([[0, 0, 1, 1, 2, 2]] * 2)
+    >>> losses = batched_train_step(batch, opts, scalers, x, y)
+    >>> tuple(losses.shape), losses.requires_grad
+    ((2,), False)
     """
     config = batch.configs[0]
     amp_dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16

@@ -39,7 +39,23 @@ def _as_dict(config: NetConfig | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def batch_key(config: NetConfig | Mapping[str, Any]) -> str:
-    """What runs of one batch share: the config without :data:`PER_SEED_FIELDS`, as canonical JSON."""
+    """What runs of one batch share: the config without :data:`PER_SEED_FIELDS`, as canonical JSON.
+
+    Parameters
+    ----------
+    config : NetConfig or dict
+        The config (or its ``to_dict()``).
+
+    Returns
+    -------
+    str
+        Equal for exactly the runs that may share a batch.
+
+    Examples
+    --------
+    >>> batch_key({"seed": 0, "lr": 0.1, "lam": 0.01}), batch_key({"seed": 3, "lam": 0.01})
+    ('{"lam": 0.01}', '{"lam": 0.01}')
+    """
     d = {k: v for k, v in _as_dict(config).items() if k not in PER_SEED_FIELDS}
     return json.dumps(d, sort_keys=True, default=str)
 
@@ -67,6 +83,13 @@ def seeds_per_batch(config: NetConfig | Mapping[str, Any]) -> int | None:
     -------
     int or None
         The bound; ``None`` means every compatible run.
+
+    Examples
+    --------
+    >>> seeds_per_batch({"batch_seeds": "on"}), seeds_per_batch({"batch_seeds": "auto", "device": "cpu"})
+    (None, 1)
+    >>> seeds_per_batch({"batch_seeds": "4"})
+    4
     """
     d = _as_dict(config)
     value = check_batch_seeds(d.get("batch_seeds", "auto"))
@@ -92,6 +115,14 @@ def group_runs(configs: Sequence[NetConfig | Mapping[str, Any]]) -> list[list[in
     -------
     list of list of int
         Every index exactly once; a list of one index is a run trained alone.
+
+    Examples
+    --------
+    Three seeds of one weight decay (at most 2 per batch) and one run of another:
+
+    >>> runs = [{"seed": s, "lam": 0.01, "batch_seeds": 2} for s in range(3)]
+    >>> group_runs(runs + [{"seed": 0, "lam": 0.1, "batch_seeds": 2}])
+    [[0, 1], [2], [3]]
     """
     groups: dict[str, list[int]] = {}
     for i, c in enumerate(configs):
@@ -104,7 +135,32 @@ def group_runs(configs: Sequence[NetConfig | Mapping[str, Any]]) -> list[list[in
 
 
 def check_batchable(configs: Sequence[NetConfig]) -> None:
-    """Refuse runs that may not share a batch (``ValueError`` naming the first field that differs)."""
+    """Refuse runs that may not share a batch (``ValueError`` naming the first field that differs).
+
+    Parameters
+    ----------
+    configs : sequence of NetConfig
+        The runs of one batch.
+
+    Returns
+    -------
+    None
+        Returns only when every field outside :data:`PER_SEED_FIELDS` agrees.
+
+    Raises
+    ------
+    ValueError
+        Two configs differ in another field.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> check_batchable([NetConfig(seed=0, lr=0.1), NetConfig(seed=1, lr=0.05)])
+    >>> check_batchable([NetConfig(lam=0.01), NetConfig(lam=0.1)])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: runs batched together must agree in 'lam' (0.01 != 0.1); only seed, lr, ... may differ
+    """
     first = _as_dict(configs[0])
     for c in configs[1:]:
         d = _as_dict(c)

@@ -39,6 +39,25 @@ def lr_at(config: NetConfig, epoch: int) -> float:
 
     ``constant``: ``lr``; ``multistep``: ``lr · lr_decay^m`` with ``m`` the number of milestones ``f`` with
     ``epoch > round(f · epochs)``; ``cosine``: ``lr · (1 + cos(π (epoch − 1) / epochs)) / 2``.
+
+    Parameters
+    ----------
+    config : NetConfig
+        ``lr``, ``lr_schedule``, ``lr_milestones``, ``lr_decay``, ``epochs``.
+    epoch : int
+        The epoch, 1-based.
+
+    Returns
+    -------
+    float
+        The learning rate.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(epochs=4, lr=0.1, lr_schedule="cosine")
+    >>> [round(lr_at(config, e), 4) for e in range(1, 5)]
+    [0.1, 0.0854, 0.05, 0.0146]
     """
     if config.lr_schedule == "constant":
         return config.lr
@@ -50,7 +69,32 @@ def lr_at(config: NetConfig, epoch: int) -> float:
 
 def fit_loss(config: NetConfig, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """``mse``: ``(1/(2B)) Σ_i ‖out_i − e_{y_i}‖²`` (``mse_reduction: sum``) or ``(1/(BK)) Σ_{i,k} (out_ik −
-    e_{y_i,k})²`` (``mean``: ``torch.nn.MSELoss``); ``ce``: mean cross-entropy."""
+    e_{y_i,k})²`` (``mean``: ``torch.nn.MSELoss``); ``ce``: mean cross-entropy.
+
+    Parameters
+    ----------
+    config : NetConfig
+        ``loss``, ``mse_reduction``.
+    out : torch.Tensor
+        The outputs ``(B, K)``.
+    y : torch.Tensor
+        The labels ``(B,)``, int64.
+
+    Returns
+    -------
+    torch.Tensor
+        The 0-d loss.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1])
+    >>> y = torch.tensor([0, 1])
+    >>> float(fit_loss(config, torch.zeros(2, 2), y)), round(float(fit_loss(config.replace(loss="ce"),
+    ...                                                                       torch.zeros(2, 2), y)), 4)
+    (0.5, 0.6931)
+    """
     if config.loss == "mse":
         target = F.one_hot(y, out.shape[1]).to(out.dtype)  # (B, K)
         if config.mse_reduction == "mean":
@@ -73,6 +117,36 @@ def regularisation(
     With ``wd_mode: decoupled`` the optimiser applies the weight decay itself, so the loss to differentiate
     has ``reg_w = 0``; ``objective=True`` gives the objective's ``reg_w`` all the same (what
     :func:`~deepcollapse.nets.evaluate.evaluate` reports).
+
+    Parameters
+    ----------
+    config : NetConfig
+        ``reg``, ``lam_h``, ``lam_h_scale``, ``lam``, ``wd_scope``, ``wd_mode``.
+    model : HeadNetwork
+        The network.
+    h1 : torch.Tensor
+        The batch's features ``H1`` ``(B, d1)``.
+    n_train : int, default 1
+        Training samples (for ``lam_h_scale="dataset"``).
+    objective : bool, default False
+        Return the objective's ``reg_w`` under decoupled decay too.
+
+    Returns
+    -------
+    tuple of (torch.Tensor, torch.Tensor)
+        ``(reg_h1, reg_w)``, 0-d.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.build import build_network
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, lam_h=0.1)
+    >>> model = build_network(config, 1, (1, 8, 8))
+    >>> reg_h1, reg_w = regularisation(config, model, torch.ones(5, 8))  # mean ‖h1‖² = 8
+    >>> round(float(reg_h1), 6), float(reg_w.detach()) > 0
+    (0.4, True)
     """
     zero = h1.new_zeros(())
     reg_h1 = zero
@@ -104,8 +178,8 @@ def feature_penalty(config: NetConfig, mean_sq: Any, n_train: int = 1) -> Any:
     float or torch.Tensor
         The term, of ``mean_sq``'s type.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from deepcollapse.nets.config import NetConfig
     >>> feature_penalty(NetConfig(dataset="digits", lam_h=0.1), 4.0)
     0.2
@@ -133,15 +207,15 @@ def weight_penalty(config: NetConfig, model: HeadNetwork, zero: torch.Tensor | N
     torch.Tensor
         The 0-d term (whatever ``wd_mode``: the objective's value).
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from deepcollapse.nets.build import build_network
     >>> from deepcollapse.nets.config import NetConfig
     >>> cfg = NetConfig(dataset="digits", layers=2, width=12, lam=0.01)
     >>> model = build_network(cfg, 1)
-    >>> by_hand = 0.5 * 0.01 * sum(float((W**2).sum()) for W in model.head_weights())
-    >>> abs(float(weight_penalty(cfg, model)) - by_hand) < 1e-6 * by_hand
+    >>> by_hand = 0.5 * 0.01 * sum(float((W.detach() ** 2).sum()) for W in model.head_weights())
+    >>> abs(float(weight_penalty(cfg, model).detach()) - by_hand) < 1e-6 * by_hand
     True
     """
     lam, params = decayed_parameters(config, model)
@@ -166,6 +240,13 @@ def epoch_order(config: NetConfig, epoch: int, n: int) -> torch.Tensor:
     -------
     torch.Tensor
         ``randperm(n)`` (CPU, int64) from a generator seeded with ``seed · 1_000_003 + epoch``.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> order = epoch_order(NetConfig(seed=0), 1, 5)
+    >>> sorted(order.tolist()), order.equal(epoch_order(NetConfig(seed=0), 1, 5))
+    ([0, 1, 2, 3, 4], True)
     """
     gen = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
     return torch.randperm(n, generator=gen)
@@ -186,6 +267,42 @@ def train_step(
     With ``config.amp`` the forward pass runs under ``torch.autocast`` (float16 on CUDA, bfloat16 elsewhere);
     the loss terms are computed in float32 from the autocast outputs, and on CUDA the backward pass goes
     through the :func:`make_grad_scaler` scaler (``scaler.step`` skips a step whose gradients overflowed).
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's configuration (loss, regularisation, ``amp``, memory format).
+    model : HeadNetwork
+        The network, on the batch's device.
+    optimizer : torch.optim.Optimizer
+        Its optimizer (:func:`~deepcollapse.nets.build.make_optimizer`).
+    scaler : torch.amp.GradScaler
+        The loss scaler (:func:`~deepcollapse.nets.build.make_grad_scaler`).
+    x : torch.Tensor
+        The images ``(B, C, H, W)``.
+    y : torch.Tensor
+        The labels ``(B,)``.
+    n_train : int
+        Training samples (for ``lam_h_scale="dataset"``).
+
+    Returns
+    -------
+    torch.Tensor
+        The 0-d loss before the step, detached.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from deepcollapse.nets.build import build_network, make_grad_scaler, make_optimizer
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, device="cpu")
+    >>> model = build_network(config, 1, (1, 8, 8))
+    >>> opt, scaler = make_optimizer(config, model), make_grad_scaler(config, torch.device("cpu"))
+    >>> x, y = torch.randn(6, 1, 8, 8), torch.tensor([0, 0, 1, 1, 2, 2])
+    >>> loss = train_step(config, model, opt, scaler, x, y, n_train=6)
+    >>> loss.ndim, loss.requires_grad
+    (0, False)
     """
     if x.ndim == 4 and channels_last_on(config, x.device):
         x = x.contiguous(memory_format=torch.channels_last)

@@ -44,6 +44,15 @@ def dufm_problem(config: Any, n_train: int) -> Problem | None:
     -------
     Problem or None
         ``K``, ``L``, ``n``, ``λ_H1``, ``λ_W`` of that DUFM.
+
+    Examples
+    --------
+    >>> config = {"reg": "dufm", "classes": [0, 1, 2], "layers": 2, "lam_h": 0.1, "lam": 0.01}
+    >>> p = dufm_problem(config, 30)  # batch_mean: λ_H1 = lam_h / N
+    >>> p.classes, p.layers, p.n, round(p.lam_h, 6), p.lam_w
+    (3, 2, 10, 0.003333, (0.01, 0.01))
+    >>> dufm_problem({"reg": "standard"}, 30) is None
+    True
     """
     if (
         _get(config, "reg") != "dufm"
@@ -78,6 +87,13 @@ def theory_levels(config: Any, n_train: int) -> Comparison | None:
     -------
     Comparison or None
         The theory's levels for that DUFM.
+
+    Examples
+    --------
+    >>> config = {"reg": "dufm", "classes": [0, 1, 2], "layers": 2, "lam_h": 0.1, "lam": 0.01}
+    >>> levels = theory_levels(config, 30)
+    >>> type(levels).__name__, levels.classes, levels.loss_dnc > 0
+    ('Comparison', 3, True)
     """
     problem = dufm_problem(config, n_train)
     if problem is None:

@@ -58,7 +58,19 @@ class StepRate:
 
     @property
     def images_per_s(self) -> float:
-        """Training images per second, all runs together."""
+        """Training images per second, all runs together.
+
+        Returns
+        -------
+        float
+            ``seeds · batch_size / step_s``.
+
+        Examples
+        --------
+        >>> rate = StepRate(seeds=2, batch_size=64, step_s=0.5, eval_s=None, probe_steps=10, device="cpu")
+        >>> rate.images_per_s
+        256.0
+        """
         return self.seeds * self.batch_size / self.step_s
 
 
@@ -90,6 +102,15 @@ def measure_step_rate(
     -------
     StepRate
         The measured speed.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], layers=2, width=4, backbone="mlp",
+    ...                    backbone_width=8, batch_size=8, device="cpu", threads=1)
+    >>> rate = measure_step_rate([config], (1, 8, 8), probe_seconds=0.05, warmup=1)
+    >>> rate.seeds, rate.batch_size, rate.eval_s, rate.step_s > 0
+    (1, 8, None, True)
     """
     config = configs[0]
     device = select_device(config.device)

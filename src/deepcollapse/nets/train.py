@@ -204,6 +204,36 @@ def train_net(
 
     ``out_dir`` must not hold a run already unless ``force`` (which deletes that run's files only).
     ``callback(epoch, record)`` is called after each epoch's checkpoint is on disk.
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run.
+    out_dir : str or Path
+        A new (or empty) run folder.
+    force : bool, default False
+        Replace a run that ``out_dir`` holds.
+    progress : bool, default True
+        A progress bar over the epochs.
+    callback : callable, optional
+        :data:`EpochCallback`, ``callback(epoch, record)`` after each epoch's checkpoint.
+
+    Returns
+    -------
+    NetSummary
+        ``summary.json`` of the run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=4, n_test=2, batch_size=6, layers=2,
+    ...                    width=4, backbone="mlp", backbone_width=8, epochs=1, device="cpu", threads=1)
+    >>> out = Path(tempfile.mkdtemp()) / "run"
+    >>> summary = train_net(config, out, progress=False)
+    >>> summary.epochs_done, sorted(p.name for p in out.iterdir())
+    (1, ['checkpoint.pt', 'config.yaml', 'metrics.jsonl', 'summary.json'])
     """
     if not isinstance(config, NetConfig):
         raise ConfigError(f"config == {type(config).__name__}, must be a NetConfig.")
@@ -233,6 +263,36 @@ def resume_net(
     length); ``cosine`` is defined over the whole run, so a different length is refused (``ConfigError``).
     ``batch_size`` changes the batch size of the remaining epochs (after running out of GPU memory; the result
     then differs from an uninterrupted run).
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The run folder (holding ``config.yaml``).
+    epochs : int, optional
+        A new last epoch.
+    progress : bool, default True
+        A progress bar over the epochs.
+    callback : callable, optional
+        :data:`EpochCallback`, ``callback(epoch, record)`` after each epoch's checkpoint.
+    batch_size : int, optional
+        A new batch size for the remaining epochs.
+
+    Returns
+    -------
+    NetSummary
+        ``summary.json`` of the run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=4, n_test=2, batch_size=6, layers=2,
+    ...                    width=4, backbone="mlp", backbone_width=8, epochs=1, device="cpu", threads=1)
+    >>> out = Path(tempfile.mkdtemp()) / "run"
+    >>> _ = train_net(config, out, progress=False)
+    >>> resume_net(out, epochs=2, progress=False).epochs_done
+    2
     """
     out = Path(out_dir)
     if not (out / "config.yaml").is_file():

@@ -55,6 +55,27 @@ def read_cifar_batch(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Read one batch file: ``(images (n, 3, 32, 32) uint8, labels (n,) int64)``.
 
     Raises :class:`DataFileError` naming the file for a bad pickle, missing keys, or wrong sizes/ranges.
+
+    Parameters
+    ----------
+    path : str or Path
+        The batch file (``data_batch_1`` .. ``data_batch_5``, ``test_batch``).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The images ``(n, 3, 32, 32)`` uint8 and the labels ``(n,)`` int64.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "test_batch"
+    >>> write_cifar_batch(path, np.zeros((2, 3, 32, 32), dtype=np.uint8), np.array([3, 7]))
+    >>> images, labels = read_cifar_batch(path)
+    >>> images.shape, labels.tolist()
+    ((2, 3, 32, 32), [3, 7])
     """
     path = Path(path)
     try:
@@ -91,7 +112,32 @@ def read_cifar_batch(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_cifar_batch(path: str | Path, images: np.ndarray, labels: np.ndarray) -> None:
-    """Write a batch in the standard format (``images (n, 3, 32, 32)`` uint8); the inverse of the reader."""
+    """Write a batch in the standard format (``images (n, 3, 32, 32)`` uint8); the inverse of the reader.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    images : numpy.ndarray, (n, 3, 32, 32)
+        The images (cast to uint8).
+    labels : numpy.ndarray, (n,)
+        Their labels in 0..9.
+
+    Returns
+    -------
+    None
+        The file is written (a pickled dict, protocol 2).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "data_batch_1"
+    >>> write_cifar_batch(path, np.full((1, 3, 32, 32), 255, dtype=np.uint8), np.array([9]))
+    >>> int(read_cifar_batch(path)[0].max())
+    255
+    """
     images = np.asarray(images, dtype=np.uint8)
     blob = {
         b"batch_label": b"written by deepcollapse",
@@ -104,7 +150,30 @@ def write_cifar_batch(path: str | Path, images: np.ndarray, labels: np.ndarray) 
 
 
 def cifar10_folder(data_dir: str | Path) -> Path | None:
-    """``data_dir/cifar-10-batches-py`` or ``data_dir`` itself, whichever holds ``data_batch_1``."""
+    """``data_dir/cifar-10-batches-py`` or ``data_dir`` itself, whichever holds ``data_batch_1``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder.
+
+    Returns
+    -------
+    Path or None
+        The folder of the batch files; ``None`` if neither holds ``data_batch_1``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> cifar10_folder(root) is None
+    True
+    >>> (root / "cifar-10-batches-py").mkdir()
+    >>> (root / "cifar-10-batches-py" / "data_batch_1").touch()
+    >>> cifar10_folder(root).name
+    'cifar-10-batches-py'
+    """
     root = Path(data_dir)
     for folder in (root / "cifar-10-batches-py", root):
         if (folder / "data_batch_1").is_file():
@@ -113,7 +182,40 @@ def cifar10_folder(data_dir: str | Path) -> Path | None:
 
 
 def load_cifar10(data_dir: str | Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(images (N, 3, 32, 32) uint8, labels (N,) int64)`` of the ``"train"`` or ``"test"`` split."""
+    """Return ``(images (N, 3, 32, 32) uint8, labels (N,) int64)`` of the ``"train"`` or ``"test"`` split.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The folder holding ``cifar-10-batches-py`` (or the batch files themselves).
+    split : {"train", "test"}, default "train"
+        Which split: the five training batches or ``test_batch``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The images ``(N, 3, 32, 32)`` uint8 and the labels ``(N,)`` int64.
+
+    Raises
+    ------
+    DataFileError
+        A batch file is missing (the message says how to obtain them) or damaged.
+
+    Examples
+    --------
+    A tiny ``test_batch`` written by :func:`write_cifar_batch` into ``cifar-10-batches-py``:
+
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "cifar-10-batches-py").mkdir()
+    >>> images = np.zeros((3, 3, 32, 32), dtype=np.uint8)
+    >>> write_cifar_batch(root / "cifar-10-batches-py" / "test_batch", images, np.array([0, 1, 2]))
+    >>> images, labels = load_cifar10(root, "test")
+    >>> images.shape, labels.tolist()
+    ((3, 3, 32, 32), [0, 1, 2])
+    """
     if split not in CIFAR10_FILES:
         raise ConfigError(f"split == {split!r}, must be one of 'train', 'test'.")
     folder = cifar10_folder(data_dir) or Path(data_dir) / "cifar-10-batches-py"

@@ -60,6 +60,26 @@ class ImageData:
         return int(self.labels.shape[0])
 
     def to(self, device: torch.device | str) -> ImageData:
+        """The same data on ``device``.
+
+        Parameters
+        ----------
+        device : torch.device or str
+            Where to move the tensors.
+
+        Returns
+        -------
+        ImageData
+            A new object (this one unchanged; the same tensors where they are on ``device`` already).
+
+        Examples
+        --------
+        >>> import torch
+        >>> data = ImageData(torch.full((4, 1, 2, 2), 255, dtype=torch.uint8), torch.tensor([0, 0, 1, 1]),
+        ...                  1 / 255, torch.tensor([0.5]), torch.tensor([0.25]))
+        >>> data.to("cpu").images.device
+        device(type='cpu')
+        """
         return ImageData(
             self.images.to(device),
             self.labels.to(device),
@@ -69,7 +89,27 @@ class ImageData:
         )
 
     def batch(self, idx: torch.Tensor | slice) -> tuple[torch.Tensor, torch.Tensor]:
-        """Normalised float32 images ``(B, C, H, W)`` and labels ``(B,)`` of the samples ``idx``."""
+        """Normalised float32 images ``(B, C, H, W)`` and labels ``(B,)`` of the samples ``idx``.
+
+        Parameters
+        ----------
+        idx : torch.Tensor or slice
+            The samples (indices into the first axis).
+
+        Returns
+        -------
+        tuple of (torch.Tensor, torch.Tensor)
+            ``(raw · scale − mean_c) / std_c`` as float32, and the labels.
+
+        Examples
+        --------
+        >>> import torch
+        >>> data = ImageData(torch.full((4, 1, 2, 2), 255, dtype=torch.uint8), torch.tensor([0, 0, 1, 1]),
+        ...                  1 / 255, torch.tensor([0.5]), torch.tensor([0.25]))
+        >>> x, y = data.batch(slice(1, 3))
+        >>> tuple(x.shape), x.unique().tolist(), y.tolist()
+        ((2, 1, 2, 2), [2.0], [0, 1])
+        """
         x = self.images[idx].to(torch.float32) * self.scale  # (B, C, H, W)
         x = (x - self.mean.view(1, -1, 1, 1)) / self.std.view(1, -1, 1, 1)
         return x, self.labels[idx]
@@ -86,14 +126,62 @@ class DataSplits:
 
     @property
     def num_classes(self) -> int:
+        """K, the number of selected classes.
+
+        Returns
+        -------
+        int
+            ``len(classes)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> part = ImageData(torch.zeros(4, 3, 5, 6, dtype=torch.uint8), torch.tensor([0, 0, 1, 1]), 1 / 255,
+        ...                  torch.zeros(3), torch.ones(3))
+        >>> data = DataSplits("cifar10", part, part, classes=[3, 5])
+        >>> data.num_classes
+        2
+        """
         return len(self.classes)
 
     @property
     def in_channels(self) -> int:
+        """The images' channels ``C``.
+
+        Returns
+        -------
+        int
+            1 for the grey datasets, 3 for CIFAR-10.
+
+        Examples
+        --------
+        >>> import torch
+        >>> part = ImageData(torch.zeros(4, 3, 5, 6, dtype=torch.uint8), torch.tensor([0, 0, 1, 1]), 1 / 255,
+        ...                  torch.zeros(3), torch.ones(3))
+        >>> data = DataSplits("cifar10", part, part, classes=[3, 5])
+        >>> data.in_channels
+        3
+        """
         return int(self.train.images.shape[1])
 
     @property
     def image_size(self) -> tuple[int, int]:
+        """The images' height and width.
+
+        Returns
+        -------
+        tuple of int
+            ``(H, W)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> part = ImageData(torch.zeros(4, 3, 5, 6, dtype=torch.uint8), torch.tensor([0, 0, 1, 1]), 1 / 255,
+        ...                  torch.zeros(3), torch.ones(3))
+        >>> data = DataSplits("cifar10", part, part, classes=[3, 5])
+        >>> data.image_size
+        (5, 6)
+        """
         return int(self.train.images.shape[2]), int(self.train.images.shape[3])
 
 
@@ -163,7 +251,38 @@ def load_dataset(
     normalize: bool = True,
 ) -> DataSplits:
     """Load ``name`` from ``data_dir`` (ignored for the bundled ``digits``, ``mnist1d`` and ``mnist_5k``); see
-    the module docstring."""
+    the module docstring.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    data_dir : str or Path, optional
+        The folder of the dataset's files (``mnist``, ``fashion_mnist``, ``cifar10``).
+    classes : sequence of int or str, optional
+        The original labels to keep, relabelled ``0..K-1`` in this order (default all).
+    n_per_class, n_test_per_class : int, optional
+        Training and test samples per class, drawn without replacement (default all; ``mnist_5k``: see
+        :func:`~deepcollapse.nets.data.mnist5k.load_mnist5k_split`).
+    seed : int, default 0
+        The subsampling's seed.
+    normalize : bool, default True
+        Per-channel mean and std of the selected training set; False: ``mean = 0, std = 1``.
+
+    Returns
+    -------
+    DataSplits
+        The training and test sets (raw tensors on the CPU, ordered by class).
+
+    Examples
+    --------
+    >>> data = load_dataset("digits", classes="3,5", n_per_class=4, n_test_per_class=2, seed=1)
+    >>> len(data.train), len(data.test), data.classes, data.train.labels.tolist()
+    (8, 4, [3, 5], [0, 0, 0, 0, 1, 1, 1, 1])
+    >>> x, _ = data.train.batch(slice(None))
+    >>> round(float(x.mean()), 6), tuple(x.shape)
+    (0.0, (8, 1, 8, 8))
+    """
     check_choice("dataset", name, DATASETS)
     chosen = parse_classes(classes, dataset_num_classes(name)) or list(range(dataset_num_classes(name)))
     if n_per_class is not None:

@@ -20,7 +20,29 @@ DIGITS_MAX = 16  # intensities are integers in 0..16
 def load_digits_split(
     split: str = "train", test_fraction: float = 0.2, split_seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(images (N, 1, 8, 8) uint8 in 0..16, labels (N,) int64)`` of the ``"train"`` or ``"test"`` part."""
+    """``(images (N, 1, 8, 8) uint8 in 0..16, labels (N,) int64)`` of the ``"train"`` or ``"test"`` part.
+
+    Parameters
+    ----------
+    split : {"train", "test"}, default "train"
+        Which part.
+    test_fraction : float, default 0.2
+        The share of every class in the test part, in ``(0, 1)``.
+    split_seed : int, default 0
+        The seed of the permutation that chooses it.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The images ``(N, 1, 8, 8)`` uint8 in ``0..DIGITS_MAX`` and the labels ``(N,)`` int64, in the order of
+        scikit-learn's file.
+
+    Examples
+    --------
+    >>> images, labels = load_digits_split("test")
+    >>> images.shape, int(images.max()), sorted(set(labels.tolist())) == list(range(10))
+    ((359, 1, 8, 8), 16, True)
+    """
     if split not in ("train", "test"):
         raise ConfigError(f"split == {split!r}, must be one of 'train', 'test'.")
     test_fraction = check_float("test_fraction", test_fraction, gt=0.0, lt=1.0)

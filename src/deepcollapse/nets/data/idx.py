@@ -61,6 +61,27 @@ def read_idx(path: str | Path) -> np.ndarray:
 
     Raises :class:`DataFileError` naming the file on a wrong magic number, an unknown type code, or a payload
     whose size disagrees with the header (truncated or padded files).
+
+    Parameters
+    ----------
+    path : str or Path
+        The IDX file (plain or ``.gz``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The data, of the header's shape and type (native byte order).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "labels-idx1-ubyte.gz"
+    >>> write_idx(path, np.array([5, 0, 4], dtype=np.uint8))
+    >>> arr = read_idx(path)
+    >>> arr.tolist(), arr.dtype
+    ([5, 0, 4], dtype('uint8'))
     """
     path = Path(path)
     raw = _open(path)
@@ -93,7 +114,30 @@ def read_idx(path: str | Path) -> np.ndarray:
 
 
 def write_idx(path: str | Path, array: np.ndarray) -> None:
-    """Write ``array`` as an IDX file (gzip if ``path`` ends in ``.gz``); the inverse of :func:`read_idx`."""
+    """Write ``array`` as an IDX file (gzip if ``path`` ends in ``.gz``); the inverse of :func:`read_idx`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    array : numpy.ndarray
+        uint8, int8, int16, int32, float32 or float64, any number of dimensions >= 1.
+
+    Returns
+    -------
+    None
+        The file is written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "images-idx3-ubyte"
+    >>> write_idx(path, np.zeros((2, 28, 28), dtype=np.uint8))
+    >>> path.read_bytes()[:4], path.stat().st_size  # 00 00 08 03 = 2051, 3 sizes, 2·28·28 bytes
+    (b'\\x00\\x00\\x08\\x03', 1584)
+    """
     path = Path(path)
     arr = np.asarray(array)
     be = arr.dtype.newbyteorder(">")
@@ -135,7 +179,28 @@ _FASHION_SUBFOLDERS = ("FashionMNIST/raw", "fashion_mnist", "fashion-mnist", "Fa
 
 
 def mnist_folder(data_dir: str | Path) -> Path | None:
-    """The folder with the MNIST files: ``data_dir`` itself, ``data_dir/MNIST/raw`` or ``data_dir/mnist``."""
+    """The folder with the MNIST files: ``data_dir`` itself, ``data_dir/MNIST/raw`` or ``data_dir/mnist``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder.
+
+    Returns
+    -------
+    Path or None
+        The first of those holding the training images (``train-images-idx3-ubyte[.gz]``), else ``None``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "MNIST" / "raw").mkdir(parents=True)
+    >>> (root / "MNIST" / "raw" / "train-images-idx3-ubyte.gz").touch()
+    >>> mnist_folder(root).relative_to(root).as_posix()
+    'MNIST/raw'
+    """
     return _idx_folder(data_dir, _MNIST_SUBFOLDERS)
 
 
@@ -144,6 +209,32 @@ def load_mnist(data_dir: str | Path, split: str = "train") -> tuple[np.ndarray, 
 
     Looks in ``data_dir``, ``data_dir/MNIST/raw`` (torchvision's layout) and ``data_dir/mnist``.  A missing
     file raises :class:`DataFileError` listing the expected names and how to obtain them.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder.
+    split : {"train", "test"}, default "train"
+        Which split.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The images ``(N, 28, 28)`` uint8 and the labels ``(N,)`` int64.
+
+    Examples
+    --------
+    Tiny files written by :func:`write_idx`:
+
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> write_idx(root / "t10k-images-idx3-ubyte", np.zeros((2, 28, 28), dtype=np.uint8))
+    >>> write_idx(root / "t10k-labels-idx1-ubyte.gz", np.array([7, 2], dtype=np.uint8))
+    >>> images, labels = load_mnist(root, "test")
+    >>> images.shape, labels.tolist()
+    ((2, 28, 28), [7, 2])
     """
     return _load_idx_pair(data_dir, split, _MNIST_SUBFOLDERS, "MNIST", _HOW_TO_GET_MNIST)
 
@@ -154,6 +245,32 @@ def load_fashion_mnist(data_dir: str | Path, split: str = "train") -> tuple[np.n
     The same IDX files and names as MNIST; looked for in ``data_dir``, ``data_dir/FashionMNIST/raw``
     (torchvision's layout), ``data_dir/fashion_mnist``, ``data_dir/fashion-mnist``, ``data_dir/FashionMNIST``
     and ``data_dir/data/fashion`` (the layout of the project's repository).
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder.
+    split : {"train", "test"}, default "train"
+        Which split.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The images ``(N, 28, 28)`` uint8 and the labels ``(N,)`` int64.
+
+    Examples
+    --------
+    Tiny files written by :func:`write_idx`:
+
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> write_idx(root / "t10k-images-idx3-ubyte", np.zeros((2, 28, 28), dtype=np.uint8))
+    >>> write_idx(root / "t10k-labels-idx1-ubyte.gz", np.array([7, 2], dtype=np.uint8))
+    >>> images, labels = load_fashion_mnist(root, "test")
+    >>> images.shape, labels.tolist()
+    ((2, 28, 28), [7, 2])
     """
     return _load_idx_pair(data_dir, split, _FASHION_SUBFOLDERS, "Fashion-MNIST", _HOW_TO_GET_FASHION)
 

@@ -54,7 +54,24 @@ def _generate() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 def load_mnist1d_split(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """``(signals (N, 1, 1, 40) float32, labels (N,) int64)`` of the ``"train"`` (4000) or ``"test"`` (1000)
-    part of MNIST-1D generated from the package's default arguments (see the module docstring)."""
+    part of MNIST-1D generated from the package's default arguments (see the module docstring).
+
+    Parameters
+    ----------
+    split : {"train", "test"}, default "train"
+        Which part.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The signals ``(N, 1, 1, 40)`` float32 and the labels ``(N,)`` int64.
+
+    Examples
+    --------
+    >>> x, y = load_mnist1d_split("test")  # generated offline, about a second
+    >>> x.shape, x.dtype, y.shape
+    ((1000, 1, 1, 40), dtype('float32'), (1000,))
+    """
     if split not in ("train", "test"):
         raise ConfigError(f"split == {split!r}, must be one of 'train', 'test'.")
     x_tr, y_tr, x_te, y_te = _generate()

