@@ -22,6 +22,20 @@ _GROUPS = ("theory", "metrics", "dufm", "best_known", "net", "reproduce", "sweep
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``deepcollapse`` parser: every command group's sub-commands, normalised by
+    :func:`deepcollapse.cli.options.normalise` (a group whose optional dependency is missing is left out).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The root parser (a :class:`~deepcollapse.cli.options.Parser`); each sub-command sets ``func``.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["theory", "compare", "--classes", "6", "--json"])
+    >>> args.command, args.theory_command, args.classes, args.json
+    ('theory', 'compare', '6', True)
+    """
     from deepcollapse import __version__
     from deepcollapse.cli.options import Parser, normalise
 
@@ -50,7 +64,33 @@ def build_parser() -> argparse.ArgumentParser:
 def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) -> str:
     """The command that continues an interrupted one: ``dufm resume`` / ``net resume`` for a training run
     whose folder holds its ``config.yaml`` (resume starts from step 0 when no checkpoint was written yet),
-    otherwise the same command again (sweeps, reproduce and demo skip finished runs and resume the rest)."""
+    otherwise the same command again (sweeps, reproduce and demo skip finished runs and resume the rest).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line of the interrupted command.
+    argv : sequence of str, optional
+        Its words (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    str
+        The shell command to run (quoted for a POSIX shell).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> resume_command(argparse.Namespace(command="sweep"), ["sweep", "grid.yaml", "--out", "runs/s"])
+    'deepcollapse sweep grid.yaml --out runs/s'
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = tempfile.mkdtemp()
+    >>> _ = (Path(d) / "config.yaml").write_text("classes: 4")
+    >>> args = argparse.Namespace(command="dufm", dufm_command="train", out=d)
+    >>> resume_command(args, ["dufm", "train", "--out", d]) == f"deepcollapse dufm resume {d}"
+    True
+    """
     import shlex
     from pathlib import Path
 
@@ -63,6 +103,33 @@ def resume_command(args: argparse.Namespace, argv: Sequence[str] | None = None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``deepcollapse`` command line: parse ``argv``, run the sub-command's ``func``, and turn a
+    :class:`~deepcollapse.ConfigError` into a one-line ``deepcollapse: error: ...`` (an interruption into
+    the command that resumes it).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The words after ``deepcollapse`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: the command's (0 on success), 2 for a usage or config error or no command, 130 for
+        Ctrl-C, 141 for a closed pipe.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> out, err = io.StringIO(), io.StringIO()
+    >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    ...     ok = main(["theory", "grid", "--classes", "2", "--layers", "2"])
+    ...     bad = main(["theory", "compare", "--classes", "1"])
+    >>> ok, out.getvalue().splitlines()[0].split(",")[:3], bad
+    (0, ['classes', 'layers', 'loss_dnc'], 2)
+    >>> print(err.getvalue().strip())
+    deepcollapse: error: --classes == 1, must be >= 2.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     args._words = list(sys.argv[1:] if argv is None else argv)  # the command as typed (provenance)

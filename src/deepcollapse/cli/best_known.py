@@ -29,18 +29,78 @@ REGISTRY_DEFAULT = "$DEEPCOLLAPSE_REGISTRY, else ~/.local/share/deepcollapse/bes
 
 
 def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -> None:
-    """``--registry DIR|off`` (one definition for every command that offers or reads)."""
+    """``--registry DIR|off`` (one definition for every command that offers or reads).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    help : str, optional
+        The option's description in this command (default: :data:`REGISTRY_HELP`).
+
+    Returns
+    -------
+    None
+        Adds the option to ``p``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_registry_option(p)
+    >>> p.parse_args(["--registry", "off"]).registry, p.parse_args([]).registry
+    ('off', None)
+    """
     from deepcollapse.cli.options import add_option
 
     add_option(p, "--registry", help, shown_default=REGISTRY_DEFAULT, metavar="DIR|off")
 
 
 def command_line(args: argparse.Namespace) -> str:
-    """The command as typed (the registry rows' provenance)."""
+    """The command as typed (the registry rows' provenance).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line; its ``_words`` (set by :func:`deepcollapse.cli.main`) are the words typed,
+        else ``sys.argv[1:]``.
+
+    Returns
+    -------
+    str
+        ``deepcollapse ...``, quoted for a POSIX shell.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> command_line(argparse.Namespace(_words=["best-known", "add", "my runs/rank01.npz"]))
+    "deepcollapse best-known add 'my runs/rank01.npz'"
+    """
     return shlex.join(["deepcollapse", *getattr(args, "_words", sys.argv[1:])])
 
 
 def register(subparsers: Any) -> None:
+    """Add ``best-known show | add | export`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``best-known`` command group (each sub-command sets ``func``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["best-known", "export", "--out", "registry_copy"])
+    >>> args.command, args.best_known_command, args.out, args.registry
+    ('best-known', 'export', 'registry_copy', None)
+    """
     p = subparsers.add_parser(
         "best-known",
         help="the registry of the lowest points found per problem: show, add, export",
@@ -202,7 +262,32 @@ def offer_point(
     clarke_residual: float | None = None,
 ) -> None:
     """Offer a command's best point to ``registry`` (``None``: ``--registry off``) and say what happened on
-    stderr (one line)."""
+    stderr (one line).
+
+    Parameters
+    ----------
+    registry : Registry or None
+        The user registry (:func:`deepcollapse.landscape.best_known.open_registry`); ``None``: nothing is
+        offered.
+    path : str or Path
+        The solution file (``.npz``) of the point.
+    args : argparse.Namespace
+        The command's parsed command line (its words are the row's provenance, :func:`command_line`).
+    verdict : str, optional
+        The point's Hessian verdict, recorded with it.
+    clarke_residual : float, optional
+        The point's Clarke residual, recorded with it.
+
+    Returns
+    -------
+    None
+        Offers the point (kept only if lower than its cell's row) and prints one line on stderr.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> offer_point(None, "rank01.npz", argparse.Namespace())  # --registry off: nothing offered, nothing said
+    """
     if registry is None:
         return
     from deepcollapse.landscape.best_known import Provenance

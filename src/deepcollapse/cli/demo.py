@@ -14,6 +14,27 @@ from deepcollapse._core.checks import ConfigError
 
 
 def register(subparsers: Any) -> None:
+    """Add ``demo`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``demo`` command (its ``func`` is :func:`run`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["demo", "--out", "demo-output", "--steps", "200", "--workers", "2"])
+    >>> args.out, args.steps, args.workers, args.func is run
+    ('demo-output', 200, 2, True)
+    """
     from deepcollapse.cli.reproduce import add_executor_options
     from deepcollapse.experiments.demo_sizes import DEMO_RUNS, DEMO_STEPS  # not .demo: start-up time
 
@@ -33,6 +54,29 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepcollapse demo``: the theory comparison, the flagship DUFM runs and Fig. 3 left into
+    ``--out``, then print the results and the report's path.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (the options of :func:`register`).
+
+    Returns
+    -------
+    int
+        The exit status: 0 (a missing ``--out`` raises :class:`~deepcollapse.ConfigError` before any work).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> run(parser.parse_args(["demo"]))  # no --out: refused before anything runs
+    Traceback (most recent call last):
+    ...
+    deepcollapse._core.checks.ConfigError: --out == None, must be an output folder (e.g. --out demo-output).
+    """
     from deepcollapse.experiments.demo import run_demo
 
     if not args.out:

@@ -33,6 +33,27 @@ from deepcollapse.landscape.search_config import SearchConfig
 
 
 def register(subparsers: Any) -> None:
+    """Add ``dufm train | resume | analyze | search | landscape`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``dufm`` command group (each sub-command sets ``func``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["dufm", "train", "--classes", "4", "--lam", "0.01", "--out", "runs/a"])
+    >>> args.dufm_command, args.classes, args.lam, args.out
+    ('train', 4, 0.01, 'runs/a')
+    """
     p = subparsers.add_parser("dufm", help="train / resume / analyse the batched L-DUFM (full-batch GD)")
     sub = p.add_subparsers(dest="dufm_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -186,7 +207,29 @@ def _register_search(sub: Any) -> None:
 
 def search_config(args: argparse.Namespace) -> Any:
     """SearchConfig from the options given; ``--lam`` (default: the field default of λ_H1) sets λ_H1 and
-    every λ_W not given explicitly."""
+    every λ_W not given explicitly.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``dufm search`` command line.
+
+    Returns
+    -------
+    SearchConfig
+        The validated config (a bad value raises :class:`~deepcollapse.ConfigError` naming the option typed).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["dufm", "search", "--classes", "4", "--layers", "3", "--lam", "0.01",
+    ...                           "--out", "runs/search"])
+    >>> config = search_config(args)
+    >>> config.classes, config.layers, config.lam_h, config.lam_w
+    (4, 3, 0.01, [0.01, 0.01, 0.01])
+    """
     from deepcollapse.cli.options import user_words
 
     data = {**config_values(args, SearchConfig), **_problem_values(args)}
@@ -392,7 +435,29 @@ def _save_landscape(
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    """DUFMConfig from ``--config`` (if any), then ``--lam``, then every explicit option."""
+    """DUFMConfig from ``--config`` (if any), then ``--lam``, then every explicit option.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``dufm train`` command line (``--seeds`` alone also sets ``--runs`` to their number).
+
+    Returns
+    -------
+    DUFMConfig
+        The validated config (a bad value raises :class:`~deepcollapse.ConfigError`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["dufm", "train", "--classes", "4", "--lam", "0.01", "--seeds", "3,5,8",
+    ...                           "--out", "runs/a"])
+    >>> config = build_config(args)
+    >>> config.classes, config.lam_h, config.lam_w, config.runs, config.seeds
+    (4, 0.01, [0.01, 0.01, 0.01, 0.01], 3, [3, 5, 8])
+    """
     data: dict[str, Any] = {}
     if args.config:
         data = DUFMConfig.from_yaml(args.config).to_dict()
@@ -407,7 +472,24 @@ def build_config(args: argparse.Namespace) -> Any:
 def print_summary(summary: Mapping[str, Any]) -> None:
     """The readable per-run analysis of a DUFM run folder (``dufm train/resume/analyze`` and ``demo``):
     numbers through ``fmt_num`` (summary.json keeps every digit), then, for runs without a verdict, how far
-    each is from one."""
+    each is from one.
+
+    Parameters
+    ----------
+    summary : Mapping[str, Any]
+        The run folder's summary (``summary.json``, :func:`deepcollapse.dufm.summary.analyze_dufm`); one
+        without ``runs`` is a run stopped by ``--max-steps``.
+
+    Returns
+    -------
+    None
+        Prints the theory's losses, one line per run and the classification counts.
+
+    Examples
+    --------
+    >>> print_summary({"step": 500})  # a run stopped by --max-steps before its analysis
+    stopped at step 500; continue with `deepcollapse dufm resume`
+    """
     from deepcollapse._core.format import fmt_num
 
     if "runs" not in summary:

@@ -23,6 +23,27 @@ _KNOWN = ("features", "labels", "weights", "bias")
 
 
 def register(subparsers: Any) -> None:
+    """Add ``metrics FILE.npz`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``metrics`` command (its ``func`` is :func:`run`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["metrics", "features.npz", "--json", "--num-classes", "4"])
+    >>> args.file, args.json, args.num_classes, args.func is run
+    ('features.npz', True, 4, True)
+    """
     p = subparsers.add_parser(
         "metrics",
         help="collapse metrics (NC1-NC4, ranks, spectra) of features saved in an .npz file",
@@ -47,7 +68,29 @@ def register(subparsers: Any) -> None:
 
 
 def load_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """Read the arrays of a metrics ``.npz`` file, with clear errors for missing files and keys."""
+    """Read the arrays of a metrics ``.npz`` file, with clear errors for missing files and keys.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file: ``features`` (N x D), ``labels`` (N,), optional ``weights`` (P x D), ``bias`` (K,).
+
+    Returns
+    -------
+    dict[str, numpy.ndarray]
+        Its arrays by name.  A missing file, a missing ``features`` / ``labels`` or an unknown key raises
+        :class:`~deepcollapse.ConfigError`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "features.npz"
+    >>> np.savez(path, features=np.eye(4), labels=np.array([0, 0, 1, 1]))
+    >>> arrays = load_npz(path)
+    >>> sorted(arrays), arrays["features"].shape
+    (['features', 'labels'], (4, 4))
+    """
     from deepcollapse._core.io import read_npz
 
     arrays = read_npz(path, hint="save features and labels with numpy.savez(FILE, features=..., labels=...)")
@@ -74,7 +117,29 @@ def _fmt(v: Any) -> str:
 
 
 def format_table(result: Mapping[str, Any]) -> str:
-    """Readable two-column table of a ``collapse_metrics`` result (warnings listed below)."""
+    """Readable two-column table of a ``collapse_metrics`` result (warnings listed below).
+
+    Parameters
+    ----------
+    result : Mapping[str, Any]
+        Metric name -> value (a :func:`deepcollapse.metrics.functional.collapse_metrics` result), with an
+        optional ``warnings`` list.
+
+    Returns
+    -------
+    str
+        One line per metric (numbers with 6 significant digits, ``null`` for undefined values), then the
+        warnings.
+
+    Examples
+    --------
+    >>> print(format_table({"nc1": 0.123456789, "rank": 3, "nc2": None, "warnings": ["nc2 is undefined"]}))
+    nc1       0.123457
+    rank      3
+    nc2       null
+    warnings:
+      - nc2 is undefined
+    """
     width = max(len(k) for k in result)
     lines = [f"{k:<{width}}  {_fmt(v)}" for k, v in result.items() if k != "warnings"]
     if result.get("warnings"):
@@ -84,6 +149,34 @@ def format_table(result: Mapping[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepcollapse metrics``: compute every collapse metric of the file's features and print them as a
+    table (or one JSON object with ``--json``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (the options of :func:`register`).
+
+    Returns
+    -------
+    int
+        The exit status: 0 (bad input raises :class:`~deepcollapse.ConfigError`, exit status 2 in
+        :func:`deepcollapse.cli.main`).
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io, tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "features.npz"
+    >>> np.savez(path, features=np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0]]),
+    ...          labels=np.array([0, 0, 1, 1]))
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(parser.parse_args(["metrics", str(path), "--json"]))
+    >>> status, json.loads(out.getvalue())["num_classes"]
+    (0, 2)
+    """
     from deepcollapse.metrics.functional import collapse_metrics
 
     arrays = load_npz(args.file)

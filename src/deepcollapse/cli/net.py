@@ -22,6 +22,27 @@ from deepcollapse.nets.config import NetConfig
 
 
 def register(subparsers: Any) -> None:
+    """Add ``net train | presets | resume`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``net`` command group (each sub-command sets ``func``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["net", "train", "--dataset", "digits", "--epochs", "2", "--out", "runs/d"])
+    >>> args.net_command, args.dataset, args.epochs, args.out
+    ('train', 'digits', 2, 'runs/d')
+    """
     p = subparsers.add_parser(
         "net", help="train ResNet20 (or MLP) + MLP head on digits / MNIST-1D / (Fashion-)MNIST / CIFAR-10"
     )
@@ -75,7 +96,29 @@ def register(subparsers: Any) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """Build a NetConfig: defaults, then ``--config`` YAML, then explicit options (named as the fields)."""
+    """Build a NetConfig: defaults, then ``--config`` YAML, then explicit options (named as the fields).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``net train`` command line (``--preset`` / ``--smoke`` start from a paper preset).
+
+    Returns
+    -------
+    NetConfig
+        The validated config (a bad value raises :class:`~deepcollapse.ConfigError`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["net", "train", "--dataset", "digits", "--classes", "0,1,2",
+    ...                           "--epochs", "2", "--out", "runs/d"])
+    >>> config = config_from_args(args)
+    >>> config.dataset, config.classes, config.epochs
+    ('digits', [0, 1, 2], 2)
+    """
     base: dict[str, Any] = {}
     if args.preset:
         from deepcollapse.experiments.net_presets import net_preset

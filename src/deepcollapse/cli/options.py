@@ -129,6 +129,37 @@ def add_option(
     ``help`` describes the option (plain text, without its default); ``default`` is the parsed default and is
     appended once as ``(default: X)`` (``shown_default`` when the real default is computed later, e.g. "all
     classes"); ``aliases`` are old spellings, accepted with a deprecation warning and hidden from --help.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser (or sub-command parser) to add the option to.
+    name : str
+        The option, e.g. ``"--steps"``.
+    help : str
+        What the option is, plain text without its default (an empty text or one holding ``(default`` is a
+        ``ValueError``).
+    default : Any, optional
+        The parsed default, shown once as ``(default: X)`` (not for flags).
+    shown_default : str, optional
+        The text shown as the default instead, when the real default is computed later.
+    aliases : iterable of str, optional
+        Old spellings: accepted with a deprecation warning on stderr, hidden from ``--help``.
+    **kwargs
+        Passed on to ``parser.add_argument`` (``type``, ``choices``, ``action``, ``metavar``, ...).
+
+    Returns
+    -------
+    argparse.Action
+        The action of the option (not of its aliases).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> action = add_option(p, "--steps", "GD steps", default=100, type=int)
+    >>> action.help, p.parse_args([]).steps, p.parse_args(["--steps", "5"]).steps
+    ('GD steps (default: 100)', 100, 5)
     """
     if not help or not help.strip():
         raise ValueError(f"option {name} needs a description")
@@ -197,6 +228,16 @@ def field_default(field: dataclasses.Field[Any]) -> Any:
     -------
     Any
         The value the field takes when it is not given (before the config's ``__post_init__``).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Config:
+    ...     steps: int = 100
+    ...     seeds: list = dataclasses.field(default_factory=lambda: [0, 1])
+    >>> [field_default(f) for f in dataclasses.fields(Config)]
+    [100, [0, 1]]
     """
     if field.default is not dataclasses.MISSING:
         return field.default
@@ -220,6 +261,16 @@ def shown_default(field: dataclasses.Field[Any], overrides: Mapping[str, Any] | 
     -------
     str or None
         What follows ``(default:`` in the option's help, or ``None`` when no default is shown.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Config:
+    ...     lr_milestones: list = dataclasses.field(default_factory=lambda: [0.5, 0.75])
+    ...     classes: int = dataclasses.field(default=0, metadata={"shown_default": "all classes"})
+    >>> [shown_default(f) for f in dataclasses.fields(Config)]
+    ['0.5,0.75', 'all classes']
     """
     meta = {**field.metadata, **(overrides or {})}
     if meta.get("shown_default") is not None:
@@ -270,6 +321,19 @@ def add_config_options(
     dict[str, str]
         ``field -> --option`` for the options declared (for :func:`user_words`).  A plain dict: a lookup
         table of option names, not a result.
+
+    Examples
+    --------
+    >>> import argparse, dataclasses
+    >>> @dataclasses.dataclass
+    ... class Config:
+    ...     steps: int = dataclasses.field(default=100, metadata={"help": "GD steps"})
+    ...     lr_decay: float = dataclasses.field(default=0.1, metadata={"help": "step factor"})
+    >>> p = argparse.ArgumentParser()
+    >>> add_config_options(p, Config)
+    {'steps': '--steps', 'lr_decay': '--lr-decay'}
+    >>> p.parse_args(["--lr-decay", "0.5"])
+    Namespace(steps=None, lr_decay=0.5)
     """
     wanted = None if include is None else set(include)
     skip = set(exclude)
@@ -323,6 +387,18 @@ def config_values(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
     dict[str, Any]
         ``field -> value`` for every option that was given (not ``None``).  A plain dict: keyword arguments
         for the config dataclass (``config_cls.from_dict`` / ``config_cls(**values)``).
+
+    Examples
+    --------
+    >>> import argparse, dataclasses
+    >>> @dataclasses.dataclass
+    ... class Config:
+    ...     steps: int = dataclasses.field(default=100, metadata={"help": "GD steps"})
+    ...     lr: float = dataclasses.field(default=0.5, metadata={"help": "step size"})
+    >>> p = argparse.ArgumentParser()
+    >>> _ = add_config_options(p, Config)
+    >>> config_values(p.parse_args(["--steps", "5"]), Config)
+    {'steps': 5}
     """
     names = [f.name for f in dataclasses.fields(config_cls)]
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
@@ -371,6 +447,28 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """``argparse.ArgumentParser.parse_known_args``, remembering the words of the root parser's command
+        line (for the "did you mean" of :meth:`error`).
+
+        Parameters
+        ----------
+        args : list of str, optional
+            The words to parse (default: ``sys.argv[1:]``).
+        namespace : argparse.Namespace, optional
+            The namespace to fill (default: a new one).
+
+        Returns
+        -------
+        tuple of (argparse.Namespace, list of str)
+            The parsed options and the words no option took.
+
+        Examples
+        --------
+        >>> p = Parser(prog="demo")
+        >>> _ = p.add_argument("--steps", type=int)
+        >>> p.parse_known_args(["--steps", "5", "extra"])
+        (Namespace(steps=5), ['extra'])
+        """
         if self is (self.root or self):
             self._argv = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
@@ -378,7 +476,33 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """One line in the user's words, no usage dump: a value of the wrong type is said as ``--classes ==
         'four', must be an integer.``, a suggestion comes first (``'trian': did you mean 'train'? ...``), and
-        ``--help`` is named for the rest."""
+        ``--help`` is named for the rest.
+
+        Parameters
+        ----------
+        message : str
+            argparse's error message.
+
+        Returns
+        -------
+        NoReturn
+            Never returns: prints ``PROG: error: ...`` on stderr and exits with status 2 (``SystemExit``).
+
+        Examples
+        --------
+        >>> import contextlib, io
+        >>> p = Parser(prog="demo")
+        >>> _ = p.add_argument("--classes", type=int)
+        >>> err = io.StringIO()
+        >>> with contextlib.redirect_stderr(err):
+        ...     try:
+        ...         p.parse_args(["--classes", "four"])
+        ...     except SystemExit as exc:
+        ...         print("exit status", exc.code)
+        exit status 2
+        >>> print(err.getvalue().strip())
+        demo: error: --classes == 'four', must be an integer (`demo --help` describes it).
+        """
         self.exit(2, f"{self.prog}: error: {self._user_message(message)}\n")
 
     def _user_message(self, message: str) -> str:
@@ -451,7 +575,25 @@ _TYPE_WORDS = {
 
 def user_words(exc: ConfigError, options: Mapping[str, str]) -> ConfigError:
     """``exc`` with its leading field name (``lam_h == ...``, ``lam_w[2] == ...``) replaced by the option the
-    user typed (``options[field]``, e.g. ``{"lam_h": "--lam"}``); unchanged if the field is not mapped."""
+    user typed (``options[field]``, e.g. ``{"lam_h": "--lam"}``); unchanged if the field is not mapped.
+
+    Parameters
+    ----------
+    exc : ConfigError
+        A config error whose message starts with a field name.
+    options : Mapping[str, str]
+        ``field -> --option`` (:func:`add_config_options`, :func:`field_options`, :func:`option_names`).
+
+    Returns
+    -------
+    ConfigError
+        A new error naming the option, or ``exc`` itself when its field is not in ``options``.
+
+    Examples
+    --------
+    >>> str(user_words(ConfigError("lam_h == -0.1, must be > 0."), {"lam_h": "--lam"}))
+    '--lam == -0.1, must be > 0.'
+    """
     text = str(exc)
     m = re.match(r"^(?:unknown key \w+\.)?([A-Za-z_][A-Za-z0-9_]*)(\[\d+\])?( ==|,|:)", text)
     if not m or m.group(1) not in options:
@@ -464,7 +606,31 @@ def user_words(exc: ConfigError, options: Mapping[str, str]) -> ConfigError:
 def cli_spelling(message: str, parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
     """A library message in the command line's words: a leading field name (``out == ...``) and keyword
     spellings (``force=True``) become the options of the sub-command typed (``--out == ...``, ``--force``)
-    where it has them; anything else is left as written."""
+    where it has them; anything else is left as written.
+
+    Parameters
+    ----------
+    message : str
+        The library's message (a :class:`~deepcollapse.ConfigError`'s text).
+    parser : argparse.ArgumentParser
+        The root parser.
+    argv : sequence of str
+        The command line's words (they choose the sub-command whose options are used).
+
+    Returns
+    -------
+    str
+        The message with the field names the sub-command has as options spelt as those options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--out")
+    >>> _ = p.add_argument("--force", action="store_true")
+    >>> cli_spelling("out == 'runs' holds another run; pass force=True to replace it", p, [])
+    "--out == 'runs' holds another run; pass --force to replace it"
+    """
     options = _all_options(_chosen(parser, argv))
 
     def option(field: str) -> str | None:
@@ -480,7 +646,29 @@ def cli_spelling(message: str, parser: argparse.ArgumentParser, argv: Sequence[s
 
 def folder_kind(path: str | Path) -> str:
     """What a folder holds: ``"dufm"`` (a DUFM run), ``"net"`` (a network run), ``"sweep"``, ``"experiment"``
-    (a ``reproduce`` output), ``"missing"`` or ``"other"``."""
+    (a ``reproduce`` output), ``"missing"`` or ``"other"``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder.
+
+    Returns
+    -------
+    str
+        ``"dufm"``, ``"net"``, ``"sweep"``, ``"experiment"``, ``"missing"`` or ``"other"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp())
+    >>> folder_kind(d), folder_kind(d / "nothing")
+    ('other', 'missing')
+    >>> _ = (d / "sweep.yaml").write_text("grid: {lam: [0.002, 0.004]}")
+    >>> folder_kind(d)
+    'sweep'
+    """
     p = Path(path)
     if not p.is_dir():
         return "missing"
@@ -518,7 +706,36 @@ _WHAT = {
 
 def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> None:
     """Raise a one-line :class:`ConfigError` when ``path`` is not a ``expected`` folder, saying what it is and
-    which command fits it."""
+    which command fits it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder given.
+    expected : str
+        The kind it must be (:func:`folder_kind`): ``"dufm"``, ``"net"``, ``"sweep"`` or ``"experiment"``.
+    option : str, optional
+        The argument's name in the message.
+
+    Returns
+    -------
+    None
+        Returns quietly when ``path`` is an ``expected`` folder; raises :class:`ConfigError` otherwise.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "experiment.json").write_text("{}")
+    >>> check_folder_kind(d, "experiment")
+    >>> try:
+    ...     check_folder_kind(d, "dufm")
+    ... except ConfigError as exc:
+    ...     print(str(exc).replace(str(d), "D"))  # doctest: +NORMALIZE_WHITESPACE
+    DIR == 'D', must be a DUFM run folder; it is a reproduce output folder: use the reproduce command
+    again (see D/report.html).
+    """
     kind = folder_kind(path)
     if kind == expected:
         return
@@ -585,7 +802,27 @@ def normalise(root: argparse.ArgumentParser) -> None:
     """Apply the module's rules to every parser below ``root`` (run once, after every command group has
     registered; so options other modules add follow them too): the renames of :data:`RENAMES` with hidden
     aliases, plain-text help and descriptions (RST markup removed), one ``(default: X)`` per option, the
-    shared description of an option whose help gave only a default."""
+    shared description of an option whose help gave only a default.
+
+    Parameters
+    ----------
+    root : argparse.ArgumentParser
+        The root parser; every sub-parser below it is normalised too.
+
+    Returns
+    -------
+    None
+        Rewrites the parsers' help texts and options in place.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> seed = p.add_argument("--seed", type=int, default=0, help="(default: 0)")
+    >>> normalise(p)
+    >>> seed.help
+    'random seed (default: 0)'
+    """
     for path, parser in _sub_parsers(root):
         raw = isinstance(parser.formatter_class, type) and issubclass(
             parser.formatter_class, argparse.RawDescriptionHelpFormatter
@@ -613,7 +850,25 @@ def normalise(root: argparse.ArgumentParser) -> None:
 def field_options(fields: Iterable[str], command: str) -> dict[str, str]:
     """``field -> --option`` for config fields exposed as options named after them (dashes for underscores),
     with the renames of :data:`RENAMES` ``[command]`` applied.  A plain dict: a lookup table of option
-    names for :func:`user_words`."""
+    names for :func:`user_words`.
+
+    Parameters
+    ----------
+    fields : iterable of str
+        Config field names.
+    command : str
+        The command's name in :data:`RENAMES` (``"net train"``).
+
+    Returns
+    -------
+    dict[str, str]
+        ``field -> --option``.
+
+    Examples
+    --------
+    >>> field_options(["n_per_class", "lam_h"], "net train")
+    {'n_per_class': '--n', 'lam_h': '--lam-h'}
+    """
     renames = RENAMES.get(command, {})
     out = {}
     for f in fields:
@@ -624,7 +879,27 @@ def field_options(fields: Iterable[str], command: str) -> dict[str, str]:
 
 def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
     """``dest -> --option`` for the visible options of ``parser`` (for :func:`user_words`).  A plain dict: a
-    lookup table of option names."""
+    lookup table of option names.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser whose options are listed (not those of its sub-parsers).
+
+    Returns
+    -------
+    dict[str, str]
+        ``dest -> --option`` of every visible ``--`` option (``--help`` aside: its first spelling is ``-h``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--lam-h", type=float)
+    >>> _ = p.add_argument("--old", help=argparse.SUPPRESS)
+    >>> option_names(p)
+    {'lam_h': '--lam-h'}
+    """
     return {
         a.dest: a.option_strings[0]
         for a in parser._actions
@@ -633,5 +908,23 @@ def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 
 def json_or(text: str, parse: Callable[[str], Any]) -> Any:
-    """``parse(text)``, or a JSON list when ``text`` starts with ``[`` (shared by list-valued options)."""
+    """``parse(text)``, or a JSON list when ``text`` starts with ``[`` (shared by list-valued options).
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+    parse : callable
+        How to read ``text`` when it is not a JSON list.
+
+    Returns
+    -------
+    Any
+        The JSON list, or ``parse(text)``.
+
+    Examples
+    --------
+    >>> json_or("[1, 2]", int), json_or("3", int)
+    ([1, 2], 3)
+    """
     return json.loads(text) if text.strip().startswith("[") else parse(text)

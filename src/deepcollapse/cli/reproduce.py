@@ -23,7 +23,27 @@ from deepcollapse._core.checks import ConfigError
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress``, ``--force`` (shared by sweep)."""
+    """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress``, ``--force`` (shared by sweep).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    None
+        Adds the five options to ``p``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_executor_options(p)
+    >>> args = p.parse_args(["--workers", "2", "--no-progress"])
+    >>> args.executor, args.workers, args.no_progress, args.force
+    ('local', 2, True, False)
+    """
     from deepcollapse.cli.options import FORCE_HELP, NO_PROGRESS_HELP
 
     p.add_argument("--executor", default="local", help="local (a process pool) or ray")
@@ -37,6 +57,27 @@ def add_executor_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Any) -> None:
+    """Add ``reproduce NAME`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``reproduce`` command (its ``func`` is :func:`run`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["reproduce", "fig2-top", "--smoke", "--out", "runs/fig2-smoke"])
+    >>> args.name, args.smoke, args.out, args.executor
+    ('fig2-top', True, 'runs/fig2-smoke', 'local')
+    """
     p = subparsers.add_parser(
         "reproduce",
         help="run a paper figure (DUFM, theory or real network): tables, figures, report.html",
@@ -76,7 +117,27 @@ def register(subparsers: Any) -> None:
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """``--device`` (where an experiment computes: every run of a network experiment, the trainer calls of a
     basin atlas) and ``--batch-seeds`` (every run of a network experiment): the names and choices of ``net
-    train``'s options, generated from the NetConfig fields."""
+    train``'s options, generated from the NetConfig fields.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    None
+        Adds the two options to ``p`` (not given: ``None``, the experiment's own value).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_run_options(p)
+    >>> args = p.parse_args(["--device", "cpu"])
+    >>> args.device, args.batch_seeds
+    ('cpu', None)
+    """
     from deepcollapse.cli.options import add_config_options
     from deepcollapse.nets.config import NetConfig
 
@@ -105,7 +166,27 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def add_family_options(p: argparse.ArgumentParser) -> None:
     """``--loss``, ``--activation``, ``--eps``: the model family of an experiment that takes one (the same
-    names, help and choices as ``dufm train`` / ``dufm search``, from :mod:`deepcollapse.family.fields`)."""
+    names, help and choices as ``dufm train`` / ``dufm search``, from :mod:`deepcollapse.family.fields`).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    None
+        Adds the three options to ``p`` (not given: ``None``, the experiment's own family).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_family_options(p)
+    >>> args = p.parse_args(["--loss", "ce"])
+    >>> args.loss, args.activation, args.eps
+    ('ce', None, None)
+    """
     from deepcollapse.cli.options import add_option
     from deepcollapse.family.fields import activation_field, eps_field, loss_field
 
@@ -128,6 +209,30 @@ def add_family_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepcollapse reproduce``: list the experiments (``--list``), or run one into ``--out`` and print
+    its summary tables and the report's path.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (the options of :func:`register`).
+
+    Returns
+    -------
+    int
+        The exit status: 0 (a missing name or ``--out``, or an option the experiment does not take, raises
+        :class:`~deepcollapse.ConfigError` before any work).
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(parser.parse_args(["reproduce", "--list"]))
+    >>> status, "fig2-top" in out.getvalue()
+    (0, True)
+    """
     from deepcollapse.experiments.registry import get_experiment, list_experiments
 
     if args.list:

@@ -57,6 +57,16 @@ def summary_table(frame: Any, keys: list[str] | None = None) -> str:
     -------
     str
         The table (``""`` for an empty frame).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"lam": [0.002, 0.004], "n_runs": [2, 2], "final_loss_mean": [0.5, 0.25],
+    ...                       "final_loss_std": [0.0, 0.0123]})
+    >>> print(summary_table(frame))
+      lam  runs  final_loss
+    0.002     2  0.5
+    0.004     2  0.25 ± 0.012
     """
     if frame is None or len(frame) == 0:
         return ""
@@ -88,7 +98,34 @@ def summary_table(frame: Any, keys: list[str] | None = None) -> str:
 
 def print_experiment_tables(out_dir: str | Path) -> None:
     """Print the summary tables an experiment wrote (``tables/*summary*.csv``, else every table) under their
-    file names."""
+    file names.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The experiment's output folder (its tables are in ``tables/``).
+
+    Returns
+    -------
+    None
+        Prints each table (:func:`summary_table`) under its file name; nothing when there are none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> (out / "tables").mkdir()
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"lam": [0.002, 0.004], "n_runs": [2, 2], "final_loss_mean": [0.5, 0.25],
+    ...                       "final_loss_std": [0.0, 0.0123]})
+    >>> frame.to_csv(out / "tables" / "lam_summary.csv", index=False)
+    >>> print_experiment_tables(out)
+    <BLANKLINE>
+    tables/lam_summary.csv (mean ± std over seeds; every digit in the file):
+      lam  runs  final_loss
+    0.002     2  0.5
+    0.004     2  0.25 ± 0.012
+    """
     import pandas as pd
 
     folder = Path(out_dir) / "tables"

@@ -22,6 +22,27 @@ from deepcollapse.runs.kinds import TASK_KINDS  # the task-kind table (imports n
 
 
 def register(subparsers: Any) -> None:
+    """Add ``sweep [FILE]`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``sweep`` command (its ``func`` is :func:`run`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["sweep", "--grid", "lam=0.002,0.004", "--seeds", "0,1", "--out", "runs/s"])
+    >>> args.file, args.grid, args.seeds, args.out
+    (None, ['lam=0.002,0.004'], '0,1', 'runs/s')
+    """
     p = subparsers.add_parser(
         "sweep",
         help="run a grid of config overrides × seeds (DUFM or real networks) and join the results",
@@ -54,7 +75,29 @@ def _grid_values(raw: str) -> list[Any]:
 
 
 def build_spec(args: argparse.Namespace) -> Any:
-    """The sweep spec from the file (if any) updated by ``--base``, ``--grid``, ``--seeds``/``--runs``."""
+    """The sweep spec from the file (if any) updated by ``--base``, ``--grid``, ``--seeds``/``--runs``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``sweep`` command line.
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec (a bad value raises :class:`~deepcollapse.ConfigError`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["sweep", "--base", "classes=4", "--grid", "lam=0.002,0.004",
+    ...                           "--seeds", "0,1"])
+    >>> spec = build_spec(args)
+    >>> spec.kind, spec.base, spec.grid, spec.seeds
+    ('dufm', {'classes': 4}, {'lam': [0.002, 0.004]}, [0, 1])
+    """
     from deepcollapse.runs.sweep import SweepSpec, parse_assignments
 
     data: dict[str, Any] = {}
@@ -93,6 +136,30 @@ def build_spec(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``deepcollapse sweep``: every point × seed of the spec into ``--out`` (finished runs skipped), then
+    print the per-point table and the paths of the results, summary and report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (the options of :func:`register`).
+
+    Returns
+    -------
+    int
+        The exit status: 0 (a bad spec or a missing ``--out`` raises :class:`~deepcollapse.ConfigError`
+        before any run).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> run(parser.parse_args(["sweep", "--grid", "lam=0.002,0.004"]))  # no --out: refused before any run
+    Traceback (most recent call last):
+    ...
+    deepcollapse._core.checks.ConfigError: --out == None, must be an output folder.
+    """
     from deepcollapse.runs.sweep import run_sweep, write_sweep_report
 
     spec = build_spec(args)

@@ -167,7 +167,38 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def print_compare(result: Mapping[str, Any], K: int, L: int, n: int, lam_h: float, lams: list[float]) -> None:
-    """The readable table of :func:`deepcollapse.theory.compare` (used by ``theory compare`` and ``demo``)."""
+    """The readable table of :func:`deepcollapse.theory.compare` (used by ``theory compare`` and ``demo``).
+
+    Parameters
+    ----------
+    result : Mapping[str, Any]
+        ``compare(...).to_dict()``.
+    K, L, n : int
+        The number of classes, of weight matrices and of samples per class.
+    lam_h : float
+        λ_H1.
+    lams : list of float
+        λ_W of every layer.
+
+    Returns
+    -------
+    None
+        Prints the setting, one line per solution (DNC, SRG, zero), their ratio and Theorem 5's conditions.
+
+    Examples
+    --------
+    >>> from deepcollapse.theory import compare
+    >>> print_compare(compare(6, 4, 1, 0.01, 0.01).to_dict(), 6, 4, 1, 0.01, [0.01] * 4)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    L-DUFM  K = 6, L = 4, n = 1, λ_H1 = 0.01, λ_W = [0.01, 0.01, 0.01, 0.01]  (Λ = 1e-10)
+    solution                   loss  rank  how           scales α_2..α_L
+    DNC                     0.14813     6  closed form   [0.94979, 0.925638, 0.902101]
+    SRG (def9)             0.142758     4  closed form   [2.1296, 3.00186, 1.88062]
+    zero                        0.5     0  closed form   -
+    L_SRG / L_DNC = 0.963732; SRG beats DNC: True
+    Theorem 5 conditions (K >= 6, L >= 4 or K >= 10, L = 3) hold; DNC optimum is zero: False
+    (zero threshold Λ* = 5.29819e-8)
+    """
     print(
         f"L-DUFM  K = {K}, L = {L}, n = {n}, λ_H1 = {_fmt(lam_h)}, λ_W = {_fmt(lams)}  "
         f"(Λ = {_fmt(result['Lambda'])})"
@@ -197,7 +228,29 @@ def print_compare(result: Mapping[str, Any], K: int, L: int, n: int, lam_h: floa
 
 def print_family(result: Mapping[str, Any]) -> None:
     """The readable table of :func:`deepcollapse.theory.compare_family` (one line per candidate, with how
-    its loss was obtained)."""
+    its loss was obtained).
+
+    Parameters
+    ----------
+    result : Mapping[str, Any]
+        ``compare_family(...).to_dict()``.
+
+    Returns
+    -------
+    None
+        Prints the setting, one line per candidate (loss, rank, how it was obtained) and the SRG / DNC ratio.
+
+    Examples
+    --------
+    >>> from deepcollapse.theory import compare_family
+    >>> print_family(compare_family(6, 4, 1, 0.01, 0.01, loss="ce").to_dict())  # doctest: +ELLIPSIS
+    L-DUFM ce+relu  K = 6, L = 4, n = 1, λ_H1 = 0.01, λ_W = [0.01, 0.01, 0.01, 0.01]  (Λ = 1e-10)
+    solution                         loss  rank  how
+    DNC                          0.306...     6  numerical re-optimisation
+    SRG (def9)                   0.295...     4  numerical re-optimisation
+    zero                          1.79176     0  closed form — all-zero point
+    L_SRG / L_DNC = 0.96...; SRG beats DNC: True
+    """
     print(
         f"L-DUFM {result['family']}  K = {result['classes']}, L = {result['layers']}, n = {result['n']}, "
         f"λ_H1 = {_fmt(result['lam_h'])}, λ_W = {_fmt(result['lam_w'])}  (Λ = {_fmt(result['Lambda'])})"
@@ -257,7 +310,31 @@ def format_rows(
     title: str | None = None,
 ) -> str:
     """CSV or Markdown table (or a JSON list) of :func:`deepcollapse.theory.grid` rows; ``title`` (the
-    setting) heads a Markdown table."""
+    setting) heads a Markdown table.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows (:func:`deepcollapse.theory.grid` or ``grid_family``), each holding every column.
+    fmt : str
+        ``"csv"``, ``"markdown"`` or ``"json"``.
+    columns : tuple of str, optional
+        The columns, in order (default: :data:`GRID_COLUMNS`; not used for JSON).
+    title : str, optional
+        A heading line above a Markdown table.
+
+    Returns
+    -------
+    str
+        The table, ending in a newline (floats at full precision, lists joined with ``;``, ``None`` empty).
+
+    Examples
+    --------
+    >>> rows = [{"classes": 6, "layers": 4, "loss_dnc": 0.125, "ranks": [6, 4]}]
+    >>> print(format_rows(rows, "csv", ("classes", "layers", "loss_dnc", "ranks")), end="")
+    classes,layers,loss_dnc,ranks
+    6,4,0.125,6;4
+    """
 
     def cell(v: Any) -> str:
         if v is None:
@@ -403,7 +480,28 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``theory compare | grid | plot ratio | plot srg`` to the ``deepcollapse`` parser."""
+    """Add ``theory compare | grid | plot ratio | plot srg`` to the ``deepcollapse`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The root parser's sub-parsers (``parser.add_subparsers()``).
+
+    Returns
+    -------
+    None
+        Adds the ``theory`` command group (each sub-command sets ``func``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["theory", "grid", "--classes", "2:10", "--layers", "3",
+    ...                           "--format", "markdown"])
+    >>> args.theory_command, args.classes, args.layers, args.format
+    ('grid', '2:10', '3', 'markdown')
+    """
     theory = subparsers.add_parser(
         "theory",
         help="exact optimal losses of DNC / SRG / zero solutions of the L-DUFM",
