@@ -46,7 +46,18 @@ class Cell:
 
     @property
     def id(self) -> str:
-        """Folder name: ``K10_L4_n50_d32_lam0.004_lr0.5_a1``."""
+        """Folder name: ``K10_L4_n50_d32_lam0.004_lr0.5_a1``.
+
+        Returns
+        -------
+        str
+            ``K<classes>_L<layers>_n<n>_d<width>_lam<lam>_lr<lr>_a<init_factor>`` (numbers in ``%g`` form).
+
+        Examples
+        --------
+        >>> Cell(10, 4, 50, 32, 0.004, 0.5, 1.0).id
+        'K10_L4_n50_d32_lam0.004_lr0.5_a1'
+        """
         return (
             f"K{self.classes}_L{self.layers}_n{self.n}_d{self.width}_lam{self.lam:g}_lr{self.lr:g}"
             f"_a{self.init_factor:g}"
@@ -184,11 +195,34 @@ class BasinAtlas(ConfigMixin):
 
     @property
     def base(self) -> Cell:
-        """The base cell (every slice passes through it)."""
+        """The base cell (every slice passes through it).
+
+        Returns
+        -------
+        Cell
+            The atlas's ``classes, layers, n, width, lam, lr, init_factor``.
+
+        Examples
+        --------
+        >>> BasinAtlas(steps=100).base.id
+        'K10_L4_n50_d32_lam0.004_lr0.5_a1'
+        """
         return Cell(self.classes, self.layers, self.n, self.width, self.lam, self.lr, self.init_factor)
 
     def cells(self) -> list[Cell]:
-        """Every distinct cell of the slices and maps, base first."""
+        """Every distinct cell of the slices and maps, base first.
+
+        Returns
+        -------
+        list of Cell
+            The base cell, then each slice's cells, then each map's (a cell met twice is kept once).
+
+        Examples
+        --------
+        >>> atlas = BasinAtlas(steps=100, axes={"width": [16, 32, 64]})
+        >>> [c.width for c in atlas.cells()]
+        [32, 16, 64]
+        """
         base = self.base
         out = [base]
         for a, values in self.axes.items():
@@ -198,16 +232,57 @@ class BasinAtlas(ConfigMixin):
         return list(dict.fromkeys(out))
 
     def slice_cells(self, axis: str) -> list[Cell]:
-        """The cells of the slice along ``axis`` (the others at the base values), in axis order."""
+        """The cells of the slice along ``axis`` (the others at the base values), in axis order.
+
+        Parameters
+        ----------
+        axis : str
+            An axis of ``axes`` (:data:`AXES`).
+
+        Returns
+        -------
+        list of Cell
+            One per value of ``axes[axis]``, sorted.
+
+        Examples
+        --------
+        >>> atlas = BasinAtlas(steps=100, axes={"lr": [1.0, 0.25]})
+        >>> [c.lr for c in atlas.slice_cells("lr")]
+        [0.25, 1.0]
+        """
         return [replace(self.base, **{axis: v}) for v in self.axes[axis]]
 
     @property
     def total_runs(self) -> int:
+        """The GD runs of the whole atlas: ``runs`` per distinct cell.
+
+        Returns
+        -------
+        int
+            ``len(cells()) * runs``.
+
+        Examples
+        --------
+        >>> BasinAtlas(steps=100, runs=4, axes={"width": [16, 32]}).total_runs
+        8
+        """
         return len(self.cells()) * self.runs
 
     def to_dict(self) -> dict[str, Any]:
         """The atlas in plain YAML/JSON types (``axes`` and ``maps`` as lists).  A plain dict: the form
-        written to the experiment's config file (``configs["basins"]``)."""
+        written to the experiment's config file (``configs["basins"]``).
+
+        Returns
+        -------
+        dict
+            Every field by name; ``axes`` maps an axis to a list, ``maps`` is a list of two-item lists.
+
+        Examples
+        --------
+        >>> d = BasinAtlas(steps=100, axes={"lr": [0.5, 1.0], "width": [8]}, maps=[("lr", "width")]).to_dict()
+        >>> d["axes"], d["maps"]
+        ({'lr': [0.5, 1.0], 'width': [8]}, [['lr', 'width']])
+        """
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["axes"] = {a: list(v) for a, v in self.axes.items()}
         d["maps"] = [list(p) for p in self.maps]
@@ -283,6 +358,13 @@ def atlas_tasks(atlas: BasinAtlas, out: Path) -> list[Task]:
     -------
     list of Task
         With ``meta = {"cell": cell id}``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> tasks = atlas_tasks(BasinAtlas(steps=100, runs=3, runs_per_task=2), Path("out"))
+    >>> [Path(t.out_dir).name for t in tasks], tasks[0].meta
+    (['s0', 's2'], {'cell': 'K10_L4_n50_d32_lam0.004_lr0.5_a1'})
     """
     tasks = []
     for cell in atlas.cells():

@@ -63,7 +63,28 @@ def _shape(task: Task) -> Shape:
 
 
 def atlas_shapes(atlas: BasinAtlas, tasks: Sequence[Task] | None = None) -> dict[Shape, list[Task]]:
-    """The atlas's tasks (or ``tasks``) grouped by cost shape ``(K, L, n, width)``, in order of appearance."""
+    """The atlas's tasks (or ``tasks``) grouped by cost shape ``(K, L, n, width)``, in order of appearance.
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas.
+    tasks : sequence of Task, optional
+        Group these tasks instead of all of the atlas's
+        (:func:`~deepcollapse.experiments.basin_atlas.atlas_tasks`).
+
+    Returns
+    -------
+    dict of tuple to list of Task
+        ``(classes, layers, n, width)`` -> the tasks of that shape.
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> {shape: len(group) for shape, group in atlas_shapes(atlas).items()}
+    {(3, 2, 2, 4): 1}
+    """
     shapes: dict[Shape, list[Task]] = {}
     for t in atlas_tasks(atlas, Path(".")) if tasks is None else tasks:
         shapes.setdefault(_shape(t), []).append(t)
@@ -72,7 +93,25 @@ def atlas_shapes(atlas: BasinAtlas, tasks: Sequence[Task] | None = None) -> dict
 
 def task_workers(workers: int | None, tasks: int) -> int:
     """The task processes the local executor starts: ``workers``, or one per pending task up to the CPU
-    count (:func:`~deepcollapse.runs.executors.run_tasks`)."""
+    count (:func:`~deepcollapse.runs.executors.run_tasks`).
+
+    Parameters
+    ----------
+    workers : int or None
+        The processes asked for (``None`` or 0: as the executor picks).
+    tasks : int
+        The pending tasks.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Examples
+    --------
+    >>> task_workers(4, 10), task_workers(None, 1)
+    (4, 1)
+    """
     return workers or max(1, min(tasks, os.cpu_count() or 1))
 
 
@@ -80,7 +119,30 @@ def measure_shape(config: Any, probe_seconds: float = 1.0, total_steps: int | No
     """Seconds per GD step of ``config.runs`` runs with the engine the trainer picks for ``config`` (a
     :class:`~deepcollapse.dufm.config.DUFMConfig`), in one call of about ``probe_seconds`` (at most 1 % of
     the ``total_steps`` the shape will take) after a warm-up (numba compilation, the CUDA context and
-    graphs), as the trainer's chunks of many steps run."""
+    graphs), as the trainer's chunks of many steps run.
+
+    Parameters
+    ----------
+    config : DUFMConfig
+        The trainer config of the shape (its ``runs`` runs batched).
+    probe_seconds : float, default 1.0
+        About how long the timed call steps.
+    total_steps : int, optional
+        The steps the shape will take in all; the probe is capped at 1 % of their time.
+
+    Returns
+    -------
+    float
+        Seconds per GD step (of all ``config.runs`` runs together).
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> from deepcollapse.experiments.basin_atlas import cell_config
+    >>> measure_shape(cell_config(atlas, atlas.base, seed=0, runs=2), probe_seconds=0.01) > 0
+    True
+    """
     from deepcollapse.dufm.model import init_params
     from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
 
@@ -110,7 +172,27 @@ def measure_shape(config: Any, probe_seconds: float = 1.0, total_steps: int | No
 def measure_analysis(config: Any) -> tuple[float, float]:
     """``(observe_s, classify_s)``: seconds of the trainer's per-run analysis on one run of ``config``'s
     shape, on the CPU -- one record of ``metrics.jsonl`` (``observe_run``) and the classification of
-    ``summary.json`` (``classify_run``) -- timed on a run after 100 GD steps from its initialisation."""
+    ``summary.json`` (``classify_run``) -- timed on a run after 100 GD steps from its initialisation.
+
+    Parameters
+    ----------
+    config : DUFMConfig
+        The trainer config of the shape (its ``runs`` and ``device`` are ignored: one run on the CPU).
+
+    Returns
+    -------
+    tuple of float
+        ``(observe_s, classify_s)``, seconds per record and per run.
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> from deepcollapse.experiments.basin_atlas import cell_config
+    >>> observe_s, classify_s = measure_analysis(cell_config(atlas, atlas.base, seed=0, runs=2))
+    >>> observe_s > 0 and classify_s > 0
+    True
+    """
     from deepcollapse.dufm.classify import classify_run, theory_of
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.dufm.kernel import advance_limited, one_blas_thread
@@ -148,6 +230,33 @@ def costs_from_gpu_check(
     the ``analysis`` row of the same shape, else of the nearest width with the same K, L and n.
 
     Raises ``ValueError`` naming what the JSON lacks.
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas whose shapes (:func:`atlas_shapes`) are costed.
+    summary : mapping
+        The gpu-check JSON, read (``summary["steps"]["dufm_throughput"]["rows"]``).
+    step_loop : str, optional
+        Whose stepping rows to use (``"graph"``, ``"chunk"``, ...); default as above.
+
+    Returns
+    -------
+    dict of tuple to ShapeCost
+        ``(K, L, n, width)`` -> its cost (``source``: ``"gpu-check rows at R = <R> (<step_loop>)"``).
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> rows = [{"kind": "step", "step_loop_ran": "chunk", "runs": 2, "flops_per_step": 1008,
+    ...          "runs_steps_per_s": 4000.0},
+    ...         {"kind": "analysis", "classes": 3, "layers": 2, "n": 2, "width": 8, "observe_s": 0.001,
+    ...          "classify_s": 0.01}]
+    >>> costs = costs_from_gpu_check(atlas, {"steps": {"dufm_throughput": {"rows": rows}}})
+    >>> cost = costs[(3, 2, 2, 4)]
+    >>> cost.step_s, cost.classify_s, cost.source
+    (0.0005, 0.01, 'gpu-check rows at R = 2 (chunk)')
     """
     from deepcollapse.dufm.config import DUFMConfig
     from deepcollapse.dufm.kernel import estimate_runs_steps_per_s
@@ -212,6 +321,15 @@ def atlas_runtime(
         observe_s, classify_s, device_s, host_s, task_s, total_s, source``; ``attrs``: ``total_s``,
         ``device_s`` (stepping), ``host_s`` (analysis), ``wall_s`` (the estimate), ``device``, ``workers``,
         ``tasks``.
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> costs = {shape: ShapeCost(2, 0.001, 0.0001, 0.01, "made up") for shape in atlas_shapes(atlas)}
+    >>> df = atlas_runtime(atlas, costs, 1, "cpu")
+    >>> round(df.attrs["device_s"], 4), round(df.attrs["host_s"], 4), df.attrs["tasks"]
+    (0.1, 0.0222, 1)
     """
     rows = []
     n_tasks = 0
@@ -292,6 +410,14 @@ def estimate_runtime(
     -------
     DataFrame
         :func:`atlas_runtime`'s table (its ``source``: ``"calibration on <device>"``).
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.basin_atlas import BasinAtlas
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> df = estimate_runtime(atlas, 1, probe_seconds=0.01)
+    >>> df["source"].tolist(), df.attrs["wall_s"] > 0
+    (['calibration on cpu'], True)
     """
     from deepcollapse.dufm.config import DUFMConfig
 
@@ -309,7 +435,23 @@ def estimate_runtime(
 
 
 def duration_text(s: float) -> str:
-    """``s`` seconds as "0.42 s", "42 s", "3.5 min" or "2.1 h"."""
+    """``s`` seconds as "0.42 s", "42 s", "3.5 min" or "2.1 h".
+
+    Parameters
+    ----------
+    s : float
+        Seconds.
+
+    Returns
+    -------
+    str
+        Two significant digits below 10 s, whole seconds below 2 min, minutes below 2 h, else hours.
+
+    Examples
+    --------
+    >>> duration_text(0.42), duration_text(42), duration_text(210), duration_text(7560)
+    ('0.42 s', '42 s', '3.5 min', '2.1 h')
+    """
     if s < 10:
         return f"{s:.2g} s"
     return f"{s:.0f} s" if s < 120 else (f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h")

@@ -106,6 +106,14 @@ def read_best_known(path: str | Path) -> dict[tuple[int, int, int, float], float
     -------
     dict
         The losses by problem.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "best_known.csv"
+    >>> pd.DataFrame({"classes": [10], "layers": [4], "best_loss": [0.17]}).to_csv(path, index=False)
+    >>> read_best_known(path)
+    {(10, 4, 50, 0.004): 0.17}
     """
     from deepcollapse.experiments.search_experiments import BEST_KNOWN_FULL
 
@@ -144,6 +152,15 @@ def reference_loss(
     (float or None, str)
         The loss (``None`` where no reference exists) and ``"best-known table"``, ``"min(L_DNC, L_SRG)"``,
         ``"min(L_DNC, L_SRG), <status>"`` (other families) or ``"none: <why>"``.
+
+    Examples
+    --------
+    >>> atlas = BasinAtlas(steps=100)
+    >>> loss, source = reference_loss(atlas, atlas.base)
+    >>> round(loss, 4), source
+    (0.1748, 'min(L_DNC, L_SRG)')
+    >>> reference_loss(atlas, atlas.base, {(10, 4, 50, 0.004): 0.17})
+    (0.17, 'best-known table')
     """
     from deepcollapse.theory.compare import compare
     from deepcollapse.theory.family_compare import compare_family
@@ -193,6 +210,16 @@ def basin_rows(folder: str | Path, cell: Cell, reference: tuple[float | None, st
         Columns ``cell``, the cell's fields, ``seed``, ``classification``, ``final_loss``, ``loss_dnc``,
         ``loss_srg``, ``reference_loss``, ``reference``, ``loss_over_best``, ``grad_norm``, ``run_dir``,
         ``mean_rank``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> run = {"seed": 0, "classification": "dnc", "final_loss": 0.3, "ranks": [9, 9, 9, 9, 9]}
+    >>> _ = (folder / "summary.json").write_text(json.dumps({"runs": [run], "loss_dnc": 0.3}))
+    >>> row = basin_rows(folder, BasinAtlas(steps=100).base, (0.25, "best-known table"))[0]
+    >>> row["cell"], row["classification"], row["loss_over_best"], row["mean_rank"]
+    ('K10_L4_n50_d32_lam0.004_lr0.5_a1', 'dnc', 1.2, 9.0)
     """
     summary = json.loads((Path(folder) / "summary.json").read_text())
     ref, source = reference
@@ -240,6 +267,14 @@ def class_probabilities(runs: pd.DataFrame, by: Sequence[str], z: float = 1.96) 
     -------
     DataFrame
         One row per group, sorted by ``by``.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"width": [16, 16, 32, 32],
+    ...                      "classification": ["dnc", "low_rank", "dnc", "dnc_converging"],
+    ...                      "loss_over_best": [1.0, 1.2, 1.0, 1.01]})
+    >>> class_probabilities(runs, ["width"])[["width", "n_runs", "p_reaches_dnc", "p_dnc"]].values.tolist()
+    [[16.0, 2.0, 0.5, 0.5], [32.0, 2.0, 1.0, 0.5]]
     """
     out = []
     for key, g in runs.groupby(list(by), sort=True):
@@ -351,6 +386,18 @@ def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.
     -------
     DataFrame
         One row per run (:func:`basin_rows`).
+
+    Examples
+    --------
+    A one-cell atlas of two 10-step runs:
+
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=10, records=10, runs=2, runs_per_task=2)
+    >>> runs = run_atlas(ctx, atlas)
+    >>> runs["seed"].tolist(), (ctx.out_dir / "tables" / "basins_cells.csv").is_file()
+    ([0, 1], True)
     """
     from deepcollapse.analysis import basin_plots as bp
 
@@ -455,6 +502,16 @@ def runtime_estimate(ctx: Context, atlas: BasinAtlas, pending: Sequence[Task]) -
     -------
     DataFrame
         :func:`~deepcollapse.experiments.basin_runtime.atlas_runtime`'s table.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> est = runtime_estimate(ctx, atlas, atlas_tasks(atlas, ctx.out_dir))
+    >>> est.attrs["tasks"], (ctx.out_dir / "tables" / "basins_runtime_estimate.csv").is_file()
+    (1, True)
     """
     from deepcollapse._core.io import read_json
     from deepcollapse.dufm.config import DUFMConfig
@@ -484,7 +541,34 @@ def _count(n: int, word: str, plural: str = "s") -> str:
 
 def compare_runtime(ctx: Context, est: pd.DataFrame, elapsed: float) -> None:
     """Say and report the measured wall time against the estimate (table ``basins_runtime_check``: the
-    estimate, the measurement and their ratio)."""
+    estimate, the measurement and their ratio).
+
+    Parameters
+    ----------
+    ctx : Context
+        Where it is said and written.
+    est : DataFrame
+        The estimate made before the run (:func:`runtime_estimate`; its ``attrs`` and ``source`` column).
+    elapsed : float
+        The measured wall time, seconds.
+
+    Returns
+    -------
+    None
+        Says the comparison and writes the table ``basins_runtime_check`` into ``ctx``'s folder and report.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> from deepcollapse.experiments.basin_runtime import ShapeCost, atlas_runtime, atlas_shapes
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=100, runs=2, runs_per_task=2)
+    >>> costs = {shape: ShapeCost(2, 0.001, 0.0001, 0.01, "made up") for shape in atlas_shapes(atlas)}
+    >>> compare_runtime(ctx, atlas_runtime(atlas, costs, 1, "cpu"), 0.2444)
+    >>> pd.read_csv(ctx.out_dir / "tables" / "basins_runtime_check.csv")["measured_over_estimated"].item()
+    2.0
+    """
     ratio = elapsed / max(est.attrs["wall_s"], 1e-9)
     text = (
         f"took {duration_text(elapsed)} against the estimated {duration_text(est.attrs['wall_s'])} "
@@ -526,6 +610,17 @@ def fig3_right_comparison(ctx: Context, atlas: BasinAtlas, runs: pd.DataFrame) -
     -------
     DataFrame
         One row per width: ``width, n_runs, p_reaches_dnc`` and its interval, ``p_dnc``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> atlas = BasinAtlas(steps=100, axes={"width": [16, 64]})
+    >>> runs = pd.DataFrame([{"cell": c.id, "width": c.width, "classification": k, "loss_over_best": 1.0}
+    ...                      for c in atlas.slice_cells("width") for k in ("dnc", "low_rank")])
+    >>> fig3_right_comparison(ctx, atlas, runs)[["width", "n_runs", "p_reaches_dnc"]].values.tolist()
+    [[16.0, 2.0, 0.5], [64.0, 2.0, 0.5]]
     """
     from deepcollapse.experiments.dufm_helpers import dufm_base
     from deepcollapse.experiments.paper2024 import FIG3_RIGHT_WIDTHS
@@ -590,6 +685,11 @@ def describe_atlas(atlas: BasinAtlas) -> str:
     -------
     str
         For the experiment's ``settings`` and the report.
+
+    Examples
+    --------
+    >>> describe_atlas(BASINS_SMOKE).split("; ")[-1]
+    '4 runs per cell (4 cells, 16 runs), 2000 GD steps, 4 runs per trainer call, device cpu.'
     """
     sym = {"width": "width", "lam": "λ", "lr": "lr", "init_factor": "α", "classes": "K", "layers": "L"}
 

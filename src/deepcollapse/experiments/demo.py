@@ -84,7 +84,40 @@ def run_demo(
     progress: bool = True,
     force: bool = False,
 ) -> Path:
-    """Run the demo into ``out_dir`` (finished parts are skipped on re-runs); return the report's path."""
+    """Run the demo into ``out_dir`` (finished parts are skipped on re-runs); return the report's path.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The output folder (created; one holding another experiment is refused unless ``force``).
+    steps : int
+        GD steps of each flagship run (default :data:`DEMO_STEPS`).
+    runs : int
+        Flagship seeds (default :data:`DEMO_RUNS`).
+    executor : str, default "local"
+        ``"local"`` or ``"ray"`` (:func:`~deepcollapse.runs.executors.run_tasks`).
+    workers : int, optional
+        Task processes (``None``: one per pending task up to the CPU count).
+    ray_address : str, optional
+        The Ray cluster to join (``executor="ray"``).
+    progress : bool, default True
+        Show progress bars on stderr.
+    force : bool, default False
+        Write into a folder that holds another experiment, re-training runs whose config differs.
+
+    Returns
+    -------
+    Path
+        ``out_dir/report.html``.
+
+    Examples
+    --------
+    A demo of one 2-step run (seconds; the default is about a minute):
+
+    >>> import tempfile
+    >>> run_demo(tempfile.mkdtemp(), steps=2, runs=1, progress=False).name
+    'report.html'
+    """
     steps = check_int("steps", steps, min=1)
     runs = check_int("runs", runs, min=1)
     exp = Experiment(

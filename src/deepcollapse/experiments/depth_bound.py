@@ -67,6 +67,18 @@ def layer_sv_counts(solution: str | Path, rtol: float = SV_RTOL) -> list[int]:
     -------
     list of int
         ``L`` counts.
+
+    Examples
+    --------
+    K = 2 classes of n = 2 samples, L = 2:
+
+    >>> import tempfile
+    >>> from deepcollapse.landscape.solution_file import save_solution
+    >>> H1 = np.vstack([np.kron(np.eye(2), np.ones((1, 2))), np.zeros((1, 4))])  # (d_1, K n) = (3, 4)
+    >>> f = save_solution(f"{tempfile.mkdtemp()}/p.npz", H1, [np.eye(3), np.ones((2, 3))], n=2, lam_h=0.1,
+    ...                   lam_w=[0.1, 0.1])
+    >>> layer_sv_counts(f)
+    [2, 2]
     """
     from deepcollapse.landscape.solution_file import load_solution
     from deepcollapse.theory.objective import forward
@@ -102,6 +114,16 @@ def depth_bound_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
         the row's ``L``), ``sv_counts`` as text (``"3-2-2"``), ``sv_count_max`` / ``sv_count_min`` over
         ``M_1 .. M_{L-1}`` (the layers below the last, whose count the depth bound is about),
         ``sv_count_last`` (``M_L``, the input of the linear last layer).
+
+    Examples
+    --------
+    >>> rows = [{"fit_term": "mse", "classes": 4, "layers": 3, "best_loss": 0.9, "loss_dnc": 1.0,
+    ...          "loss_srg": None, "sv_counts": [3, 2, 4]}]
+    >>> row = depth_bound_table(rows).iloc[0]
+    >>> row["sv_counts"], int(row["sv_count_max"]), int(row["sv_count_last"])
+    ('3-2-4', 3, 4)
+    >>> float(row["best_over_dnc_family"])
+    0.9
     """
     df = pd.DataFrame(rows)
     if df.empty:
@@ -120,6 +142,37 @@ def depth_bound_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def depth_bound_rows(ctx: Context, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The points of the ``depth-bound`` experiment: for each fit term of ``settings["losses"]`` the
+    best-known search of every (K, L) (:func:`~deepcollapse.experiments.search_experiments.best_known_rows`,
+    run with the context's executor, offered to its registry), with ``fit_term`` and the per-layer singular
+    value counts of its best solution (:func:`layer_sv_counts`, ``sv_counts``).
+
+    Parameters
+    ----------
+    ctx : Context
+        The experiment context (folder, executor, registry, report command).
+    settings : dict
+        :data:`DEPTH_BOUND_FULL` or :data:`DEPTH_BOUND_SMOKE`: the best-known settings plus ``losses``.
+
+    Returns
+    -------
+    list of dict
+        One row per (loss, K, L): the point's ``point.json`` row plus ``fit_term`` and ``sv_counts``; the
+        rows of :func:`depth_bound_table`.
+
+    Examples
+    --------
+    One tiny search (K = 3, L = 2, MSE; seconds):
+
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("depth-bound"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> settings = {**DEPTH_BOUND_SMOKE, "classes": [3], "layers": [2], "losses": ["mse"], "budget": 0.1,
+    ...             "steps": 20, "runs": 2}
+    >>> rows = depth_bound_rows(ctx, settings)
+    >>> [(r["fit_term"], r["classes"], r["layers"], len(r["sv_counts"])) for r in rows]
+    [('mse', 3, 2, 2)]
+    """
     rows = []
     for loss in settings["losses"]:
         for row in best_known_rows(

@@ -40,7 +40,27 @@ SMOKE: dict[str, Any] = {"n": 5, "steps": 300, "log_every": 50}
 
 def zero_threshold_lam(classes: int, layers: int, n: int) -> float:
     """The common weight decay λ (λ_H1 = every λ_Wl = λ) at which the DNC optimum becomes the all-zero point:
-    ``Λ = n λ^{L+1} = Λ*`` (:func:`deepcollapse.theory.zero_threshold`), i.e. ``λ* = (Λ*/n)^{1/(L+1)}``."""
+    ``Λ = n λ^{L+1} = Λ*`` (:func:`deepcollapse.theory.zero_threshold`), i.e. ``λ* = (Λ*/n)^{1/(L+1)}``.
+
+    Parameters
+    ----------
+    classes : int
+        ``K``.
+    layers : int
+        ``L``.
+    n : int
+        Samples per class.
+
+    Returns
+    -------
+    float
+        ``λ*``.
+
+    Examples
+    --------
+    >>> round(zero_threshold_lam(10, 4, 50), 4)
+    0.0096
+    """
     from deepcollapse.theory import zero_threshold
 
     return float((zero_threshold(classes, layers) / n) ** (1.0 / (layers + 1)))
@@ -49,7 +69,26 @@ def zero_threshold_lam(classes: int, layers: int, n: int) -> float:
 def dufm_base(smoke: bool, **overrides: Any) -> dict[str, Any]:
     """The flagship config with ``overrides``; the smoke version has n = 5 and 300 steps (logged every 50).  A
     plain dict: the base of a sweep spec (it may hold ``lam``, which the spec expands), completed by the
-    spec's grid and seeds before each point's ``DUFMConfig`` validates it."""
+    spec's grid and seeds before each point's ``DUFMConfig`` validates it.
+
+    Parameters
+    ----------
+    smoke : bool
+        Apply :data:`SMOKE` (after ``overrides``, so it wins over them).
+    **overrides
+        ``DUFMConfig`` fields (or ``lam``) that replace the flagship's.
+
+    Returns
+    -------
+    dict
+        The sweep base.
+
+    Examples
+    --------
+    >>> base = dufm_base(True, lam=0.01)
+    >>> base["classes"], base["lam"], base["n"], base["steps"]
+    (10, 0.01, 5, 300)
+    """
     base = {**FLAGSHIP, **overrides}
     if smoke:
         base.update(SMOKE)
@@ -89,7 +128,31 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def point_curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
-    """Per (step, seed) losses of every run of a point; ``run`` is the seed (unique across run folders)."""
+    """Per (step, seed) losses of every run of a point; ``run`` is the seed (unique across run folders).
+
+    Parameters
+    ----------
+    result : SweepResult
+        A finished DUFM sweep.
+    point : str, optional
+        The point id (``result.runs["point"]``); default every point.
+
+    Returns
+    -------
+    DataFrame
+        ``step, run, seed, loss, fit, reg, diverged``
+        (:func:`~deepcollapse.analysis.tables.step_metrics_frame` of each run folder); empty without records.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> curves = point_curves(result, "base")
+    >>> sorted(curves["run"].unique().tolist()), sorted(curves["step"].unique().tolist())[:3]
+    ([0, 1], [0, 10, 20])
+    """
     from deepcollapse.analysis.tables import step_metrics_frame
 
     df = _concat([step_metrics_frame(f) for f in _point_folders(result, point)])
@@ -99,6 +162,32 @@ def point_curves(result: SweepResult, point: str | None = None) -> pd.DataFrame:
 
 
 def point_layer_frame(result: SweepResult, point: str | None = None) -> pd.DataFrame:
+    """Per (step, seed, layer, kind) class-mean metrics of every run of a point (``dnc1``, ``dnc2_cond``,
+    ``rank``); ``run`` is the seed.
+
+    Parameters
+    ----------
+    result : SweepResult
+        A finished DUFM sweep.
+    point : str, optional
+        The point id; default every point.
+
+    Returns
+    -------
+    DataFrame
+        :func:`~deepcollapse.analysis.tables.layer_metrics_frame` of each run folder, concatenated; empty
+        without records.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> layers = point_layer_frame(result)
+    >>> sorted(layers["layer"].unique().tolist()), {"dnc1", "rank"} <= set(layers.columns)
+    ([1, 2], True)
+    """
     from deepcollapse.analysis.tables import layer_metrics_frame
 
     df = _concat([layer_metrics_frame(f) for f in _point_folders(result, point)])
@@ -110,6 +199,31 @@ def point_layer_frame(result: SweepResult, point: str | None = None) -> pd.DataF
 def point_singular_values(
     result: SweepResult, point: str | None = None, kind: str = "post"
 ) -> dict[int, np.ndarray]:
+    """The singular values of the class means at the last logged step of every run of a point, by layer.
+
+    Parameters
+    ----------
+    result : SweepResult
+        A finished DUFM sweep.
+    point : str, optional
+        The point id; default every point.
+    kind : {"post", "pre"}, default "post"
+        The post- or pre-activation class means.
+
+    Returns
+    -------
+    dict of int to numpy.ndarray
+        ``{layer: (runs, k)}``, the runs of all the point's folders stacked (rows zero-padded to the longest).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> {layer: sv.shape for layer, sv in point_singular_values(result, "base").items()}
+    {1: (2, 3), 2: (2, 3)}
+    """
     from deepcollapse.analysis.tables import final_singular_values
 
     out: dict[int, list[np.ndarray]] = {}
@@ -128,7 +242,34 @@ def best_means(
 ) -> tuple[ClassMeans, dict[str, Any], str]:
     """Class means of the best run over ``points``: the lowest ``final_loss / L_DNC`` (so that points with
     different λ compare fairly), non-diverged runs first.  Returns (means, summary entry, point id), the means
-    a :class:`~deepcollapse.experiments.outputs.ClassMeans`."""
+    a :class:`~deepcollapse.experiments.outputs.ClassMeans`.
+
+    Parameters
+    ----------
+    result : SweepResult
+        A finished DUFM sweep.
+    points : sequence of str
+        The point ids to choose from.
+    classes : int
+        ``K``.
+
+    Returns
+    -------
+    tuple
+        ``(ClassMeans, dict, str)``: the best run's class means
+        (:func:`~deepcollapse.experiments.outputs.class_mean_matrices`), its entry of ``summary.json``
+        and its point; ``ValueError`` when no run finished.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> means, run, point = best_means(result, ["base"], 3)
+    >>> type(means).__name__, point, run["seed"] in (0, 1)
+    ('ClassMeans', 'base', True)
+    """
     from deepcollapse.analysis.tables import read_summary
     from deepcollapse.experiments.outputs import class_mean_matrices
 
@@ -161,13 +302,76 @@ _RUN_COLUMNS = [
 
 
 def runs_table(ctx: Context, result: SweepResult, name: str, caption: str) -> None:
+    """Write the sweep's per-run table (``tables/<name>_runs.csv``) and show its main columns in the report.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the table goes.
+    result : SweepResult
+        A finished DUFM sweep.
+    name : str
+        The table's prefix.
+    caption : str
+        The report's caption.
+
+    Returns
+    -------
+    None
+        Writes ``tables/<name>_runs.csv`` (every column) and adds the point, the varying settings, the seed,
+        losses, class and ranks to the report.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("fig2-top"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> runs_table(ctx, result, "tiny", "One row per run.")
+    >>> len(pd.read_csv(ctx.out_dir / "tables" / "tiny_runs.csv"))
+    2
+    """
     cols = list(dict.fromkeys(["point", *result.spec.varying_keys(), *_RUN_COLUMNS[1:]]))
     cols += [c for c in result.runs.columns if c.startswith("rank_")]
     ctx.table(result.runs, f"{name}_runs", caption, columns=cols)
 
 
 def summary_table(ctx: Context, result: SweepResult, name: str, caption: str, metrics: Sequence[str]) -> None:
-    """Write the full per-point table (CSV) and show ``metrics`` as "mean ± std" columns in the report."""
+    """Write the full per-point table (CSV) and show ``metrics`` as "mean ± std" columns in the report.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the table goes.
+    result : SweepResult
+        A finished DUFM sweep.
+    name : str
+        The table's prefix (``tables/<name>_summary.csv``).
+    caption : str
+        The report's caption.
+    metrics : sequence of str
+        Metrics of ``result.summary`` shown as ``mean ± std``
+        (:func:`~deepcollapse.analysis.tables.format_mean_std`).
+
+    Returns
+    -------
+    None
+        Writes ``tables/<name>_summary.csv`` and adds the formatted table to the report.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> result = run_sweep(seeded_spec("tiny", base, 2), tempfile.mkdtemp(), workers=1)
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("fig2-top"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> summary_table(ctx, result, "tiny", "Per point.", ["final_loss"])
+    >>> pd.read_csv(ctx.out_dir / "tables" / "tiny_summary.csv")["n_runs"].tolist()
+    [2]
+    """
     from deepcollapse.analysis.tables import format_mean_std
 
     path = ctx.out_dir / "tables" / f"{name}_summary.csv"
@@ -187,7 +391,33 @@ def seeded_spec(
     seeds_per_run: int | None = None,
 ) -> SweepSpec:
     """Seeds ``0..seeds-1``; a single-point experiment splits its seeds into two trainer calls (one per core
-    of a 2-core machine; results do not depend on the split)."""
+    of a 2-core machine; results do not depend on the split).
+
+    Parameters
+    ----------
+    name : str
+        The sweep's name.
+    base : dict
+        The base config (:func:`dufm_base`).
+    seeds : int
+        Seeds per point.
+    grid : dict of str to list, optional
+        Settings crossed with each other.
+    points : list of dict, optional
+        Explicit points (each overrides ``base``).
+    seeds_per_run : int, optional
+        Seeds per trainer call (default: half of them for a single point, else the spec's default).
+
+    Returns
+    -------
+    SweepSpec
+
+    Examples
+    --------
+    >>> spec = seeded_spec("flagship", dufm_base(True), 10)
+    >>> spec.seeds, spec.seeds_per_run
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 5)
+    """
     if seeds_per_run is None and not grid and not points and seeds > 1:
         seeds_per_run = math.ceil(seeds / 2)
     return SweepSpec(

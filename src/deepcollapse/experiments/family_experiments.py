@@ -76,8 +76,26 @@ def _with_layer_ranks(runs: pd.DataFrame) -> pd.DataFrame:
 def conjecture_table(grid_rows: pd.DataFrame) -> pd.DataFrame:
     """Per ``L``: the ``K`` where ``L_SRG < L_DNC`` under CE and under MSE (count, smallest ``K``, the ``K``
     where DNC is strictly better, and the ``K`` where both optima are the all-zero point, a tie).
-    ``grid_rows``: columns ``classes, layers, loss_{dnc,srg}_{ce,mse}`` and ``loss_zero`` (CE's ``log K``;
-    MSE's is 1/2)."""
+
+    Parameters
+    ----------
+    grid_rows : DataFrame
+        Columns ``classes, layers, loss_{dnc,srg}_{ce,mse}`` and ``loss_zero`` (CE's ``log K``; MSE's is
+        1/2), e.g. :func:`conjecture_grid`.
+
+    Returns
+    -------
+    DataFrame
+        One row per ``L``: ``layers``, ``K range`` and, per fit term ``(ce)`` / ``(mse)``, ``SRG < DNC``
+        (``"count/total"``), ``smallest K``, ``K where DNC <= SRG``, ``K with both zero`` (as ranges,
+        ``"6-7, 29-31"``) and ``min ratio`` (the smallest ``L_SRG / L_DNC``).
+
+    Examples
+    --------
+    >>> row = conjecture_table(conjecture_grid("6,7", "3", 5, 0.004)).iloc[0]
+    >>> row["K range"], row["SRG < DNC (ce)"], row["K where DNC <= SRG (mse)"]
+    ('6..7', '0/2', '6-7')
+    """
     out = []
     for L, sub in grid_rows.groupby("layers"):
         row: dict[str, Any] = {"layers": int(L), "K range": f"{sub['classes'].min()}..{sub['classes'].max()}"}
@@ -114,7 +132,33 @@ def _ranges(values: list[int]) -> str:
 
 
 def conjecture_grid(classes: str, layers: str, n: int, lam: float, progress: bool = False) -> pd.DataFrame:
-    """The CE grid next to the MSE closed forms: one row per ``(K, L)``."""
+    """The CE grid next to the MSE closed forms: one row per ``(K, L)``.
+
+    Parameters
+    ----------
+    classes, layers : str
+        The ``K`` and ``L`` values: an integer, a range ``START:STOP[:STEP]`` or a comma-separated list.
+    n : int
+        Samples per class.
+    lam : float
+        ``λ`` of ``H_1`` and of every ``W_l``.
+    progress : bool, default False
+        Show a progress bar over the CE grid.
+
+    Returns
+    -------
+    DataFrame
+        ``classes, layers``, the CE columns ``loss_dnc_ce, loss_srg_ce, ratio_ce, srg_beats_dnc_ce,
+        srg_construction_ce, rank_srg_ce, status_dnc, status_srg, loss_zero``
+        (:func:`~deepcollapse.theory.grid_family`) and the MSE columns ``loss_dnc_mse, loss_srg_mse,
+        ratio_mse, srg_beats_dnc_mse, theorem5`` (:func:`~deepcollapse.theory.grid`).
+
+    Examples
+    --------
+    >>> df = conjecture_grid("6,7", "3", 5, 0.004)
+    >>> df[["classes", "layers", "srg_beats_dnc_ce", "srg_beats_dnc_mse"]].values.tolist()
+    [[6, 3, False, False], [7, 3, False, False]]
+    """
     from deepcollapse.theory import grid, grid_family
 
     ce = pd.DataFrame(grid_family(classes, layers, n, lam, lam, loss="ce", progress=progress))
@@ -297,7 +341,26 @@ def mark_trained(runs: pd.DataFrame, base: dict[str, Any]) -> pd.DataFrame:
     """Add ``loss_dnc_ce`` (the CE-re-optimised DNC candidate of each run's ``L``; valid for ReLU and linear
     alike, its class means are non-negative) and ``reached_dnc`` (final loss at most that, +1e-3 relative):
     runs stuck above it (e.g. near the all-zero point) did not train, so their ranks say nothing about
-    minima."""
+    minima.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Per-run rows with ``layers`` and ``final_loss``.
+    base : dict
+        The sweep's base: ``classes``, ``n`` and ``lam`` (of ``H_1`` and every ``W_l``).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``runs`` with the two columns (``runs`` itself when empty).
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"layers": [3, 3], "final_loss": [0.3, 2.3]})
+    >>> mark_trained(runs, {"classes": 10, "n": 5, "lam": 0.004})["reached_dnc"].tolist()
+    [True, False]
+    """
     from deepcollapse.theory import ce_dnc
 
     df = runs.copy()

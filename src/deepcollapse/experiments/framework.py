@@ -145,7 +145,32 @@ class Context:
         A network sweep (``kind: net``) takes the run's :attr:`run_options` (``--device``, ``--batch-seeds``)
         into its base and, unless it is a smoke run, first announces its runtime estimated from a short
         calibration on the device (:func:`~deepcollapse.experiments.net_runtime.estimate_net_runtime`), which
-        also goes into the report."""
+        also goes into the report.
+
+        Parameters
+        ----------
+        spec : SweepSpec
+            The sweep.
+        sub : str, optional
+            A subfolder of ``out_dir`` (default: ``out_dir`` itself); also the key of its config in
+            :attr:`configs` (default: ``spec.name``).
+
+        Returns
+        -------
+        SweepResult
+            :func:`~deepcollapse.runs.sweep.run_sweep`'s result (per-run and per-point tables).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+        >>> from deepcollapse.experiments.dufm_helpers import dufm_base, seeded_spec
+        >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+        >>> result = ctx.sweep(seeded_spec("tiny", base, 2), "tiny")
+        >>> len(result.runs), list(ctx.configs)
+        (2, ['tiny'])
+        """
         if spec.kind == "net" and self.run_options:
             spec = dataclasses.replace(spec, base={**spec.base, **self.run_options})
         if spec.kind == "net" and not self.smoke:
@@ -169,7 +194,30 @@ class Context:
     def tasks(self, tasks: Sequence[Task]) -> list[TaskOutcome]:
         """Run the independent tasks (:class:`~deepcollapse.runs.executors.Task`) that are not done
         yet with this run's executor, workers and Ray address; one
-        :class:`~deepcollapse.runs.executors.TaskOutcome` per task."""
+        :class:`~deepcollapse.runs.executors.TaskOutcome` per task.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks (a finished one is skipped).
+
+        Returns
+        -------
+        list of TaskOutcome
+            In the order of ``tasks``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+        >>> from deepcollapse.experiments.basin_atlas import BasinAtlas, atlas_tasks
+        >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=10, records=10, runs=2)
+        >>> [o.status for o in ctx.tasks(atlas_tasks(atlas, ctx.out_dir))]
+        ['trained']
+        >>> [o.status for o in ctx.tasks(atlas_tasks(atlas, ctx.out_dir))]
+        ['skipped']
+        """
         return run_tasks(
             tasks,
             executor=self.executor,
@@ -180,7 +228,25 @@ class Context:
 
     def say(self, text: str) -> None:
         """Tell the user ``text`` now: one line on stderr (as the progress bars, so only with ``progress``),
-        prefixed with the experiment's name, and logged (e.g. a runtime estimate before a long run)."""
+        prefixed with the experiment's name, and logged (e.g. a runtime estimate before a long run).
+
+        Parameters
+        ----------
+        text : str
+            The message.
+
+        Returns
+        -------
+        None
+            Logs it (and writes it to stderr with ``progress``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+        >>> ctx.say("estimated runtime 3 s")  # logged; progress is off, so nothing on stderr
+        """
         log.info("%s: %s", self.experiment.name, text)
         if self.progress:
             from tqdm.auto import tqdm
@@ -188,6 +254,33 @@ class Context:
             tqdm.write(f"{self.experiment.name}: {text}", file=sys.stderr)
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:
+        """Save ``fig`` as ``figures/<name>.png`` and ``.pdf`` and add the PNG to the report (a smoke run's
+        figure is marked as such on its face).
+
+        Parameters
+        ----------
+        fig : matplotlib.figure.Figure
+            The figure.
+        name : str
+            The file name without suffix.
+        caption : str
+            The report's caption.
+
+        Returns
+        -------
+        Path
+            The PNG.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+        >>> import matplotlib.pyplot as plt
+        >>> fig, ax = plt.subplots()
+        >>> ctx.figure(fig, "empty", "An empty figure.").relative_to(ctx.out_dir).as_posix()
+        'figures/empty.png'
+        """
         from deepcollapse.analysis.figures import mark_smoke, save_figure
 
         if self.smoke:  # a smoke figure must never pass for the paper's: it says so on its face
@@ -197,6 +290,34 @@ class Context:
         return png
 
     def table(self, df: pd.DataFrame, name: str, caption: str, columns: Sequence[str] | None = None) -> Path:
+        """Write ``df`` as ``tables/<name>.csv`` (every column) and add it to the report (only ``columns``
+        where given, those of them that ``df`` has).
+
+        Parameters
+        ----------
+        df : DataFrame
+            The table.
+        name : str
+            The file name without suffix.
+        caption : str
+            The report's caption.
+        columns : sequence of str, optional
+            The columns shown in the report (default all).
+
+        Returns
+        -------
+        Path
+            The CSV.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+        >>> df = pd.DataFrame({"K": [3, 4], "loss": [0.1, 0.2]})
+        >>> ctx.table(df, "losses", "Two rows.", columns=["loss"]).relative_to(ctx.out_dir).as_posix()
+        'tables/losses.csv'
+        """
         path = self.out_dir / "tables" / f"{name}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(path, index=False)
@@ -227,6 +348,11 @@ def measured_runtime(seconds: float, load: float | None) -> str:
     -------
     str
         One sentence for the report's notes.
+
+    Examples
+    --------
+    >>> measured_runtime(150, None).split(" of wall")[0]
+    'This run took 2.5 min'
     """
     took = f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
     machine = f"{os.cpu_count() or '?'} CPU cores"
@@ -260,7 +386,18 @@ class Experiment:
         """The values ``reproduce NAME --device`` takes for this experiment (empty: it takes none): a network
         experiment's :class:`~deepcollapse.nets.config.NetConfig` devices, or the choices of the ``device``
         field of its settings class (the basin atlases: :class:`~deepcollapse.experiments.basin_atlas.
-        BasinAtlas`, whose trainer calls run there)."""
+        BasinAtlas`, whose trainer calls run there).
+
+        Returns
+        -------
+        tuple of str
+
+        Examples
+        --------
+        >>> from deepcollapse.experiments.registry import get_experiment
+        >>> get_experiment("basins").device_choices(), get_experiment("fig3-left").device_choices()
+        (('cpu', 'cuda', 'auto'), ())
+        """
         if self.kind == "net":
             from deepcollapse.nets.config import DEVICES
 
@@ -305,7 +442,54 @@ class Experiment:
         estimated on the device through ``announce`` (default: the log).  ``registry``: a best-known
         :class:`~deepcollapse.landscape.best_known.Registry` that the search experiments (best-known,
         depth-bound) offer their points to and whose rows (with the shipped ones) enter their tables;
-        ``None`` (default): no registry is read or written."""
+        ``None`` (default): no registry is read or written.
+
+        Parameters
+        ----------
+        out_dir : str or Path
+            The output folder (created; one holding another experiment is refused unless ``force``).
+        smoke : bool, default False
+            Run the seconds-long smoke variant.
+        executor : str, default "local"
+            ``"local"`` or ``"ray"``.
+        workers : int, optional
+            Task processes (``None``: one per pending task up to the CPU count).
+        ray_address : str, optional
+            The Ray cluster to join.
+        progress : bool, default False
+            Progress bars and :meth:`Context.say` lines on stderr.
+        force : bool, default False
+            As above.
+        data_dir : str or Path, optional
+            As above.
+        family : dict, optional
+            As above.
+        config : str or Path, optional
+            As above.
+        device : str, optional
+            As above.
+        batch_seeds : str or int, optional
+            As above.
+        announce : callable, optional
+            Where the messages before the work go (default: the log).
+        registry : Registry, optional
+            As above.
+
+        Returns
+        -------
+        Path
+            ``out_dir/report.html``.
+
+        Examples
+        --------
+        A one-table experiment (not registered):
+
+        >>> import tempfile
+        >>> body = lambda ctx: ctx.table(pd.DataFrame({"x": [1]}), "x", "One row.")
+        >>> exp = Experiment("one-table", "demo", "none", "One table.", "none", "instant", "theory", body)
+        >>> exp.run(tempfile.mkdtemp()).name
+        'report.html'
+        """
         check_executor_options(executor, workers)
         family = _check_experiment_family(self, family)
         run_options = _check_run_options(self, device, batch_seeds)
@@ -384,6 +568,13 @@ def family_options(family: dict[str, Any]) -> str:
     -------
     str
         E.g. ``" --loss ce"`` or ``" --activation relu_eps --eps 0.1"``.
+
+    Examples
+    --------
+    >>> family_options({"loss": "ce"}), family_options({"activation": "relu_eps", "eps": 0.1})
+    (' --loss ce', ' --activation relu_eps --eps 0.1')
+    >>> family_options(DEFAULT_FAMILY)
+    ''
     """
     out = ""
     for key in ("loss", "activation", "eps"):
@@ -485,7 +676,7 @@ def read_experiment_config(
     smoke: bool,
     overrides: dict[str, Any] | None = None,
 ) -> Any:
-    """The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
+    r"""The settings of ``reproduce NAME --config FILE`` for ``experiment`` (one-line ``ConfigError`` naming
     ``--config`` or the file: an experiment without a settings file, ``--smoke`` beside it, the file's own
     errors), with ``overrides`` (the command line's ``--device`` / ``--batch-seeds``, validated) in place of
     the file's values.
@@ -505,6 +696,16 @@ def read_experiment_config(
     -------
     object or None
         An instance of ``experiment.config_class`` (``None`` without a file).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> path = Path(tempfile.mkdtemp()) / "atlas.yaml"
+    >>> _ = path.write_text("name: tiny\nsteps: 100\n")
+    >>> atlas = read_experiment_config(get_experiment("basins"), path, smoke=False)
+    >>> type(atlas).__name__, atlas.name, atlas.steps
+    ('BasinAtlas', 'tiny', 100)
     """
     if path is None:
         return None
@@ -547,7 +748,24 @@ def _value(v: Any) -> str:
 
 
 def describe_configs(configs: dict[str, Any]) -> str:
-    """One readable line per sweep or theory setting of ``Context.configs`` (the settings actually run)."""
+    """One readable line per sweep or theory setting of ``Context.configs`` (the settings actually run).
+
+    Parameters
+    ----------
+    configs : dict
+        ``Context.configs``: name -> a sweep spec's ``to_dict()`` (with ``base``) or a flat dict of settings.
+
+    Returns
+    -------
+    str
+        The parts joined by ``" | "`` (``"see the configuration below"`` when there are none).
+
+    Examples
+    --------
+    >>> describe_configs({"theory": {"classes": 10, "lam": 0.004},
+    ...                   "sweep": {"base": {"classes": 10}, "grid": {"width": [16, 32]}, "seeds": [0, 1]}})
+    'theory: K = 10, λ = 0.004 | sweep: K = 10; width ∈ {16, 32}; 2 seeds'
+    """
     parts = []
     for name, cfg in configs.items():
         if not isinstance(cfg, dict):
@@ -573,7 +791,26 @@ _REGISTRY: dict[str, Experiment] = {}
 
 
 def register(experiment: Experiment) -> Experiment:
-    """Add an experiment to the registry (names are unique)."""
+    """Add an experiment to the registry (names are unique).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment; a name registered before is a ``ValueError``.
+
+    Returns
+    -------
+    Experiment
+        ``experiment`` itself.
+
+    Examples
+    --------
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> register(get_experiment("fig3-left"))
+    Traceback (most recent call last):
+        ...
+    ValueError: experiment 'fig3-left' registered twice
+    """
     if experiment.name in _REGISTRY:
         raise ValueError(f"experiment {experiment.name!r} registered twice")
     _REGISTRY[experiment.name] = experiment
@@ -581,5 +818,16 @@ def register(experiment: Experiment) -> Experiment:
 
 
 def registered() -> list[Experiment]:
-    """The experiments registered so far, in registration order (importing a figure module registers its)."""
+    """The experiments registered so far, in registration order (importing a figure module registers its).
+
+    Returns
+    -------
+    list of Experiment
+
+    Examples
+    --------
+    >>> import deepcollapse.experiments.basins
+    >>> {"basins", "basins-gpu"} <= {e.name for e in registered()}
+    True
+    """
     return list(_REGISTRY.values())

@@ -103,6 +103,13 @@ def fig10_claim(runs: pd.DataFrame) -> ClaimCheck:
     Returns
     -------
     ClaimCheck
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"lam": [1e-4, 1e-4, 1e-3, 1e-2], "avg_rank": [9.0, 10.0, 6.0, 1.0],
+    ...                      "label": ["low_rank", "dnc", "low_rank", "zero"]})
+    >>> fig10_claim(runs).holds
+    'yes'
     """
     claim = "The paper's Fig. 10 claim (the average rank of the head's class means falls as λ grows)"
     fitted = runs[~runs["label"].isin(["zero", "not_converged", "diverged"])]
@@ -136,6 +143,12 @@ def fig2_claim(final_losses: pd.Series, loss_dnc: float, loss_srg: float | None)
     Returns
     -------
     ClaimCheck
+
+    Examples
+    --------
+    >>> check = fig2_claim(pd.Series([0.2, 0.25]), 0.22, None)
+    >>> check.holds, check.text.split(" (")[-1]
+    ('in part', '1 of 2 run(s) below L_DNC).')
     """
     claim = "The paper's Fig. 2 claim (the training loss goes below L_DNC)"
     values = pd.to_numeric(final_losses, errors="coerce").dropna()

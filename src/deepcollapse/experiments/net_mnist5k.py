@@ -160,6 +160,12 @@ def mnist5k_spec(name: str, smoke: bool) -> SweepSpec:
     -------
     SweepSpec
         Base configuration, points and seeds.
+
+    Examples
+    --------
+    >>> spec = mnist5k_spec("real-mnist5k-fig10", smoke=True)
+    >>> spec.kind, spec.seeds, len(spec.points)
+    ('net', [0, 1], 2)
     """
     e = MNIST5K_EXPERIMENTS[name]
     base = {**e.base, **(e.smoke if smoke else {})}
@@ -186,6 +192,13 @@ def dnc1_change(layers: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         One row per layer: ``layer, dnc1_first, dnc1_last, ratio`` (last / first) and ``falls`` (every run's
         last DNC1 below its first).
+
+    Examples
+    --------
+    >>> layers = pd.DataFrame({"run": [0, 0, 1, 1], "epoch": [0, 10, 0, 10], "layer": 2, "kind": "post",
+    ...                        "dnc1": [1.0, 0.5, 2.0, 0.5]})
+    >>> dnc1_change(layers).values.tolist()
+    [[2, 1.5, 0.5, 0.375, True]]
     """
     post = layers[layers["kind"] == "post"].dropna(subset=["dnc1"])
     rows = []
@@ -223,6 +236,12 @@ def gram_distances(gram: np.ndarray) -> dict[str, float]:
     dict
         ``to_srg = ‖C − C_SRG‖_F / ‖C_SRG‖_F`` with ``C_SRG`` :func:`deepcollapse.theory.srg_gram`, and
         ``to_dnc = ‖C − I‖_F / ‖I‖_F`` (DNC2: orthogonal class means).
+
+    Examples
+    --------
+    >>> d = gram_distances(np.eye(10))  # DNC's Gram
+    >>> round(d["to_srg"], 3), d["to_dnc"]
+    (0.632, 0.0)
     """
     from deepcollapse.theory.constructions import srg_gram
 

@@ -73,7 +73,18 @@ class NetPreset:
 
     @property
     def data(self) -> str:
-        """Where the full-size runs read their data from, in words (the ``net presets`` listing)."""
+        """Where the full-size runs read their data from, in words (the ``net presets`` listing).
+
+        Returns
+        -------
+        str
+            :data:`PRESET_DATA` of the preset's dataset.
+
+        Examples
+        --------
+        >>> NET_PRESETS["net-2024-fig4-mnist"].data.split(" (")[0]
+        'full MNIST'
+        """
         return PRESET_DATA[self.config["dataset"]]
 
 
@@ -235,6 +246,27 @@ def net_preset(name: str, smoke: bool = False) -> NetConfig:
     1e-2 with momentum 0.9: the paper's does not move in 100 steps); the 2024 standard-regularisation presets
     use weight decay 0.005 and lr 0.05 (the paper's 0.04-0.08 on every parameter, BatchNorm included, sends
     200 digits to the all-zero solution at chance accuracy).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`NET_PRESETS` (else ``ConfigError``).
+    smoke : bool, default False
+        The digits variant above.
+
+    Returns
+    -------
+    NetConfig
+        The validated config.
+
+    Examples
+    --------
+    >>> cfg = net_preset("net-2024-fig4-mnist")
+    >>> cfg.dataset, cfg.width, cfg.epochs
+    ('mnist', 64, 200)
+    >>> cfg = net_preset("net-2024-fig4-mnist", smoke=True)
+    >>> cfg.dataset, cfg.width, cfg.epochs
+    ('digits', 16, 10)
     """
     check_choice("name", name, list(NET_PRESETS))
     p = NET_PRESETS[name]
@@ -267,10 +299,23 @@ def check_preset_data(name: str, dataset: str, data_dir: str | None) -> None:
     data_dir : str or None
         The run's data folder, after any override (``None``: not given).
 
+    Returns
+    -------
+    None
+        Returns when the data is there (or not needed).
+
     Raises
     ------
     ConfigError
         One line naming the missing files, ``--data-dir`` and (MNIST) the bundled alternative.
+
+    Examples
+    --------
+    >>> check_preset_data("net-2024-fig4-mnist", "digits", None)  # the bundled digits: nothing to check
+    >>> check_preset_data("net-2024-fig4-mnist", "mnist", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    deepcollapse._core.checks.ConfigError: data_dir is not given: preset 'net-2024-fig4-mnist' ...
     """
     if dataset == "mnist":
         if data_dir is not None and mnist_folder(data_dir) is not None:
@@ -296,7 +341,18 @@ def check_preset_data(name: str, dataset: str, data_dir: str | None) -> None:
 
 
 def list_net_presets() -> list[dict[str, Any]]:
-    """``[{"name", "paper", "figure", "description", "data", "sweep", "seeds", "needs_dufm_head"}, ...]``."""
+    """``[{"name", "paper", "figure", "description", "data", "sweep", "seeds", "needs_dufm_head"}, ...]``.
+
+    Returns
+    -------
+    list of dict
+        One per preset of :data:`NET_PRESETS`, in its order (the ``net presets`` listing).
+
+    Examples
+    --------
+    >>> [p["name"] for p in list_net_presets()][:2]
+    ['net-2024-fig2-bottom', 'net-2024-fig4-cifar10']
+    """
     return [
         {
             "name": p.name,
@@ -345,5 +401,22 @@ DIGITS_DEMO: dict[str, Any] = {
 
 
 def digits_demo_config(**changes: Any) -> NetConfig:
-    """The documented digits run (see the comment above :data:`DIGITS_DEMO`), with optional field changes."""
+    """The documented digits run (see the comment above :data:`DIGITS_DEMO`), with optional field changes.
+
+    Parameters
+    ----------
+    **changes
+        :class:`NetConfig` fields that replace :data:`DIGITS_DEMO`'s.
+
+    Returns
+    -------
+    NetConfig
+        The validated config.
+
+    Examples
+    --------
+    >>> cfg = digits_demo_config(epochs=5)
+    >>> cfg.dataset, cfg.layers, cfg.width, cfg.epochs
+    ('digits', 4, 64, 5)
+    """
     return NetConfig.from_dict({**DIGITS_DEMO, **changes})

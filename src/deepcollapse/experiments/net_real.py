@@ -178,6 +178,11 @@ def smoke_epochs(epochs: int, lr: float, lrs: list[float]) -> int:
     -------
     int
         The point's epochs (``epochs`` at the largest learning rate).
+
+    Examples
+    --------
+    >>> smoke_epochs(40, 0.0125, [0.0125, 0.2]), smoke_epochs(40, 0.2, [0.0125, 0.2])
+    (640, 40)
     """
     return math.ceil(round(epochs * max(lrs) / lr, 9))
 
@@ -185,7 +190,28 @@ def smoke_epochs(epochs: int, lr: float, lrs: list[float]) -> int:
 def real_spec(setting: RealSetting, which: str, smoke: bool) -> SweepSpec:
     """The ``kind: net`` sweep of experiment ``which`` (``wd``, ``lr`` or ``dnc``) on ``setting``.
 
-    Smoke rank-vs-lr points carry their own ``epochs`` (:func:`smoke_epochs`)."""
+    Smoke rank-vs-lr points carry their own ``epochs`` (:func:`smoke_epochs`).
+
+    Parameters
+    ----------
+    setting : RealSetting
+        The dataset's settings (:data:`REAL_SETTINGS`).
+    which : {"wd", "lr", "dnc"}
+        Rank against weight decay, rank against learning rate, or the DNC panels.
+    smoke : bool
+        The smoke variant: the setting's ``smoke`` changes, 2 seeds, each grid's two ends.
+
+    Returns
+    -------
+    SweepSpec
+        Base configuration, points (one per regularisation scheme and grid value) and seeds.
+
+    Examples
+    --------
+    >>> spec = real_spec(REAL_SETTINGS["digits"], "lr", smoke=True)
+    >>> spec.name, [(p["reg"], p["lr"], p["epochs"]) for p in spec.points][:2]
+    ('real-digits-lr', [('dufm', 0.0125, 640), ('dufm', 0.2, 40)])
+    """
     base = _base(setting, smoke)
     points: list[dict[str, Any]]
     if which == "wd":
@@ -221,7 +247,26 @@ def _last_record(folder: str | Path) -> dict[str, Any] | None:
 def average_ranks(record: dict[str, Any]) -> tuple[float, float]:
     """``(avg_rank, avg_rank_post)`` of one evaluation record: the mean rank of ``M~_2 .. M~_L`` and of the
     post-ReLU middle layers ``M_2 .. M_{L-1}`` (NaN where a layer has no rank or the head has no such
-    layer)."""
+    layer).
+
+    Parameters
+    ----------
+    record : dict
+        One record of a run's ``metrics.jsonl``; its ``layers`` entries have ``layer``, ``kind`` and ``rank``.
+
+    Returns
+    -------
+    tuple of float
+        ``(avg_rank, avg_rank_post)``.
+
+    Examples
+    --------
+    >>> layers = [{"layer": 1, "kind": "post", "rank": 10}, {"layer": 2, "kind": "pre", "rank": 8},
+    ...           {"layer": 2, "kind": "post", "rank": 7}, {"layer": 3, "kind": "pre", "rank": 6},
+    ...           {"layer": 3, "kind": "post", "rank": 6}]
+    >>> average_ranks({"layers": layers})
+    (7.0, 7.0)
+    """
     layers = record.get("layers", [])
     top = max((int(e["layer"]) for e in layers), default=1)
     pre = [e["rank"] for e in layers if e.get("kind") == "pre" and e.get("rank") is not None]
@@ -235,7 +280,31 @@ def average_ranks(record: dict[str, Any]) -> tuple[float, float]:
 
 def rank_table(result: SweepResult) -> pd.DataFrame:
     """One row per run: ``reg, lam, lr, seed, train_acc, test_acc, loss, avg_rank, avg_rank_post`` and the
-    rank of every head feature (``rank_<name>``), from the last evaluation of each run folder."""
+    rank of every head feature (``rank_<name>``), from the last evaluation of each run folder.
+
+    Parameters
+    ----------
+    result : SweepResult
+        A network sweep (:func:`real_spec`); runs without an evaluation are left out.
+
+    Returns
+    -------
+    DataFrame
+        The rows above.
+
+    Examples
+    --------
+    A 2-epoch run on 100 digits (seconds):
+
+    >>> import dataclasses, tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> tiny = {**spec.base, "epochs": 2, "eval_every": 1, "n": 10, "batch_size": 50}
+    >>> spec = dataclasses.replace(spec, base=tiny, points=spec.points[:1], seeds=[0])
+    >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
+    >>> rank_table(result)[["reg", "lam", "seed"]].values.tolist()
+    [['dufm', 0.008, 0]]
+    """
     rows = []
     for task in result.spec.tasks(result.out_dir):
         rec = _last_record(task.out_dir)
@@ -261,7 +330,28 @@ def rank_table(result: SweepResult) -> pd.DataFrame:
 
 
 def summarise(runs: pd.DataFrame, x: str) -> pd.DataFrame:
-    """Mean and sample std over seeds per ``(reg, x)``: ``avg_rank``, ``avg_rank_post``, accuracies, loss."""
+    """Mean and sample std over seeds per ``(reg, x)``: ``avg_rank``, ``avg_rank_post``, accuracies, loss.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        :func:`rank_table`'s rows.
+    x : str
+        The swept setting (``"lam"`` or ``"lr"``).
+
+    Returns
+    -------
+    DataFrame
+        ``reg``, ``x``, ``<metric>_mean`` and ``<metric>_std`` of each metric above, and ``seeds``.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"reg": "dufm", "lam": [0.002, 0.002, 0.008], "avg_rank": [9.0, 8.0, 5.0],
+    ...                      "avg_rank_post": [9.0, 8.0, 5.0], "train_acc": [1.0, 1.0, 0.9],
+    ...                      "test_acc": [0.9, 0.9, 0.8], "loss": [0.1, 0.1, 0.2]})
+    >>> summarise(runs, "lam")[["lam", "avg_rank_mean", "seeds"]].values.tolist()
+    [[0.002, 8.5, 2.0], [0.008, 5.0, 1.0]]
+    """
     cols = ["avg_rank", "avg_rank_post", "train_acc", "test_acc", "loss"]
     g = runs.groupby(["reg", x])[cols]
     mean, std = g.mean().add_suffix("_mean"), g.std(ddof=1).add_suffix("_std")
@@ -334,6 +424,20 @@ def dnc_runs(
         the seed), the final singular values of ``M~_l`` for ``l >= 2`` stacked over runs, the training-loss
         curves, and the theory's ``L_DNC`` / ``L_SRG`` levels at the runs' problem (:func:`theory_levels`;
         ``None`` for runs it does not describe); ``None`` when no run has written metrics yet.
+
+    Examples
+    --------
+    A 2-epoch run on 100 digits (seconds):
+
+    >>> import dataclasses, tempfile
+    >>> from deepcollapse.runs.sweep import run_sweep
+    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> tiny = {**spec.base, "epochs": 2, "eval_every": 1, "n": 10, "batch_size": 50}
+    >>> spec = dataclasses.replace(spec, base=tiny, points=spec.points[:1], seeds=[0])
+    >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
+    >>> layers, sv, curves, levels = dnc_runs(result.spec.tasks(result.out_dir))
+    >>> sorted(sv), curves["epoch"].tolist(), levels.classes
+    ([2, 3, 4], [0, 1, 2], 10)
     """
     from deepcollapse.analysis.tables import final_singular_values, layer_metrics_frame, read_jsonl
 

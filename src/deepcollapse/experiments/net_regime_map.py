@@ -136,7 +136,36 @@ def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime
 
 
 def run_map(ctx: Context, regime: RegimeMap) -> None:
-    """Run ``regime`` into ``ctx.out_dir`` and write its report: tables, figures, the map in words."""
+    """Run ``regime`` into ``ctx.out_dir`` and write its report: tables, figures, the map in words.
+
+    Parameters
+    ----------
+    ctx : Context
+        The experiment context (folder, executor, run options, report).
+    regime : RegimeMap
+        The map to run.
+
+    Returns
+    -------
+    None
+        Writes ``regime_map.yaml`` (the settings, which the figure experiments find), the sweep's run
+        folders, ``tables/regime_runs.csv`` and ``tables/regime_cells.csv``, the outcome and value maps and
+        the report's sections.
+
+    Examples
+    --------
+    A one-cell map of one 2-epoch MLP run on 50 digits (seconds):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> exp = get_experiment("net-regime-map")
+    >>> ctx = Context(exp, Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> base = {**REGIME_SMOKE.base, "backbone": "mlp", "dataset": "digits", "n": 5, "n_test": 5, "epochs": 2}
+    >>> run_map(ctx, RegimeMap(name="tiny", base=base, lam=[0.001], lr=[0.04], seeds=1))
+    >>> sorted(p.name for p in (ctx.out_dir / "tables").iterdir())
+    ['regime_cells.csv', 'regime_runs.csv']
+    """
     from deepcollapse.analysis.regime_plots import plot_outcome_map, plot_value_map
 
     ctx.out_dir.mkdir(parents=True, exist_ok=True)

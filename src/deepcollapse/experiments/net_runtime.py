@@ -59,7 +59,22 @@ class NetRuntimeEstimate:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def text(self) -> str:
-        """One line: the estimate and what it was measured from."""
+        """One line: the estimate and what it was measured from.
+
+        Returns
+        -------
+        str
+            For the run's announcement (``Context.announce``) and the report's notes.
+
+        Examples
+        --------
+        >>> rows = [{"calls": 2, "seeds": 2, "images_per_s": 1234.5}]
+        >>> est = NetRuntimeEstimate(90.0, "cpu (2 cores)", 4, 2, 2, rows)
+        >>> est.text().split(" (2 calls")[0]
+        'estimated runtime 90 s on cpu (2 cores) on 2 workers: 4 runs in 2 trainer calls'
+        >>> NetRuntimeEstimate(0.0, "-", 0, 0, 1).text()
+        'nothing left to train (every run is finished)'
+        """
         if not self.runs:
             return "nothing left to train (every run is finished)"
         rates = ", ".join(
@@ -126,6 +141,17 @@ def estimate_net_runtime(
     -------
     NetRuntimeEstimate
         The estimate.
+
+    Examples
+    --------
+    The smoke digits runs of ``real-digits-dnc`` (2 schemes x 2 seeds), probed for 0.05 s:
+
+    >>> import tempfile
+    >>> from deepcollapse.experiments.net_real import REAL_SETTINGS, real_spec
+    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> est = estimate_net_runtime(spec.tasks(Path(tempfile.mkdtemp())), workers=1, probe_seconds=0.05)
+    >>> est.runs, est.calls, est.workers, est.seconds > 0
+    (4, 4, 1, True)
     """
     import os
 

@@ -152,7 +152,27 @@ def class_mean_matrices(folder: str | Path, run: int, classes: int) -> ClassMean
 
 
 def best_run(folder: str | Path) -> tuple[int, dict[str, Any]]:
-    """Index (within the folder) and summary entry of the non-diverged run with the lowest final loss."""
+    """Index (within the folder) and summary entry of the non-diverged run with the lowest final loss.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A DUFM run folder (its ``summary.json``).
+
+    Returns
+    -------
+    tuple of (int, dict)
+        The run's index in ``summary["runs"]`` and its entry (the lowest of all runs when every run diverged).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> runs = [{"final_loss": 0.3}, {"final_loss": 0.1, "diverged": True}, {"final_loss": 0.2}]
+    >>> _ = (folder / "summary.json").write_text(json.dumps({"runs": runs}))
+    >>> best_run(folder)
+    (2, {'final_loss': 0.2})
+    """
     summary = read_json(Path(folder) / "summary.json")
     runs = summary["runs"]
     ok = [

@@ -44,7 +44,31 @@ __all__ = ["FIG3_LEFT", "FIG3_MID_LAMS", "FIG3_RIGHT_WIDTHS", "STRUCTURE_LAMS", 
 def fig1(ctx: Context, n: int = 1) -> None:
     """2024 Fig. 1 at K = 10, L = 4, λ = 0.004 and ``n`` samples per class (the experiment: n = 1, the
     paper's illustration; the demo: the flagship's n = 50, so its numbers are section 1's); the figure's
-    title, captions and tables all state n and λ."""
+    title, captions and tables all state n and λ.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the section, figure and tables go (its ``configs["theory"]`` records the setting).
+    n : int, default 1
+        Samples per class.
+
+    Returns
+    -------
+    None
+        Writes ``figures/fig1_srg_dnc``, ``tables/fig1_ranks.csv`` (ranks of ``M_3``, ``M~_4``, ``M_4`` of
+        both solutions) and ``tables/fig1_theory.csv`` (the closed-form losses) into ``ctx``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("fig3-left"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> fig1(ctx)
+    >>> pd.read_csv(ctx.out_dir / "tables" / "fig1_ranks.csv").query("matrix == 'M~_4'")["rank"].tolist()
+    [5, 10]
+    """
     from deepcollapse.analysis.theory_plots import plot_srg, srg_figure_data
     from deepcollapse.experiments.outputs import forward_class_means
     from deepcollapse.theory import compare, dnc_solution, srg_solution
@@ -115,6 +139,30 @@ FIG3_LEFT: dict[str, Any] = {"n": 1, "lam": 1e-3}
 
 
 def fig3_left(ctx: Context) -> None:
+    """2024 Fig. 3 left: ``L_SRG / L_DNC`` against ``r`` (``K = r(r-1)/2``) for L = 3, 4, 5 at
+    :data:`FIG3_LEFT` (``r = 4 .. 15``; a smoke run ``4 .. 6``), from the closed forms.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the section, figure and table go (``ctx.smoke``: the short ``r`` range).
+
+    Returns
+    -------
+    None
+        Writes ``figures/fig3_left_ratio`` and ``tables/fig3_left.csv`` (one row per ``(L, r)``) into
+        ``ctx``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("fig3-left"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> fig3_left(ctx)
+    >>> pd.read_csv(ctx.out_dir / "tables" / "fig3_left.csv")["r"].unique().tolist()
+    [4, 5, 6]
+    """
     from deepcollapse.analysis.theory_plots import plot_ratio, ratio_data
 
     rs = list(range(4, 7) if ctx.smoke else range(4, 16))
@@ -133,7 +181,27 @@ def fig3_left(ctx: Context) -> None:
 
 
 def fig2_spec(smoke: bool, steps: int | None = None, seeds: int | None = None) -> SweepSpec:
-    """The flagship sweep (one point, 10 seeds in two batched trainer calls of 5)."""
+    """The flagship sweep (one point, 10 seeds in two batched trainer calls of 5).
+
+    Parameters
+    ----------
+    smoke : bool
+        The smoke flagship (:func:`~deepcollapse.experiments.dufm_helpers.dufm_base`) and 2 seeds.
+    steps : int, optional
+        GD steps instead of the base's (logged 100 times).
+    seeds : int, optional
+        Seeds instead of 10 (2 for a smoke run); split into two trainer calls.
+
+    Returns
+    -------
+    SweepSpec
+
+    Examples
+    --------
+    >>> spec = fig2_spec(False, steps=1000, seeds=4)
+    >>> spec.seeds, spec.seeds_per_run, spec.base["steps"], spec.base["log_every"]
+    ([0, 1, 2, 3], 2, 1000, 10)
+    """
     base = dufm_base(smoke)
     if steps is not None:
         base.update(steps=steps, log_every=max(1, steps // 100))
@@ -142,7 +210,35 @@ def fig2_spec(smoke: bool, steps: int | None = None, seeds: int | None = None) -
 
 
 def fig2_panels(ctx: Context, result: SweepResult, prefix: str = "fig2") -> None:
-    """Loss vs L_DNC / L_SRG, DNC1 per layer over training, singular values at convergence, tables."""
+    """Loss vs L_DNC / L_SRG, DNC1 per layer over training, singular values at convergence, tables.
+
+    Parameters
+    ----------
+    ctx : Context
+        Where the sections, figures and tables go.
+    result : SweepResult
+        A finished single-point DUFM sweep (e.g. of :func:`fig2_spec`).
+    prefix : str, default "fig2"
+        The prefix of the figure and table names.
+
+    Returns
+    -------
+    None
+        Writes ``figures/<prefix>_loss``, ``_dnc1``, ``_singular_values`` and ``tables/<prefix>_summary.csv``,
+        ``_runs.csv`` into ``ctx``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> ctx = Context(get_experiment("fig2-top"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> from deepcollapse.experiments.dufm_helpers import dufm_base, seeded_spec
+    >>> base = dufm_base(False, classes=3, layers=2, width=4, n=2, steps=20, log_every=10)
+    >>> fig2_panels(ctx, ctx.sweep(seeded_spec("tiny", base, 2), "tiny"), prefix="tiny")
+    >>> sorted(p.name for p in (ctx.out_dir / "tables").iterdir())
+    ['tiny_runs.csv', 'tiny_summary.csv']
+    """
     from deepcollapse.analysis.figures import plot_layer_metric, plot_loss_curves, plot_singular_values
 
     runs = result.runs

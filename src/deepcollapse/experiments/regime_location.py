@@ -61,7 +61,20 @@ class MapLocation:
     steps: float
 
     def describe(self) -> str:
-        """The location in words."""
+        """The location in words.
+
+        Returns
+        -------
+        str
+            Whether the setting is a cell of the map, else where it lies and its nearest cell.
+
+        Examples
+        --------
+        >>> locate([0.01, 0.04], [0.01, 0.04], 0.04, 0.01).describe()
+        'λ = 0.04, η = 0.01 is a cell of the map'
+        >>> locate([0.01, 0.04], [0.01, 0.04], 0.16, 0.01).describe().split("; ")[0]
+        "λ = 0.16, η = 0.01 lies outside the map's grid"
+        """
         if self.on_grid:
             return f"λ = {self.lam:g}, η = {self.lr:g} is a cell of the map"
         where = "inside" if self.inside else "outside"
@@ -117,7 +130,22 @@ CELLS_TABLE = "regime_cells"
 
 
 def panel_name(row: Any) -> str:
-    """``head width 64[, variant]``: a cell's panel in words."""
+    """``head width 64[, variant]``: a cell's panel in words.
+
+    Parameters
+    ----------
+    row : mapping or Series
+        A row of :func:`~deepcollapse.experiments.regime_map.cell_table` (``width``, optional ``variant``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> panel_name({"width": 64, "variant": "decoupled"}), panel_name(pd.Series({"width": 32.0}))
+    ('head width 64, decoupled', 'head width 32')
+    """
     variant = row.get("variant")
     return f"head width {int(row['width'])}" + (
         f", {variant}" if isinstance(variant, str) and variant else ""
@@ -137,6 +165,21 @@ def find_map(out_dir: Path) -> tuple[Path, RegimeMap, pd.DataFrame] | None:
     -------
     (Path, RegimeMap, DataFrame) or None
         The map's folder, settings and :func:`~deepcollapse.experiments.regime_map.cell_table`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "net-regime-map" / "tables").mkdir(parents=True)
+    >>> regime = RegimeMap(name="tiny", base={"dataset": "digits"})
+    >>> _ = regime.to_yaml(root / "net-regime-map" / SETTINGS_FILE)
+    >>> cells = pd.DataFrame({"lam": [0.04], "lr": [0.01], "width": [64], "outcomes": ["low_rank 2, dnc 1"]})
+    >>> cells.to_csv(root / "net-regime-map" / "tables" / f"{CELLS_TABLE}.csv", index=False)
+    >>> folder, regime, cells = find_map(root / "real-mnist5k-fig4")
+    >>> folder.name, regime.name, len(cells)
+    ('net-regime-map', 'tiny', 1)
+    >>> find_map(Path(tempfile.mkdtemp()) / "real-mnist5k-fig4") is None
+    True
     """
     parent = Path(out_dir).resolve().parent
     for folder in sorted(parent.glob("net-regime-map*"), key=lambda p: ("smoke" in p.name, p.name)):
@@ -162,6 +205,28 @@ def regime_section(ctx: Any, settings: list[tuple[float, float]], claim: str) ->
         Its weight decays and learning rates.
     claim : str
         The claim's verdict in words.
+
+    Returns
+    -------
+    None
+        Adds the section to ``ctx.report`` (without a map: how to make one).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "net-regime-map" / "tables").mkdir(parents=True)
+    >>> regime = RegimeMap(name="tiny", base={"dataset": "digits"})
+    >>> _ = regime.to_yaml(root / "net-regime-map" / SETTINGS_FILE)
+    >>> cells = pd.DataFrame({"lam": [0.04], "lr": [0.01], "width": [64], "outcomes": ["low_rank 2, dnc 1"]})
+    >>> cells.to_csv(root / "net-regime-map" / "tables" / f"{CELLS_TABLE}.csv", index=False)
+    >>> from deepcollapse.experiments.framework import Context
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> exp = get_experiment("real-mnist5k-fig4")
+    >>> ctx = Context(exp, root / "real-mnist5k-fig4", True, "local", 1, None, False)
+    >>> regime_section(ctx, [(0.04, 0.01)], "The claim holds.")
+    >>> ctx.report.sections[-1].text.split("; ")[-1]
+    "the map's seeds there ended head width 64: low_rank 2, dnc 1. The claim holds."
     """
     found = find_map(ctx.out_dir)
     parent = ctx.out_dir.resolve().parent

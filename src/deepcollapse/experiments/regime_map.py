@@ -143,12 +143,37 @@ class RegimeMap(ConfigMixin):
     # --------------------------------------------------------------------------------------------------------
     @property
     def widths(self) -> list[int | None]:
-        """The head widths of the grid (``[None]``: the base's)."""
+        """The head widths of the grid (``[None]``: the base's).
+
+        Returns
+        -------
+        list of int or None
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"}, lam=[0.01, 0.04], lr=[0.01], width=[32, 64],
+        ...                    seeds=2)
+        >>> regime.widths, RegimeMap(base={"dataset": "digits"}).widths
+        ([32, 64], [None])
+        """
         return list(self.width) if self.width is not None else [None]
 
     @property
     def cells(self) -> list[dict[str, Any]]:
-        """Every cell's overrides ``{lam, lr[, width]}`` and its variant's conventions, in grid order."""
+        """Every cell's overrides ``{lam, lr[, width]}`` and its variant's conventions, in grid order.
+
+        Returns
+        -------
+        list of dict
+            ``lam`` × ``lr`` × ``width`` × variants, the last varying fastest.
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"}, lam=[0.01, 0.04], lr=[0.01], width=[32, 64],
+        ...                    seeds=2)
+        >>> regime.cells[:2]
+        [{'lam': 0.01, 'lr': 0.01, 'width': 32}, {'lam': 0.01, 'lr': 0.01, 'width': 64}]
+        """
         out = []
         variants = list((self.variants or {"": {}}).values())
         for lam, lr, width, conv in itertools.product(self.lam, self.lr, self.widths, variants):
@@ -159,7 +184,24 @@ class RegimeMap(ConfigMixin):
         return out
 
     def variant_of(self, overrides: dict[str, Any]) -> str:
-        """The name of the variant a cell's ``overrides`` belong to (``""`` without variants)."""
+        """The name of the variant a cell's ``overrides`` belong to (``""`` without variants).
+
+        Parameters
+        ----------
+        overrides : dict
+            A cell of :attr:`cells` (its :data:`CONVENTIONS` keys name the variant).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"},
+        ...                    variants={"default": {}, "decoupled": {"wd_mode": "decoupled"}})
+        >>> [regime.variant_of(cell) for cell in regime.cells]
+        ['default', 'decoupled']
+        """
         conv = {k: v for k, v in overrides.items() if k in CONVENTIONS}
         for name, values in (self.variants or {}).items():
             if values == conv:
@@ -168,11 +210,44 @@ class RegimeMap(ConfigMixin):
 
     @property
     def total_runs(self) -> int:
+        """The runs of the whole map: ``seeds`` per cell.
+
+        Returns
+        -------
+        int
+            ``len(cells) * seeds``.
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"}, lam=[0.01, 0.04], lr=[0.01], width=[32, 64],
+        ...                    seeds=2)
+        >>> regime.total_runs
+        8
+        """
         return len(self.cells) * self.seeds
 
     def spec(self, options: dict[str, Any] | None = None) -> Any:
         """The ``kind: net`` :class:`~deepcollapse.runs.sweep.SweepSpec` of the map (``options``: run options
-        such as ``device``, applied to every run)."""
+        such as ``device``, applied to every run).
+
+        Parameters
+        ----------
+        options : dict, optional
+            NetConfig fields set in every run (over ``base`` and ``conventions``).
+
+        Returns
+        -------
+        SweepSpec
+            One point per cell, seeds ``0 .. seeds − 1``, named ``regime-<name>``.
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"}, lam=[0.01, 0.04], lr=[0.01], width=[32, 64],
+        ...                    seeds=2)
+        >>> spec = regime.spec({"device": "cpu"})
+        >>> spec.kind, spec.name, len(spec.points), spec.seeds, spec.base["device"]
+        ('net', 'regime-custom', 4, [0, 1], 'cpu')
+        """
         from deepcollapse.runs.sweep import SweepSpec
 
         base = {**self.base, **self.conventions, **(options or {})}
@@ -185,7 +260,19 @@ class RegimeMap(ConfigMixin):
         )
 
     def describe(self) -> str:
-        """The settings in one paragraph (for the experiment's ``settings`` and the report)."""
+        """The settings in one paragraph (for the experiment's ``settings`` and the report).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> regime = RegimeMap(base={"dataset": "digits"}, lam=[0.01, 0.04], lr=[0.01], width=[32, 64],
+        ...                    seeds=2)
+        >>> regime.describe().split("; ")[1]
+        'grid λ ∈ {0.01, 0.04} × η ∈ {0.01} × head width ∈ {32, 64}'
+        """
         b = self.base
 
         def vals(v: Sequence[Any]) -> str:
@@ -248,6 +335,18 @@ def run_table(regime: RegimeMap, out_dir: str | Path, options: dict[str, Any] | 
     Returns
     -------
     pandas.DataFrame
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> regime = RegimeMap(name="tiny", base={"dataset": "digits"}, lam=[0.01], lr=[0.04], seeds=2)
+    >>> out = Path(tempfile.mkdtemp())
+    >>> task = regime.spec().tasks(out)[0]  # one finished run, seed 0
+    >>> Path(task.out_dir).mkdir(parents=True)
+    >>> summary = {"outcome": {"label": "dnc"}, "train_acc": 1.0}
+    >>> _ = (Path(task.out_dir) / "summary.json").write_text(json.dumps(summary))
+    >>> run_table(regime, out)[["lam", "lr", "seed", "label", "train_acc"]].values.tolist()
+    [[0.01, 0.04, 0, 'dnc', 1.0]]
     """
     tasks = regime.spec(options).tasks(Path(out_dir))
     runs = task_rows(tasks)
@@ -270,6 +369,19 @@ def task_rows(tasks: Sequence[Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per task whose folder holds a ``summary.json``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> regime = RegimeMap(name="tiny", base={"dataset": "digits"}, lam=[0.01], lr=[0.04], seeds=2)
+    >>> out = Path(tempfile.mkdtemp())
+    >>> task = regime.spec().tasks(out)[0]  # one finished run, seed 0
+    >>> Path(task.out_dir).mkdir(parents=True)
+    >>> summary = {"outcome": {"label": "dnc"}, "train_acc": 1.0}
+    >>> _ = (Path(task.out_dir) / "summary.json").write_text(json.dumps(summary))
+    >>> rows = task_rows(regime.spec().tasks(out))
+    >>> len(rows), rows.loc[0, "label"]
+    (1, 'dnc')
     """
     rows = []
     for task in tasks:
@@ -327,6 +439,12 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"lam": 0.01, "lr": 0.04, "width": 64, "label": ["dnc", "dnc", "low_rank"]})
+    >>> cell_table(runs)[["seeds", "outcome", "outcomes"]].values.tolist()
+    [[3, 'dnc', 'dnc 2, low_rank 1']]
     """
     from deepcollapse.analysis.stats import wilson_interval
 

@@ -70,7 +70,19 @@ def _load_experiment_modules() -> None:
 
 def list_experiments() -> list[Experiment]:
     """All registered experiments: in the order of ``EXPERIMENT_MODULES``, then each module's own order
-    (whichever module happened to be imported first elsewhere)."""
+    (whichever module happened to be imported first elsewhere).
+
+    Returns
+    -------
+    list of Experiment
+        Every experiment of the modules that import here (a module whose optional part is missing is
+        left out).
+
+    Examples
+    --------
+    >>> [e.name for e in list_experiments()][:3]
+    ['fig1-srg-matrices', 'fig2-top', 'fig3-left']
+    """
     _load_experiment_modules()
     rank = {module: i for i, module in enumerate(EXPERIMENT_MODULES)}
     order = list(registered())
@@ -78,7 +90,27 @@ def list_experiments() -> list[Experiment]:
 
 
 def get_experiment(name: str) -> Experiment:
-    """The experiment called ``name``; unknown names raise ``ConfigError`` listing the known ones."""
+    """The experiment called ``name``; unknown names raise ``ConfigError`` listing the known ones.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (``deepcollapse reproduce --list``).
+
+    Returns
+    -------
+    Experiment
+
+    Examples
+    --------
+    >>> exp = get_experiment("fig2-top")
+    >>> exp.paper, exp.figure, exp.kind
+    ('2024', 'Fig. 2 top', 'dufm')
+    >>> get_experiment("fig2-topp")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    deepcollapse._core.checks.ConfigError: experiment == 'fig2-topp': did you mean 'fig2-top'? ...
+    """
     names = [e.name for e in list_experiments()]
     if name not in names:
         message = one_of_message("experiment", name, names, show_value=False)  # the suggestion first
@@ -87,7 +119,19 @@ def get_experiment(name: str) -> Experiment:
 
 
 def experiment_table() -> pd.DataFrame:
-    """Name, paper, figure, kind, expected full-size runtime of every registered experiment."""
+    """Name, paper, figure, kind, expected full-size runtime of every registered experiment.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per experiment of :func:`list_experiments`, in its order.
+
+    Examples
+    --------
+    >>> table = experiment_table()
+    >>> table.columns.tolist(), table.loc[0, "name"]
+    (['name', 'paper', 'figure', 'kind', 'runtime'], 'fig1-srg-matrices')
+    """
     return pd.DataFrame(
         [
             {k: getattr(e, k) for k in ("name", "paper", "figure", "kind", "runtime")}

@@ -92,6 +92,11 @@ def family_tag(family: dict[str, Any] | None) -> str:
     -------
     str
         The tag (empty for the papers' family).
+
+    Examples
+    --------
+    >>> family_tag(None), family_tag({"loss": "ce"}), family_tag({"activation": "relu_eps", "eps": 0.1})
+    ('', 'ce', 'mse_relu_eps0.1')
     """
     fam = {"loss": "mse", "activation": "relu", "eps": None, **(family or {})}
     if fam["loss"] == "mse" and fam["activation"] == "relu" and fam["eps"] is None:
@@ -135,7 +140,43 @@ def best_known_rows(
     points go to ``out/points/<family_tag>/``, so two families never reuse each other's points.
     ``registry``: a best-known :class:`~deepcollapse.landscape.best_known.Registry` (``None``: none); each
     point's solution is offered to it (with its verdict and ``command`` as provenance) and a row of it or of
-    the shipped registry below the point replaces the point in the table (:func:`registry_minimum`)."""
+    the shipped registry below the point replaces the point in the table (:func:`registry_minimum`).
+
+    Parameters
+    ----------
+    out : Path
+        The experiment folder.
+    settings : dict
+        :data:`BEST_KNOWN_FULL`'s keys: ``classes`` and ``layers`` (lists), ``n``, ``lam``, ``width``,
+        ``budget``, ``runs``, ``steps``, ``rounds``.
+    run : callable, optional
+        As above.
+    progress : bool, default False
+        Progress bars of the default ``run``.
+    family : dict, optional
+        As above.
+    registry : Registry, optional
+        As above.
+    command : str
+        The provenance of the points offered to ``registry``.
+
+    Returns
+    -------
+    list of dict
+        One per (K, L), ``layers`` outer: the point's ``point.json`` plus ``search_loss``, ``best_from``
+        (``"this search"`` or the registry row's source), ``solution`` (relative to ``out`` unless a
+        registry's) and ``run_dir``; the rows of :func:`best_known_table`.
+
+    Examples
+    --------
+    One tiny search (K = 3, L = 2; seconds):
+
+    >>> import tempfile
+    >>> settings = {**BEST_KNOWN_SMOKE, "classes": [3], "layers": [2], "budget": 0.1, "steps": 20, "runs": 2}
+    >>> row = best_known_rows(Path(tempfile.mkdtemp()), settings)[0]
+    >>> row["classes"], row["layers"], row["best_from"], row["solution"].startswith("points/K3_L2/")
+    (3, 2, 'this search', True)
+    """
     from deepcollapse.runs.executors import Task, run_tasks
 
     tag = family_tag(family)
@@ -276,6 +317,13 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
     -------
     DataFrame
         Every column of ``rows`` plus the two ratios, the construction columns renamed as above.
+
+    Examples
+    --------
+    >>> rows = [{"classes": 6, "layers": 3, "best_loss": 0.9, "loss_dnc": 1.0, "loss_srg": 0.95},
+    ...         {"classes": 4, "layers": 2, "best_loss": 1.0, "loss_dnc": 1.0, "loss_srg": None}]
+    >>> best_known_table(rows)[["classes", "layers", "best_over_dnc", "best_from"]].values.tolist()
+    [[4, 2, 1.0, 'this search'], [6, 3, 0.9, 'this search']]
     """
     df = pd.DataFrame(rows)
     if df.empty:
@@ -292,7 +340,22 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
 
 
 def table_columns(family: dict[str, Any] | None) -> list[str]:
-    """:data:`TABLE_COLUMNS` as named in :func:`best_known_table` for ``family``."""
+    """:data:`TABLE_COLUMNS` as named in :func:`best_known_table` for ``family``.
+
+    Parameters
+    ----------
+    family : dict or None
+        The searched family (``None``: MSE + ReLU, the names unchanged).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> table_columns({"loss": "ce"})[2:5]
+    ['best_loss', 'loss_dnc_family', 'loss_srg_family']
+    """
     if not family_tag(family):
         return list(TABLE_COLUMNS)
     return [f"{c}_family" if c in _CONSTRUCTION_COLUMNS else c for c in TABLE_COLUMNS]
