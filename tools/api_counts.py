@@ -1,5 +1,6 @@
 """Count the public API's functions: how many there are, how many have numpydoc Parameters and Returns
-sections, how many have no docstring, and how many return a plain ``dict`` (issue 30's measure).
+sections, how many have an ``Examples`` section with a ``>>>`` line, how many have no docstring, and how
+many return a plain ``dict`` (issue 30's measure).
 
 A public function is a module-level function or a method of a public class, with a name that does not start
 with ``_``, in a module whose path has no part starting with ``_`` (``__init__.py`` aside).  It returns a dict
@@ -29,6 +30,7 @@ def count(root: Path) -> tuple[dict[str, int], list[str]]:
     counts = {
         "public functions": 0,
         "numpydoc": 0,
+        "with an example": 0,
         "no docstring": 0,
         "return dict": 0,
         "serialisations": 0,
@@ -54,6 +56,7 @@ def count(root: Path) -> tuple[dict[str, int], list[str]]:
             counts["public functions"] += 1
             doc = ast.get_docstring(node) or ""
             counts["no docstring"] += not doc
+            counts["with an example"] += "Examples\n" in doc and ">>> " in doc
             returns = "Returns\n" in doc or "Yields\n" in doc  # a generator documents what it yields
             counts["numpydoc"] += (
                 ("Parameters\n" in doc and returns) or "Returns\n---" in doc or "Yields\n---" in doc
