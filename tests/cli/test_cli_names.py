@@ -86,3 +86,35 @@ def test_library_message_keeps_python_spelling(tmp_path):
     (tmp_path / "x.txt").write_text("mine")
     with pytest.raises(ConfigError, match=r"^out == .*force=True"):
         prepare_run_folder(tmp_path, [], force=False, resume_hint="resume")
+
+
+def test_the_problem_options_have_problems_words_in_every_command():
+    """``--classes``, ``--layers``, ``--n``, ``--lam-h``, ``--lam-w`` are described by the words of
+    :class:`~deepcollapse.theory.problem.Problem`'s fields (issue 30: the options come from Problem's
+    fields) in ``theory compare``, ``dufm train`` and ``dufm search``, plus at most a note of the command's
+    own."""
+    import argparse
+    import dataclasses
+
+    from deepcollapse._core.problem_fields import PROBLEM_HELP
+    from deepcollapse.cli import build_parser
+    from deepcollapse.theory.problem import Problem
+
+    assert {f.name: f.metadata["help"] for f in dataclasses.fields(Problem) if "help" in f.metadata} == {
+        k: PROBLEM_HELP[k] for k in ("classes", "layers", "n", "lam_h", "lam_w", "widths")
+    }
+
+    def sub(parser, *path):
+        for name in path:
+            action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            parser = action.choices[name]
+        return {o: a.help for a in parser._actions for o in a.option_strings}
+
+    root = build_parser()
+    for path in (("theory", "compare"), ("dufm", "train"), ("dufm", "search")):
+        helps = sub(root, *path)
+        for option, field in (("--classes", "classes"), ("--layers", "layers"), ("--n", "n")):
+            words = PROBLEM_HELP[field] + " (default: "
+            assert helps[option].startswith(words), (path, option, helps[option])
+        for option, field in (("--lam-h", "lam_h"), ("--lam-w", "lam_w")):
+            assert helps[option].startswith(PROBLEM_HELP[field] + " ("), (path, option, helps[option])

@@ -23,6 +23,7 @@ from typing import Any
 from deepcollapse._core import flagship
 from deepcollapse._core.checks import ConfigError, check_choice, check_float, check_int, check_per_layer
 from deepcollapse._core.format import fmt_list, fmt_num, fmt_time
+from deepcollapse._core.problem_fields import PROBLEM_HELP
 from deepcollapse.cli.options import add_option
 
 #: the command's defaults, as typed: the flagship problem's (deepcollapse._core.flagship)
@@ -85,29 +86,18 @@ def _add_family(p: argparse.ArgumentParser) -> None:
 def _add_problem(
     p: argparse.ArgumentParser, classes: bool = True, layers: bool = True, per_layer: bool = True
 ) -> None:
-    if classes:
-        p.add_argument(
-            "--classes",
-            default=FLAGSHIP["classes"],
-            help=f"number of classes K >= 2 (default {FLAGSHIP['classes']})",
-        )
-    if layers:
-        p.add_argument(
-            "--layers",
-            default=FLAGSHIP["layers"],
-            help=f"number of weight matrices L >= 1 (default {FLAGSHIP['layers']})",
-        )
-    p.add_argument("--n", default=FLAGSHIP["n"], help=f"samples per class n >= 1 (default {FLAGSHIP['n']})")
+    # the words are Problem's fields' (deepcollapse._core.problem_fields), the defaults the flagship's
+    for name, wanted in (("classes", classes), ("layers", layers), ("n", True)):
+        if wanted:
+            add_option(p, f"--{name}", PROBLEM_HELP[name], default=FLAGSHIP[name])
     _add_lams(p, FLAGSHIP["lam_h"], per_layer)
 
 
 def _add_lams(p: argparse.ArgumentParser, default: str, per_layer: bool = False) -> None:
     """``--lam`` (λ_H1 and every λ_W, as in the ``dufm`` commands) and the two options that override it."""
     add_option(p, "--lam", "set λ_{H_1} and every λ_W (> 0)", default=default)
-    add_option(p, "--lam-h", "λ_{H_1} > 0", shown_default="--lam")
-    help_w = (
-        "λ_W > 0: one value or a comma-separated list of L values" if per_layer else "λ_W > 0 (every layer)"
-    )
+    add_option(p, "--lam-h", PROBLEM_HELP["lam_h"] + " (> 0)", shown_default="--lam")
+    help_w = PROBLEM_HELP["lam_w"] + " (> 0)" if per_layer else "λ_W, weight decay of every W_l (> 0)"
     add_option(p, "--lam-w", help_w, shown_default="--lam for every layer")
 
 

@@ -22,6 +22,7 @@ from deepcollapse._core.checks import (
 )
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.devices import check_cuda_device
+from deepcollapse._core.problem_fields import PROBLEM_HELP
 from deepcollapse.family import Family, get_family
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
@@ -93,22 +94,17 @@ class DUFMConfig(ConfigMixin):
     # Each field's metadata is its command-line option (deepcollapse.cli.options.add_config_options): "help"
     # describes it (without its default, which is the field's), "choices" the allowed values; a field whose
     # default is computed (init_scale) states it in "shown_default", computed from the same constants.
-    classes: int = field(default=flagship.CLASSES, metadata={"help": "K, number of classes"})
-    n: int = field(default=flagship.N, metadata={"help": "samples per class; N = K n"})
-    layers: int = field(
-        default=flagship.LAYERS,
-        metadata={"help": "L, number of weight matrices W_1..W_L (L = 1: the classical UFM)"},
+    # the problem's fields: their words are Problem's (deepcollapse._core.problem_fields)
+    classes: int = field(default=flagship.CLASSES, metadata={"help": PROBLEM_HELP["classes"]})
+    n: int = field(default=flagship.N, metadata={"help": PROBLEM_HELP["n"]})
+    layers: int = field(default=flagship.LAYERS, metadata={"help": PROBLEM_HELP["layers"]})
+    width: Any = field(default=flagship.WIDTH, metadata={"help": PROBLEM_HELP["widths"]})
+    lam_h: float = field(
+        default=flagship.LAM, metadata={"help": PROBLEM_HELP["lam_h"] + " (overrides --lam)"}
     )
-    width: Any = field(
-        default=flagship.WIDTH,
-        metadata={"help": "d_1..d_L: one int or comma-separated L ints (H1 has d_1 rows, W_L is (K, d_L))"},
-    )
-    lam_h: float = field(default=flagship.LAM, metadata={"help": "λ_H1 (overrides --lam)"})
     lam_w: Any = field(
         default=flagship.LAM,
-        metadata={
-            "help": "λ_W: one float or comma-separated L floats (λ = 0: unregularised; overrides --lam)"
-        },
+        metadata={"help": PROBLEM_HELP["lam_w"] + " (λ = 0: unregularised; overrides --lam)"},
     )
     loss: str = loss_field()
     activation: str = activation_field()

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deepcollapse._core import flagship
 from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int, check_per_layer
 from deepcollapse._core.config import ConfigMixin
+from deepcollapse._core.problem_fields import PROBLEM_HELP
 from deepcollapse._core.results import Result
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
@@ -153,15 +155,18 @@ class SearchConfig(ConfigMixin):
 
     Each field's metadata is its command-line option (``deepcollapse dufm search``)."""
 
-    classes: int = field(default=10, metadata={"help": "K, number of classes"})
-    layers: int = field(default=4, metadata={"help": "L, number of weight matrices"})
-    n: int = field(default=50, metadata={"help": "samples per class"})
-    lam_h: float = field(default=0.004, metadata={"help": "λ_H1 (overrides --lam)"})
-    lam_w: list[float] = field(
-        default_factory=lambda: [0.004] * 4,
-        metadata={"help": "λ_W: one float or comma-separated L floats (overrides --lam)"},
+    # the problem's fields: the flagship's values, Problem's words (deepcollapse._core.problem_fields)
+    classes: int = field(default=flagship.CLASSES, metadata={"help": PROBLEM_HELP["classes"]})
+    layers: int = field(default=flagship.LAYERS, metadata={"help": PROBLEM_HELP["layers"]})
+    n: int = field(default=flagship.N, metadata={"help": PROBLEM_HELP["n"]})
+    lam_h: float = field(
+        default=flagship.LAM, metadata={"help": PROBLEM_HELP["lam_h"] + " (overrides --lam)"}
     )
-    width: int = field(default=30, metadata={"help": "d_1 = .. = d_L"})
+    lam_w: list[float] = field(
+        default_factory=lambda: [flagship.LAM] * flagship.LAYERS,
+        metadata={"help": PROBLEM_HELP["lam_w"] + " (overrides --lam)"},
+    )
+    width: int = field(default=flagship.WIDTH, metadata={"help": "d_1 = .. = d_L, one int (every layer)"})
     loss: str = loss_field()
     activation: str = activation_field()
     eps: float | None = eps_field()

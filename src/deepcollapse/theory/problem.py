@@ -17,13 +17,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from deepcollapse._core import flagship as _flagship
 from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
+from deepcollapse._core.problem_fields import PROBLEM_HELP
 from deepcollapse.family import Family, get_family, targets
 
 __all__ = ["FLAGSHIP", "Problem", "problem_of"]
@@ -53,12 +54,12 @@ class Problem:
         ``"linear"`` / ``"relu_eps"``, and ε of σ_ε (only with ``"relu_eps"``).
     """
 
-    classes: int
-    layers: int
-    n: int
-    lam_h: float
-    lam_w: tuple[float, ...]
-    widths: tuple[int, ...] | None = None
+    classes: int = field(metadata={"help": PROBLEM_HELP["classes"]})
+    layers: int = field(metadata={"help": PROBLEM_HELP["layers"]})
+    n: int = field(metadata={"help": PROBLEM_HELP["n"]})
+    lam_h: float = field(metadata={"help": PROBLEM_HELP["lam_h"]})
+    lam_w: tuple[float, ...] = field(metadata={"help": PROBLEM_HELP["lam_w"]})
+    widths: tuple[int, ...] | None = field(default=None, metadata={"help": PROBLEM_HELP["widths"]})
     loss: str = "mse"
     activation: str = "relu"
     eps: float | None = None
