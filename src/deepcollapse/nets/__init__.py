@@ -8,7 +8,8 @@
   step ``train_step``), :mod:`.evaluate` (the metrics record, ``NetEvaluation``), :mod:`.summary`
   (``NetSummary``), :mod:`.checkpoint` (run files, checkpoint, stop errors).
 - :mod:`.outcome` -- where a run landed (``classify_head``: zero, DNC, SRG-like, low-rank, ...), numpy only.
-- :mod:`.train` -- the epoch loop: ``train_net`` / ``resume_net`` (re-exports the pieces above).
+- :mod:`.train` -- the epoch loop: ``fit_net`` (in memory) / ``train_net`` / ``resume_net`` (re-exports the
+  pieces above).
 - :mod:`.batched` -- S runs as one batched network, each in its own run folder: ``train_nets`` /
   ``resume_nets``; :mod:`.seed_batch` (``SeedBatch``, ``batched_train_step``), :mod:`.seed_groups` (which runs
   share a batch, ``batch_seeds``), :mod:`.graph_step` (the step captured in a CUDA graph),
@@ -28,6 +29,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "MLPHead": "head",
         "ResNet20": "resnet",
         "MLPBackbone": "mlp_backbone",
+        "fit_net": "train",
+        "NetFit": "train",
         "train_net": "train",
         "NetSummary": "summary",
         "NetEvaluation": "evaluate",

@@ -41,6 +41,7 @@ __all__ = [
     "OOM_ERRORS",
     "RUN_FILES",
     "DeviceMemoryError",
+    "MemoryRun",
     "RunFolder",
     "batch_oom_error",
     "batch_stopped_error",
@@ -510,6 +511,141 @@ class RunFolder:
         summary = run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
         atomic_write_json(self.out / "summary.json", finite_or_none(summary.to_dict()))
         return summary
+
+
+class MemoryRun(RunFolder):
+    """The loop state of a network trained in memory (:func:`~deepcollapse.nets.train.fit_net`):
+    :class:`RunFolder`'s bookkeeping (epochs, history, evaluation schedule, summary) without its files --
+    nothing is restored, saved or written; the evaluation records are kept in :attr:`records`.
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's configuration.
+
+    Attributes
+    ----------
+    state : dict
+        As :class:`RunFolder`'s.
+    records : list of dict
+        The evaluation records, as ``metrics.jsonl`` would hold them (non-finite numbers as ``None``).
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> run = MemoryRun(NetConfig(epochs=2, eval_every=1))
+    >>> run.append_record({"epoch": 0, "loss": float("nan")})
+    >>> run.records, run.needs_initial_record
+    ([{'epoch': 0, 'loss': None}], False)
+    """
+
+    def __init__(self, config: NetConfig) -> None:
+        super().__init__(Path("<memory>"), config)
+        self.records: list[dict[str, Any]] = []
+        self.model: Any = None  # the network, set by the loop
+
+    def restore(self, device: Any, model: Any, optimizer: Any, scaler: Any) -> None:
+        """Nothing to restore: a fit in memory starts at epoch 0.
+
+        Parameters
+        ----------
+        device, model, optimizer, scaler
+            As :meth:`RunFolder.restore` (unused).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = MemoryRun(NetConfig())
+        >>> run.restore("cpu", None, None, None); run.state["epoch"]
+        0
+        """
+
+    @property
+    def needs_initial_record(self) -> bool:
+        """Whether the record of epoch 0 is still to be made (evaluation on, none made yet).
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> MemoryRun(NetConfig(eval_every=1)).needs_initial_record
+        True
+        """
+        return self.state["epoch"] == 0 and not self.records and self.config.eval_every > 0
+
+    def append_record(self, record: dict[str, Any]) -> None:
+        """Keep an evaluation record (in :attr:`records`, non-finite numbers as ``None``) as the last one.
+
+        Parameters
+        ----------
+        record : dict
+            The record.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = MemoryRun(NetConfig())
+        >>> run.append_record({"epoch": 1}); run.state["last"]
+        {'epoch': 1}
+        """
+        self.records.append(finite_or_none(record))
+        self.state["last"] = record
+
+    def save(self, model_state: dict[str, Any], optimizer: Any, scaler: Any) -> None:
+        """Nothing is saved: the model stays in memory.
+
+        Parameters
+        ----------
+        model_state, optimizer, scaler
+            As :meth:`RunFolder.save` (unused).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> MemoryRun(NetConfig()).save({}, None, None)
+        """
+
+    def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
+        """The summary of the fit (nothing written).
+
+        Parameters
+        ----------
+        device : torch.device
+            The device the run computed on.
+        n_params : int
+            The number of parameters of the network.
+        n_train : int
+            The number of training samples.
+
+        Returns
+        -------
+        NetSummary
+
+        Examples
+        --------
+        >>> import torch
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = MemoryRun(NetConfig(epochs=2, eval_every=1))
+        >>> run.end_epoch(1, train_loss=0.5, epoch_time=2.0, lr=0.1)
+        >>> run.write_summary(torch.device("cpu"), n_params=10, n_train=4).epochs_done
+        1
+        """
+        return run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
 
 
 def resume_command(outs: Sequence[Path]) -> str:

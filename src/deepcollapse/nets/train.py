@@ -1,6 +1,9 @@
 """The one supervised loop for real networks: ResNet20 + bias-free MLP head (2024 §6.2–6.3, 2023 §4.2).
 
-Owns the epoch loop and its entry points. ``train_net(config, out_dir)`` trains a
+Owns the epoch loop and its entry points. :func:`fit_net` ``(config)`` trains in memory and returns the model,
+its evaluation records and summary, writing nothing; ``train_net(config, out_dir)`` is the same loop with the
+run folder's bookkeeping (:class:`~deepcollapse.nets.checkpoint.RunFolder` instead of
+:class:`~deepcollapse.nets.checkpoint.MemoryRun`: checkpoint, records and summary on disk).  It trains a
 :class:`~deepcollapse.nets.head.HeadNetwork` (ResNet20 or the MLP backbone) on ``digits``, ``mnist1d``,
 ``mnist``, ``fashion_mnist`` or ``cifar10`` with minibatch SGD (momentum) or Adam, the MSE-to-one-hot loss (or
 cross-entropy) and the regularisation of :mod:`deepcollapse.nets.config` (``dufm``, ``standard`` or ``none``),
@@ -38,6 +41,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +63,7 @@ from deepcollapse.nets.checkpoint import (
     OOM_ERRORS,
     RUN_FILES,
     DeviceMemoryError,
+    MemoryRun,
     RunFolder,
     load_run_checkpoint,
     oom_error,
@@ -75,10 +80,12 @@ __all__ = [
     "NetConfig",
     "NetSummary",
     "DeviceMemoryError",
+    "NetFit",
     "build_network",
     "channels_last_on",
     "evaluate",
     "fit_loss",
+    "fit_net",
     "load_net_data",
     "lr_at",
     "make_grad_scaler",
@@ -96,7 +103,15 @@ EpochCallback = Callable[[int, dict[str, Any]], None]
 _same_schedule = same_schedule  # the name of earlier releases (tests/nets/test_net_resume_schedule.py)
 
 
-def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallback | None) -> NetSummary:
+def _run(
+    config: NetConfig,
+    out: Path,
+    *,
+    progress: bool,
+    callback: EpochCallback | None,
+    run: RunFolder | None = None,
+    data: DataSplits | None = None,
+) -> NetSummary:
     """Train (or continue) the run in ``out`` with ``config.threads`` torch threads, restored afterwards;
     SIGINT / SIGTERM stop it after the current batch with :class:`~deepcollapse._core.checks.Interrupted`
     (see :mod:`deepcollapse._core.interrupt`)."""
@@ -104,25 +119,36 @@ def _run(config: NetConfig, out: Path, *, progress: bool, callback: EpochCallbac
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     try:
+        if run is not None and isinstance(run, MemoryRun):  # in memory: Ctrl-C interrupts as in any notebook
+            return _loop(config, out, StopFlag(), progress=progress, callback=callback, run=run, data=data)
         with stop_on_signals() as flag:
-            return _loop(config, out, flag, progress=progress, callback=callback)
+            return _loop(config, out, flag, progress=progress, callback=callback, run=run, data=data)
     finally:
         if config.threads is not None:
             torch.set_num_threads(threads)
 
 
 def _loop(
-    config: NetConfig, out: Path, flag: StopFlag, *, progress: bool, callback: EpochCallback | None
+    config: NetConfig,
+    out: Path,
+    flag: StopFlag,
+    *,
+    progress: bool,
+    callback: EpochCallback | None,
+    run: RunFolder | None = None,
+    data: DataSplits | None = None,
 ) -> NetSummary:
     device = select_device(config.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick the fastest kernels
-    data = load_net_data(config)
+    data = load_net_data(config) if data is None else data
     data = DataSplits(data.name, data.train.to(device), data.test.to(device), data.classes)
     model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:]), device).to(device)
     optimizer = make_optimizer(config, model)
     scaler = make_grad_scaler(config, device)
-    run = RunFolder(out, config)
+    run = RunFolder(out, config) if run is None else run
+    if isinstance(run, MemoryRun):
+        run.model = model  # what fit_net returns
     run.restore(device, model, optimizer, scaler)
     state = run.state
     n_params = sum(p.numel() for p in model.parameters())
@@ -190,6 +216,85 @@ def _loop(
             raise stopped_error(flag, out, epoch, written=True)
     bar.close()
     return run.write_summary(device, n_params, N)
+
+
+@dataclass(frozen=True, eq=False)
+class NetFit:
+    """A network trained in memory: the result of :func:`fit_net`.
+
+    Attributes
+    ----------
+    config : NetConfig
+        What was trained.
+    model : torch.nn.Module
+        The trained network (on the config's device, in training mode).
+    records : list of dict
+        The evaluation records, one per evaluation (epoch 0, every ``eval_every`` epochs and the last), as
+        ``metrics.jsonl`` of :func:`train_net` would hold them.
+    history : list of dict
+        One ``{"epoch", "train_loss", "epoch_time", "lr"}`` per epoch trained.
+    summary : NetSummary
+        As ``summary.json`` of :func:`train_net` would hold it.
+    """
+
+    config: NetConfig
+    model: torch.nn.Module
+    records: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    summary: NetSummary
+
+
+def fit_net(
+    config: NetConfig,
+    data: DataSplits | None = None,
+    *,
+    progress: bool = False,
+    callback: EpochCallback | None = None,
+) -> NetFit:
+    """Train a network in memory and return it with its evaluation records; nothing is written.
+
+    The same loop as :func:`train_net` (same initialisation, data order, steps and evaluations, so the model
+    equals the one a run folder's checkpoint holds, bit for bit on the CPU), with the run folder's bookkeeping
+    kept in memory (:class:`~deepcollapse.nets.checkpoint.MemoryRun`).  Ctrl-C interrupts it as any Python
+    call (nothing is kept: use :func:`train_net` for long runs that must resume).
+
+    Parameters
+    ----------
+    config : NetConfig
+        What to train.
+    data : DataSplits, optional
+        The data (default: the config's, :func:`~deepcollapse.nets.build.load_net_data`), e.g. splits of
+        one's own built in the notebook.
+    progress : bool
+        Show a progress bar over the epochs.
+    callback : callable, optional
+        ``callback(epoch, record)`` after every epoch (the evaluation record when one was made).
+
+    Returns
+    -------
+    NetFit
+        The model, the records and the summary.
+
+    Examples
+    --------
+    >>> from deepcollapse.nets.config import NetConfig
+    >>> config = NetConfig(dataset="digits", classes=[0, 1, 2], n=4, n_test=2, batch_size=6, layers=2,
+    ...                    width=4, backbone="mlp", backbone_width=8, epochs=1, device="cpu", threads=1)
+    >>> fit = fit_net(config)
+    >>> [r["epoch"] for r in fit.records], [h["epoch"] for h in fit.history], type(fit.model).__name__
+    ([0, 1], [1], 'HeadNetwork')
+    """
+    if not isinstance(config, NetConfig):
+        raise ConfigError(f"config == {type(config).__name__}, must be a NetConfig.")
+    run = MemoryRun(config)
+    try:
+        summary = _run(config, run.out, progress=progress, callback=callback, run=run, data=data)
+    except DeviceMemoryError:
+        raise DeviceMemoryError(
+            f"out of {config.device} memory at batch_size == {config.batch_size}: fit_net keeps nothing "
+            "on disk; lower batch_size (or use train_net, which checkpoints every epoch)."
+        ) from None
+    return NetFit(config, run.model, run.records, list(run.state["history"]), summary)
 
 
 def train_net(
