@@ -148,8 +148,8 @@ class DUFMSummary(Result):
     loss_dnc: float | None = None
     loss_srg: float | None = None
     loss_zero: float | None = None
-    step: int | None = None
-    finished: bool | None = None
+    step: int = 0  # present in every summary, also one stopped early (max_steps)
+    finished: bool = False
     best_loss: float | None = None
     n_below_dnc: int | None = None
     classifications: dict[str, int] | None = None
