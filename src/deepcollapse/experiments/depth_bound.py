@@ -3,7 +3,7 @@ grows (Garrod & Keating 2025 prove the count stays bounded at global minima unde
 
 For K = 10 and K = 15, L = 2..10, n = 50, λ = 0.004, width 30, under MSE and under cross-entropy (ReLU):
 the best-known point of each (loss, K, L) is the ``best-known`` experiment's search (one ``search`` task per
-point, :func:`~deepcollapse.experiments.search_experiments.best_known_rows`, 3 minutes each).  From each
+point, :func:`~deepcollapse.experiments.search_experiments.best_known_rows`, its rounds each).  From each
 saved best solution the float64 class means ``M_1 .. M_L`` are recomputed (:func:`layer_sv_counts`) and the
 singular values above ``1e-3 · σ_1(M_l)`` counted per layer.  Outputs: ``tables/depth_bound.csv`` (one row per
 point: the counts per layer, their largest and smallest over ``M_1 .. M_{L-1}`` (every layer below the last
@@ -247,9 +247,10 @@ register(
         "(global search), L = 2..10 at K = 10 and 15, under MSE and cross-entropy: does it stay bounded as "
         "depth grows, and at what value?",
         "n = 50, λ = 0.004 for H_1 and every W_l, width 30, ReLU; per point `dufm search --loss mse|ce` for "
-        "3 minutes (32 GD starts x 10 000 steps per round, at least one round), then `dufm landscape`; "
+        "12 rounds (32 GD starts x 10 000 steps per round; a count), then `dufm landscape`; "
         "points run in parallel on --workers processes (or Ray).",
-        "≈ 36 points × 3.5 min ≈ 2.1 h on one core, ≈ 65 min with --workers 2",
+        "several hours on 2 cores (36 points, each as a best-known point: search, verdict, refinement, "
+        "descent)",
         "dufm",
         _depth_bound,
     )
