@@ -84,6 +84,7 @@ class NumpyEngine:
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
         self.params = params
         self.config = config
+        self._problem = config.problem  # built (and validated) once, not at every chunk
         self._logged = False
         self.alive = np.ones(params[0].shape[0], dtype=bool)
         self._pool: ProcessPoolExecutor | None = None
@@ -131,7 +132,7 @@ class NumpyEngine:
         idx = np.flatnonzero(self.alive)
         if idx.size == 0:
             return {}
-        problem, sub = c.problem, c.sub_batch
+        problem, sub = self._problem, c.sub_batch
         if self._pool is None:
             groups = [idx]
             results = [advance_limited([p[idx] for p in self.params], lrs, start, problem, sub_batch=sub)]

@@ -119,7 +119,7 @@ def _run(
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     try:
-        if run is not None and isinstance(run, MemoryRun):  # in memory: Ctrl-C interrupts as in any notebook
+        if isinstance(run, MemoryRun):  # in memory: Ctrl-C interrupts as in any notebook
             return _loop(config, out, StopFlag(), progress=progress, callback=callback, run=run, data=data)
         with stop_on_signals() as flag:
             return _loop(config, out, flag, progress=progress, callback=callback, run=run, data=data)
