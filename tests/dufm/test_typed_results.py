@@ -240,3 +240,32 @@ def test_an_old_summary_run_entry_still_loads(tmp_path):
     run = summary.runs[0]
     assert isinstance(run, DUFMRun) and run.classification == "dnc" and run["ranks"] == [3, 3]
     assert json.dumps(summary.to_dict(), indent=2) == path.read_text()
+
+
+def test_the_summary_holds_the_config_itself():
+    """``DUFMSummary.config`` is the :class:`DUFMConfig` (issue 30, item 4); ``summary["config"]`` and
+    ``summary.json`` keep the dict."""
+    config = DUFMConfig(classes=3, n=2, layers=2, width=3, lam_h=0.01, lam_w=0.02, runs=2, steps=10)
+    rng = np.random.default_rng(3)
+    params = [rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 3))]
+    summary = classify(params, config)
+    assert isinstance(summary.config, DUFMConfig) and summary.config == config
+    assert summary.config.problem == config.problem
+    assert summary["config"] == config.to_dict() and summary.to_dict()["config"] == config.to_dict()
+    again = DUFMSummary.from_dict(json.loads(json.dumps(summary.to_dict())))
+    assert again.config == config and again == summary
+
+
+def test_an_old_summary_config_is_typed_and_written_back_unchanged(tmp_path):
+    """A config of an earlier release lacking the newer fields reads as a validated DUFMConfig (the newer
+    fields at their defaults) and is written back key for key; one that no longer validates stays a dict."""
+    old = {"classes": 4, "n": 3, "layers": 3, "width": 6, "lam_h": 0.01, "lam_w": 0.01, "steps": 100}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"step": 100, "finished": True, "config": old}, indent=2))
+    summary = DUFMSummary.from_dict(json.loads(path.read_text()))
+    assert isinstance(summary.config, DUFMConfig)
+    assert summary.config == DUFMConfig(classes=4, n=3, layers=3, width=6, lam_h=0.01, lam_w=0.01, steps=100)
+    assert summary["config"] == old
+    assert json.dumps(summary.to_dict(), indent=2) == path.read_text()
+    broken = DUFMSummary.from_dict({"step": 1, "finished": True, "config": {"classes": 1, "steps": 1}})
+    assert broken.config == {"classes": 1, "steps": 1} and broken.to_dict()["config"] == {"classes": 1, "steps": 1}

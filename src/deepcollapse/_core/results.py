@@ -47,6 +47,8 @@ def to_jsonable(x: Any, *, strict: bool = False) -> Any:
     """
     if isinstance(x, Result):
         x = x.to_dict()
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type) and hasattr(x, "to_dict"):
+        x = x.to_dict()  # a config dataclass (ConfigMixin) held by a result
     if isinstance(x, Mapping):
         return {k: to_jsonable(v, strict=strict) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

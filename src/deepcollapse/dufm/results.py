@@ -6,11 +6,15 @@ steps under them: :class:`PolishResult` (:func:`~deepcollapse.dufm.classify.poli
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from deepcollapse._core.results import Result
+from deepcollapse._core.results import Result, to_jsonable
 from deepcollapse.theory.compare import Comparison
+
+if TYPE_CHECKING:
+    from deepcollapse.dufm.config import DUFMConfig
 
 __all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 
@@ -137,8 +141,12 @@ class DUFMSummary(Result):
         plus the key ``closed_form: True``, or, without a closed form, one holding only ``closed_form:
         False, note, family, loss_dnc: None, loss_srg: None, loss_zero`` (``summary.json``'s ``theory`` is
         its ``to_dict()``).
-    config : dict or None
-        The run's :class:`~deepcollapse.dufm.config.DUFMConfig` as a dict.
+    config : DUFMConfig, dict or None
+        The run's :class:`~deepcollapse.dufm.config.DUFMConfig` (``summary.json`` holds its ``to_dict()``).
+        A summary read from an earlier release's file keeps that file's ``config`` dict for ``to_dict()``
+        (key for key: the file is rewritten unchanged) while ``config`` is the validated config; a config
+        that no longer validates stays the dict it was.  Key access, ``summary["config"]``, gives the dict
+        (as in earlier releases).
     runs : list of DUFMRun or None
         One entry per run.
     """
@@ -155,8 +163,77 @@ class DUFMSummary(Result):
     classifications: dict[str, int] | None = None
     criteria: dict[str, float] | None = None
     theory: Comparison | None = None
-    config: dict[str, Any] | None = None
+    config: DUFMConfig | dict[str, Any] | None = None
     runs: list[DUFMRun] | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DUFMSummary:
+        """The summary held by ``data`` (a ``summary.json`` of this or an earlier release); its ``config``
+        dict becomes a :class:`~deepcollapse.dufm.config.DUFMConfig` (the dict itself is kept for
+        ``to_dict()``, so that a file read and written back is unchanged).
+
+        Parameters
+        ----------
+        data : mapping
+            The keys of the class docstring.
+
+        Returns
+        -------
+        DUFMSummary
+
+        Examples
+        --------
+        >>> s = DUFMSummary.from_dict({"step": 5, "finished": True, "config": {"classes": 3, "steps": 5}})
+        >>> s.config.classes, s.config.problem.classes, s.to_dict()["config"]
+        (3, 3, {'classes': 3, 'steps': 5})
+        """
+        raw = data.get("config") if isinstance(data, Mapping) and not isinstance(data, cls) else None
+        obj = super().from_dict(data)
+        if isinstance(raw, Mapping):
+            object.__setattr__(obj, "_config_data", dict(raw))
+        return obj
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        if name == "config" and isinstance(value, Mapping):
+            import warnings
+
+            from deepcollapse._core.checks import ConfigError
+            from deepcollapse.dufm.config import DUFMConfig
+
+            try:
+                with warnings.catch_warnings():  # an old key renamed since: the file is read as it is
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    return DUFMConfig.from_dict(dict(value))
+            except ConfigError:  # a config of an earlier release that no longer validates: kept as read
+                return dict(value)
+        return super()._read(name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict (``summary.json``); ``config`` as read from a file, else the config's
+        ``to_dict()``.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> DUFMSummary.from_dict({"step": 0, "finished": False}).to_dict()
+        {'step': 0, 'finished': False}
+        """
+        out = super().to_dict()
+        if "config" in out:
+            out["config"] = self["config"]
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        # key access is the dict of earlier releases: ``summary["config"]`` is the config as a dict
+        value = super().__getitem__(key)
+        if key == "config" and value is not None:
+            raw = self.__dict__.get("_config_data")
+            return to_jsonable(raw if raw is not None else value)
+        return value
 
 
 @dataclass(frozen=True, eq=False)
