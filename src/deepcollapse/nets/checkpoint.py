@@ -508,9 +508,39 @@ class RunFolder:
         >>> summary.epochs_done, (run.out / "summary.json").is_file()
         (1, True)
         """
-        summary = run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
+        summary = self.summary(device, n_params, n_train)
         atomic_write_json(self.out / "summary.json", finite_or_none(summary.to_dict()))
         return summary
+
+    def summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
+        """The summary of the run from :attr:`state` (nothing written).
+
+        Parameters
+        ----------
+        device : torch.device
+            The device the run computed on.
+        n_params : int
+            The number of parameters of the network.
+        n_train : int
+            The number of training samples.
+
+        Returns
+        -------
+        NetSummary
+            :func:`~deepcollapse.nets.summary.run_summary` of the run's state and last record.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import torch
+        >>> from pathlib import Path
+        >>> from deepcollapse.nets.config import NetConfig
+        >>> run = RunFolder(Path(tempfile.mkdtemp()), NetConfig(epochs=2, eval_every=1))
+        >>> run.end_epoch(1, train_loss=0.5, epoch_time=2.0, lr=0.1)
+        >>> run.summary(torch.device("cpu"), n_params=10, n_train=4).epochs_done
+        1
+        """
+        return run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
 
 
 class MemoryRun(RunFolder):
@@ -542,15 +572,18 @@ class MemoryRun(RunFolder):
     def __init__(self, config: NetConfig) -> None:
         super().__init__(Path("<memory>"), config)
         self.records: list[dict[str, Any]] = []
-        self.model: Any = None  # the network, set by the loop
+        self.model: Any = None  # the network, given to restore by the loop
 
     def restore(self, device: Any, model: Any, optimizer: Any, scaler: Any) -> None:
-        """Nothing to restore: a fit in memory starts at epoch 0.
+        """Nothing to restore: a fit in memory starts at epoch 0; the model is kept (:attr:`model`, what
+        :func:`~deepcollapse.nets.train.fit_net` returns).
 
         Parameters
         ----------
-        device, model, optimizer, scaler
+        device, optimizer, scaler
             As :meth:`RunFolder.restore` (unused).
+        model : torch.nn.Module
+            The network the loop trains.
 
         Returns
         -------
@@ -560,9 +593,10 @@ class MemoryRun(RunFolder):
         --------
         >>> from deepcollapse.nets.config import NetConfig
         >>> run = MemoryRun(NetConfig())
-        >>> run.restore("cpu", None, None, None); run.state["epoch"]
-        0
+        >>> run.restore("cpu", "the model", None, None); run.state["epoch"], run.model
+        (0, 'the model')
         """
+        self.model = model
 
     @property
     def needs_initial_record(self) -> bool:
@@ -645,7 +679,7 @@ class MemoryRun(RunFolder):
         >>> run.write_summary(torch.device("cpu"), n_params=10, n_train=4).epochs_done
         1
         """
-        return run_summary(self.config, self.state, self.state["last"], device, n_params, n_train)
+        return self.summary(device, n_params, n_train)
 
 
 def resume_command(outs: Sequence[Path]) -> str:

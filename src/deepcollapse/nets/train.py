@@ -147,8 +147,6 @@ def _loop(
     optimizer = make_optimizer(config, model)
     scaler = make_grad_scaler(config, device)
     run = RunFolder(out, config) if run is None else run
-    if isinstance(run, MemoryRun):
-        run.model = model  # what fit_net returns
     run.restore(device, model, optimizer, scaler)
     state = run.state
     n_params = sum(p.numel() for p in model.parameters())
