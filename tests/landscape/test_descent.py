@@ -52,7 +52,7 @@ def test_a_non_critical_point_ends_lower_and_certified(certified_point):
     problem, params = certified_point
     start = _perturbed(params, 1e-2, 1)
     assert landscape(start, problem)["verdict"] == "not critical"  # the constructed start
-    out = descend_until_certified(start, problem, rounds=6)
+    out = descend_until_certified(start, problem, rounds=6, smoothing=None)
     assert out.verdict_before == "not critical"
     assert out.certified and out.verdict in CERTIFIED
     assert out.clarke_residual <= 1e-6
@@ -64,6 +64,20 @@ def test_a_non_critical_point_ends_lower_and_certified(certified_point):
     assert all(b <= a for a, b in zip([out.loss_before, *losses], losses))  # never up
     # the verdict of the returned point, recomputed from scratch, is the one reported
     assert landscape(out.params, problem)["verdict"] == out.verdict
+
+
+def test_the_smoothing_homotopy_ends_lower_and_certified(certified_point):
+    """The first round (default): σ_ε polishes for ε = 1e-2 .. 1e-9 · max|H~|, then ReLU; certified."""
+    problem, params = certified_point
+    for seed in (1, 6):
+        start = _perturbed(params, 1e-2, seed)
+        assert landscape(start, problem)["verdict"] == "not critical"
+        out = descend_until_certified(start, problem, rounds=6)
+        assert out.steps[0]["action"].startswith("smoothing homotopy (8 levels)")
+        assert out.certified and out.verdict in CERTIFIED and out.clarke_residual <= 1e-6
+        assert out.loss_after == pytest.approx(reference_loss(out.params), rel=1e-12)
+        assert reference_loss(out.params) < reference_loss(start)
+        assert landscape(out.params, problem)["verdict"] == out.verdict
 
 
 def test_counts_make_it_deterministic(certified_point):

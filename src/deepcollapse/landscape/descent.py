@@ -3,6 +3,18 @@
 A verdict of :func:`~deepcollapse.landscape.verdicts.landscape` other than *critical at a kink* or *local
 minimum* means the search stopped early:
 
+* first, once, the **smoothing homotopy** (ReLU families): the point is polished on the C¹ relaxation σ_ε
+  of Definition 7 (the same eq. (1) with σ_ε for ReLU, the ``relu_eps`` activation) for a decreasing
+  sequence ``ε = s · max_l |H~_l|`` (``s`` in ``smoothing``, default :data:`SMOOTHING_LEVELS`, ``1e-2`` down
+  to ``1e-9``), each solve warm-started at the previous one, then on ReLU itself; the true eq. (1) decides
+  (the result is kept only when not higher).  σ_ε → ReLU with gradient consistency (σ_ε' on ``[0, ε]``
+  sweeps ``[0, 1]``), so the minimisers of the smoothed problems approach a Clarke-critical point of
+  eq. (1) (Chen, *Smoothing methods for nonsmooth, nonconvex minimization*, Math. Program. 2012): a
+  point whose many near-kinks (``|H~| / max|H~|`` spread over ``1e-9 .. 1e-4``) stall both the
+  line search below and the active-set refinement, which certify nothing there, ends *critical at a
+  kink*.  Measured: the best-known table's ``K = 8, L = 3`` MSE point (n = 50, width 30, λ = 0.004), "not
+  critical" after 8 rounds of line search + polish + refinement, went from 0.16280662 to 0.16274526,
+  critical at a kink (Clarke residual 1.4e-7), in 6 min on 2 busy cores;
 * *not critical* (and *saddle*) come with a certified descent (``certified_descent``: a decrease of the true
   eq. (1) beyond rounding along the unit vector ``descent_direction``).  Each round follows it: a line
   search along that direction (the certified step, doubled while the true eq. (1) keeps decreasing, at most
@@ -36,14 +48,25 @@ from typing import Any
 import numpy as np
 
 from deepcollapse._core.results import Result
-from deepcollapse.landscape.piecewise import Problem, collapse, expand, flatten, polish, unflatten, value
+from deepcollapse.landscape.piecewise import (
+    Problem,
+    collapse,
+    expand,
+    flatten,
+    is_smooth,
+    polish,
+    unflatten,
+    value,
+)
 
-__all__ = ["CERTIFIED", "CertifiedDescent", "descend_until_certified"]
+__all__ = ["CERTIFIED", "SMOOTHING_LEVELS", "CertifiedDescent", "descend_until_certified"]
 
 log = logging.getLogger(__name__)
 
 #: the verdicts that end the descent: the point is certified (first-order at a kink, or second-order)
 CERTIFIED = ("critical at a kink", "local minimum")
+#: the smoothing homotopy's ε of σ_ε, relative to the largest pre-activation ``max_l |H~_l|`` of the point
+SMOOTHING_LEVELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,8 +86,9 @@ class CertifiedDescent(Result):
     rounds : int
         Rounds run.
     steps : list of dict
-        Per round: ``{round, verdict, action, loss_before, loss_after}`` (``action``: ``"line search +
-        polish + refinement"``, ``"polish + refinement"`` or ``"refinement (R rounds)"``).
+        Per round: ``{round, verdict, action, loss_before, loss_after}`` (``action``: ``"smoothing
+        homotopy (S levels) + polish + refinement"``, ``"line search + polish + refinement"``, ``"polish +
+        refinement"`` or ``"refinement (R rounds)"``).
     landscape : Landscape
         The verdict at the returned point (of the analysed problem: the reduced one when ``reduced``).
     reduced : bool
@@ -107,6 +131,29 @@ def _line_search(
     return unflatten(best_x, shapes), best_f
 
 
+def _smoothed(
+    params: list[np.ndarray], problem: Problem, levels: Sequence[float], iterations: int
+) -> tuple[list[np.ndarray], float]:
+    """The smoothing homotopy (module docstring): polish on σ_ε for each ``ε = s · max|H~|`` (``s`` in
+    ``levels``, in order), then on ``problem`` itself; the end point and its true eq. (1)."""
+    import dataclasses
+
+    from deepcollapse.landscape.piecewise import preactivations
+
+    scale = max((float(np.max(np.abs(H), initial=0.0)) for H in preactivations(params)), default=0.0)
+    point = params
+    for s in levels if scale > 0 else ():
+        relaxed = dataclasses.replace(problem, activation="relu_eps", eps=s * scale)
+        point = [
+            np.asarray(p, dtype=np.float64) for p in polish(point, relaxed, lbfgs_iter=iterations).params
+        ]
+    pol = polish(point, problem, lbfgs_iter=iterations)
+    f = value(point, problem)
+    if pol.loss <= f:
+        return [np.asarray(p, dtype=np.float64) for p in pol.params], pol.loss
+    return point, f
+
+
 def _refine(
     point: list[np.ndarray],
     prob: Problem,
@@ -144,6 +191,7 @@ def descend_until_certified(
     refine_rounds: int = 4,
     grad_tol: float = 1e-6,
     eig_tol: float = 1e-6,
+    smoothing: Sequence[float] | None = SMOOTHING_LEVELS,
     max_seconds: float | None = None,
 ) -> CertifiedDescent:
     """Follow certified descent directions, polish and refine until the point is certified (module
@@ -166,6 +214,9 @@ def descend_until_certified(
         four times as many.
     grad_tol, eig_tol : float
         The verdicts' tolerances (:func:`~deepcollapse.landscape.verdicts.landscape`).
+    smoothing : sequence of float or None, default :data:`SMOOTHING_LEVELS`
+        The smoothing homotopy's levels ``ε / max|H~|`` (the first round of a ReLU family; ``None`` or
+        empty: no homotopy).
     max_seconds : float, optional
         Wall-clock cap on top of the counts (``None``: counts only, deterministic).
 
@@ -196,13 +247,20 @@ def descend_until_certified(
     f = value(point, prob)
     opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
     land = landscape(point, prob, reduce=False, **opts)
-    first, steps, undecided, done = land, list[dict[str, Any]](), 0, 0
+    first, steps, undecided, done, smoothed = land, list[dict[str, Any]](), 0, 0, False
     for done in range(1, rounds + 1):  # noqa: B007  (the count is reported)
         if land.verdict in CERTIFIED or time.monotonic() > deadline:
             done -= 1
             break
         verdict, f_round = str(land.verdict), f
-        if verdict == "undecided at kinks":
+        if smoothing and not smoothed and not is_smooth(prob):
+            smoothed = True
+            candidate, f_cand = _smoothed(point, prob, smoothing, polish_iterations)
+            action = f"smoothing homotopy ({len(smoothing)} levels) + polish + refinement"
+            if f_cand <= f:
+                cand_land = landscape(candidate, prob, reduce=False, **opts)
+                point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
+        elif verdict == "undecided at kinks":
             budget = refine_rounds * 2 ** min(undecided, 2)  # 1x, 2x, then 4x the rounds
             undecided += 1
             point, f, land = _refine(point, prob, land, f, budget, deadline, opts)
