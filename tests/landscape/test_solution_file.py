@@ -150,3 +150,23 @@ def test_solution_file_doctests():
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, result
+
+
+def test_files_are_compressed_and_uncompressed_ones_still_load(tmp_path):
+    """save_solution deflates (a collapsed H_1 repeats each class column n times); an uncompressed ``.npz``
+    of an earlier release (``numpy.savez``) with the same arrays loads to the same point."""
+    import zipfile
+
+    rng = np.random.default_rng(0)
+    K, n, d = 3, 40, 6
+    H1 = np.repeat(rng.normal(size=(d, K)), n, axis=1)  # collapsed: n equal columns per class
+    weights = [rng.normal(size=(d, d)), rng.normal(size=(K, d))]
+    path = save_solution(tmp_path / "new.npz", H1, weights, n=n, lam_h=0.01, lam_w=[0.01, 0.01])
+    with zipfile.ZipFile(path) as z:
+        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())
+    old = tmp_path / "old.npz"
+    np.savez(old, **dict(np.load(path)))  # the same arrays (checksum included), stored
+    assert path.stat().st_size < old.stat().st_size / 2
+    a, b = load_solution(path), load_solution(old)
+    assert np.array_equal(a.H1, b.H1) and all(np.array_equal(x, y) for x, y in zip(a.weights, b.weights))
+    assert check_solution(old).loss == check_solution(path).loss

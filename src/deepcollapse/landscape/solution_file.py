@@ -1,6 +1,7 @@
 """Explicit L-DUFM points on disk (``.npz``) and their independent check against eq. (1).
 
-File format (``numpy.savez``; every array float64 unless stated):
+File format (``numpy.savez_compressed``, read by ``numpy.load`` as any ``.npz``, so the uncompressed files of
+earlier releases read the same; every array float64 unless stated):
 
     H1            (d_1, N)        unconstrained features, columns = samples ordered by class (N = K n)
     W_1 .. W_L    (d_{l+1}, d_l)  the weight matrices, W_L is (K, d_L)
@@ -405,7 +406,7 @@ def save_solution(
     arrays.pop(CHECKSUM_KEY, None)
     arrays[CHECKSUM_KEY] = np.asarray(content_checksum(arrays))
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")
-    np.savez(tmp, **arrays)
+    np.savez_compressed(tmp, **arrays)  # deflate: a collapsed H_1 (n equal columns per class) shrinks ~5x
     os.replace(tmp, path)
     return path
 
