@@ -152,3 +152,33 @@ def test_the_landscape_value_is_the_theory_objective() -> None:
         evaluate(params[0], params[1:], p).total
         == th.dufm_objective(params[0], params[1:], 0.01, [0.02, 0.03]).total
     )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"classes": 1},
+        {"n": 0},
+        {"lam_h": -1.0},
+        {"lam_w": [0.1, -0.2, 0.1]},
+        {"lam_w": "0.1,0.2"},
+        {"classes": "three"},
+    ],
+)
+def test_the_configs_validate_the_problem_fields_as_problem_does(bad):
+    """One validation of the problem's fields (``_core.problem_fields.check_problem_fields``): ``Problem``,
+    ``DUFMConfig`` and ``SearchConfig`` give the same one-line error for the same bad field (issue 30)."""
+    from deepcollapse.dufm.config import DUFMConfig
+    from deepcollapse.landscape.search_config import SearchConfig
+
+    base = {"classes": 3, "layers": 3, "n": 2, "lam_h": 0.1, "lam_w": [0.1] * 3}
+    messages = set()
+    for make in (
+        lambda kw: Problem(**kw),
+        lambda kw: DUFMConfig(**kw, width=4, runs=1, steps=1),
+        lambda kw: SearchConfig(**kw, width=4, runs=1, steps=1, rounds=1),
+    ):
+        with pytest.raises(ConfigError) as err:
+            make({**base, **bad})
+        messages.add(str(err.value))
+    assert len(messages) == 1, messages

@@ -22,7 +22,7 @@ from deepcollapse._core.checks import (
 )
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.devices import check_cuda_device
-from deepcollapse._core.problem_fields import PROBLEM_HELP
+from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse.family import Family, get_family
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
@@ -196,16 +196,10 @@ class DUFMConfig(ConfigMixin):
     )
 
     def __post_init__(self) -> None:
-        self.classes = check_int("classes", self.classes, min=2)
-        self.n = check_int("n", self.n, min=1)
-        self.layers = check_int("layers", self.layers, min=1)
+        self.classes, self.layers, self.n, self.lam_h, self.lam_w = check_problem_fields(
+            self.classes, self.layers, self.n, self.lam_h, self.lam_w
+        )
         self.width = _int_list("width", self.width, self.layers, min=1)
-        self.lam_h = check_float("lam_h", self.lam_h, ge=0.0)
-        self.lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=None)
-        for i, lam in enumerate(self.lam_w):
-            if lam < 0:
-                name = "lam_w" if len(set(self.lam_w)) == 1 else f"lam_w[{i}]"
-                raise ConfigError(f"{name} == {lam}, must be >= 0.0.")
         check_family_fields(self)  # ConfigError naming loss / activation / eps
         self.lr = check_float("lr", self.lr, gt=0.0)
         check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)

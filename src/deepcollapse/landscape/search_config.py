@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepcollapse._core import flagship
-from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int, check_per_layer
+from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse._core.problem_fields import PROBLEM_HELP
+from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse._core.results import Result
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
@@ -196,15 +196,12 @@ class SearchConfig(ConfigMixin):
     )
 
     def __post_init__(self) -> None:
-        self.classes = check_int("classes", self.classes, min=2)
-        self.layers = check_int("layers", self.layers, min=2)
-        self.n = check_int("n", self.n, min=1)
-        lam_h = check_float("lam_h", self.lam_h, ge=None)
-        lam_w = check_per_layer("lam_w", self.lam_w, self.layers, gt=None)
-        if lam_h == 0.0 or 0.0 in lam_w:
+        K, L, n, lam_h, lam_w = check_problem_fields(
+            self.classes, self.layers, self.n, self.lam_h, self.lam_w, min_layers=2
+        )
+        if lam_h == 0.0 or 0.0 in lam_w:  # the search's own rule: eq. (1) has a minimum only with λ > 0
             raise ConfigError(NO_MINIMUM.format(name="lam_h" if lam_h == 0.0 else "lam_w"))
-        self.lam_h = check_float("lam_h", lam_h, gt=0.0)
-        self.lam_w = check_per_layer("lam_w", lam_w, self.layers, gt=0.0)
+        self.classes, self.layers, self.n, self.lam_h, self.lam_w = K, L, n, lam_h, lam_w
         self.width = check_int("width", self.width, min=self.classes)
         check_family_fields(self)  # ConfigError naming loss / activation / eps
         self.runs = check_int("runs", self.runs, min=1)

@@ -24,7 +24,7 @@ import numpy as np
 
 from deepcollapse._core import flagship as _flagship
 from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
-from deepcollapse._core.problem_fields import PROBLEM_HELP
+from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse.family import Family, get_family, targets
 
 __all__ = ["FLAGSHIP", "Problem", "problem_of"]
@@ -65,13 +65,9 @@ class Problem:
     eps: float | None = None
 
     def __post_init__(self) -> None:
-        K = check_int("classes", self.classes, min=2)
-        L = check_int("layers", self.layers, min=1)
-        n = check_int("n", self.n, min=1)
-        lam_h = check_float("lam_h", self.lam_h, ge=0.0)
-        lam_w = check_per_layer("lam_w", self.lam_w, L, gt=None)
-        for i, v in enumerate(lam_w):
-            check_float("lam_w" if len(set(lam_w)) == 1 else f"lam_w[{i}]", v, ge=0.0)
+        K, L, n, lam_h, lam_w = check_problem_fields(
+            self.classes, self.layers, self.n, self.lam_h, self.lam_w
+        )
         widths: Any = self.widths
         if widths is not None:
             if isinstance(widths, (int, np.integer)) and not isinstance(widths, bool):
