@@ -165,3 +165,24 @@ def test_verdict_counts_and_improved_cells_per_stage():
     assert by_k.loc[3, "gain"] == pytest.approx(0.06)
     assert by_k.loc[3, "after_refinement"] == 0.26  # the refinement above its start was not kept
     assert by_k.loc[3, "verdict"] == "local minimum"
+
+
+def test_an_uncertified_cell_says_why():
+    """Issue 31: every cell not certified carries its Clarke residual and the reason in the table."""
+    rows = [
+        {"classes": 3, "layers": 3, "best_loss": 0.06, "loss_dnc": 0.06, "loss_srg": None,
+         "verdict": "local minimum", "clarke_residual": 1e-9},
+        {"classes": 8, "layers": 3, "best_loss": 0.16, "loss_dnc": 0.17, "loss_srg": 0.16,
+         "verdict": "not critical (descent found: Δf = -5.9e-09 at step 7.7e-06)", "clarke_residual": 1e-3,
+         "descent": {"note": "still not critical after 8 round(s) (the budget), loss lowered by 5.1e-05"}},
+        {"classes": 9, "layers": 3, "best_loss": 0.17, "loss_dnc": 0.18, "loss_srg": 0.17,
+         "verdict": "undecided at kinks", "clarke_residual": 2e-6, "best_from": "user registry",
+         "descent": {"note": "a note of the point the registry row replaced"}},
+    ]  # fmt: skip
+    df = best_known_table(rows).set_index("classes")
+    assert df.loc[3, "open_reason"] == ""
+    assert df.loc[8, "open_reason"].startswith("not critical (descent found")
+    assert df.loc[8, "open_reason"].endswith("continued descent: still not critical after 8 round(s) (the "
+                                             "budget), loss lowered by 5.1e-05")  # fmt: skip
+    assert df.loc[9, "open_reason"] == "undecided at kinks"  # the registry's point: its own verdict
+    assert df.loc[8, "clarke_residual"] == 1e-3

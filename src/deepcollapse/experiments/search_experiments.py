@@ -295,6 +295,8 @@ TABLE_COLUMNS = [
     "structure",
     "rank_profile",
     "verdict",
+    "clarke_residual",
+    "open_reason",
     "best_from",
 ]
 _CONSTRUCTION_COLUMNS = ("loss_dnc", "loss_srg", "best_over_dnc", "best_over_srg")
@@ -316,7 +318,9 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
     Returns
     -------
     DataFrame
-        Every column of ``rows`` plus the two ratios, the construction columns renamed as above.
+        Every column of ``rows`` plus the two ratios and ``open_reason`` (why a cell is not certified:
+        empty for *critical at a kink* and *local minimum*; else the continued descent's note when the
+        cell's point is this search's, or the verdict itself), the construction columns renamed as above.
 
     Examples
     --------
@@ -331,12 +335,34 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
     df["best_over_dnc"] = df["best_loss"] / df["loss_dnc"]
     if "best_from" not in df.columns:  # rows of points written before the registry: the search's own
         df["best_from"] = "this search"
+    df["best_from"] = df["best_from"].fillna("this search")
     srg = pd.to_numeric(df["loss_srg"], errors="coerce")
     df["best_over_srg"] = df["best_loss"] / srg
+    if "clarke_residual" not in df.columns:
+        df["clarke_residual"] = None
+    df["open_reason"] = [_open_reason(row) for row in df.to_dict("records")]
     df = df.sort_values(["layers", "classes"], kind="stable").reset_index(drop=True)
     if family_tag(family):
         df = df.rename(columns={c: f"{c}_family" for c in _CONSTRUCTION_COLUMNS})
     return df
+
+
+def _open_reason(row: dict[str, Any]) -> str:
+    """Why the cell of ``row`` is not certified ("" when it is): the descent's note for this search's point,
+    else the verdict."""
+    from deepcollapse.landscape.descent import CERTIFIED
+
+    verdict = row.get("verdict")
+    if not isinstance(verdict, str) or verdict_class(verdict) in CERTIFIED:
+        return "" if isinstance(verdict, str) else "not judged"
+    descent = row.get("descent")
+    if (
+        row.get("best_from", "this search") == "this search"
+        and isinstance(descent, dict)
+        and descent.get("note")
+    ):
+        return f"{verdict}; continued descent: {descent['note']}"
+    return verdict
 
 
 def table_columns(family: dict[str, Any] | None) -> list[str]:
