@@ -268,4 +268,5 @@ def test_an_old_summary_config_is_typed_and_written_back_unchanged(tmp_path):
     assert summary["config"] == old
     assert json.dumps(summary.to_dict(), indent=2) == path.read_text()
     broken = DUFMSummary.from_dict({"step": 1, "finished": True, "config": {"classes": 1, "steps": 1}})
-    assert broken.config == {"classes": 1, "steps": 1} and broken.to_dict()["config"] == {"classes": 1, "steps": 1}
+    assert broken.config == {"classes": 1, "steps": 1}
+    assert broken.to_dict()["config"] == {"classes": 1, "steps": 1}
