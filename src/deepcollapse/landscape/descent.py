@@ -38,6 +38,7 @@ same eq. (1) value; :class:`~deepcollapse.landscape.piecewise.Problem.reduced`) 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -55,6 +56,7 @@ from deepcollapse.landscape.piecewise import (
     flatten,
     is_smooth,
     polish,
+    preactivations,
     unflatten,
     value,
 )
@@ -135,11 +137,8 @@ def _smoothed(
     params: list[np.ndarray], problem: Problem, levels: Sequence[float], iterations: int
 ) -> tuple[list[np.ndarray], float]:
     """The smoothing homotopy (module docstring): polish on σ_ε for each ``ε = s · max|H~|`` (``s`` in
-    ``levels``, in order), then on ``problem`` itself; the end point and its true eq. (1)."""
-    import dataclasses
-
-    from deepcollapse.landscape.piecewise import preactivations
-
+    ``levels``, in order); the end point and its true eq. (1) (the polish on ``problem`` itself follows in
+    :func:`_settle`)."""
     scale = max((float(np.max(np.abs(H), initial=0.0)) for H in preactivations(params)), default=0.0)
     point = params
     for s in levels if scale > 0 else ():
@@ -147,11 +146,30 @@ def _smoothed(
         point = [
             np.asarray(p, dtype=np.float64) for p in polish(point, relaxed, lbfgs_iter=iterations).params
         ]
-    pol = polish(point, problem, lbfgs_iter=iterations)
-    f = value(point, problem)
-    if pol.loss <= f:
-        return [np.asarray(p, dtype=np.float64) for p in pol.params], pol.loss
-    return point, f
+    return point, value(point, problem)
+
+
+def _settle(
+    candidate: list[np.ndarray],
+    f_cand: float,
+    current: tuple[list[np.ndarray], float, Any],
+    prob: Problem,
+    iterations: int,
+    refine_rounds: int,
+    deadline: float,
+    opts: dict[str, Any],
+) -> tuple[list[np.ndarray], float, Any]:
+    """A round's move ended at ``candidate``: its float64 polish (kept when not higher), then, when not above
+    the current point's loss, its verdict and kink refinement; ``current`` = ``(point, f, verdict)`` else."""
+    from deepcollapse.landscape.verdicts import landscape
+
+    pol = polish(candidate, prob, lbfgs_iter=iterations)
+    if pol.loss <= f_cand:
+        candidate, f_cand = pol.params, pol.loss
+    if f_cand > current[1]:
+        return current
+    cand_land = landscape(candidate, prob, reduce=False, **opts)
+    return _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
 
 
 def _refine(
@@ -257,9 +275,9 @@ def descend_until_certified(
             smoothed = True
             candidate, f_cand = _smoothed(point, prob, smoothing, polish_iterations)
             action = f"smoothing homotopy ({len(smoothing)} levels) + polish + refinement"
-            if f_cand <= f:
-                cand_land = landscape(candidate, prob, reduce=False, **opts)
-                point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
+            point, f, land = _settle(
+                candidate, f_cand, (point, f, land), prob, polish_iterations, refine_rounds, deadline, opts
+            )
         elif verdict == "undecided at kinks":
             budget = refine_rounds * 2 ** min(undecided, 2)  # 1x, 2x, then 4x the rounds
             undecided += 1
@@ -272,12 +290,9 @@ def descend_until_certified(
                 step = float(land.certified_descent["step"])
                 candidate, f_cand = _line_search(point, prob, land.descent_direction, step, line_steps)
                 action = "line search + polish + refinement"
-            pol = polish(candidate, prob, lbfgs_iter=polish_iterations)
-            if pol.loss <= f_cand:
-                candidate, f_cand = pol.params, pol.loss
-            if f_cand <= f:
-                cand_land = landscape(candidate, prob, reduce=False, **opts)
-                point, f, land = _refine(candidate, prob, cand_land, f_cand, refine_rounds, deadline, opts)
+            point, f, land = _settle(
+                candidate, f_cand, (point, f, land), prob, polish_iterations, refine_rounds, deadline, opts
+            )
         steps.append(
             {"round": done, "verdict": verdict, "action": action, "loss_before": f_round, "loss_after": f}
         )
