@@ -101,3 +101,24 @@ def test_an_outcome_crosses_processes_and_reads_back_from_its_dict(data):
     again = pickle.loads(pickle.dumps(outcome))
     assert again == outcome and again.to_dict() == data and list(again.to_dict()) == list(data)
     assert TaskOutcome.from_dict(outcome.to_dict()).to_dict() == data
+
+
+def test_on_done_sees_each_task_that_finishes_in_this_call_and_its_errors_do_not_stop_the_sweep(
+    tmp_path, fake_dufm, caplog
+):
+    _finish(tmp_path / "b")  # done before the call: skipped, not announced
+    tasks = [Task("dufm", {}, str(tmp_path / name), name) for name in ("a", "b", "c")]
+    seen = []
+    outcomes = run_tasks(
+        tasks, workers=1, on_done=lambda task, outcome: seen.append((task.label, outcome.status))
+    )
+    assert seen == [("a", "trained"), ("c", "trained")]
+    assert [o.status for o in outcomes] == ["trained", "skipped", "trained"]
+
+    def broken(task, outcome):
+        raise OSError(f"registry unwritable after {task.label}")
+
+    more = [Task("dufm", {}, str(tmp_path / name), name) for name in ("d", "e")]
+    with caplog.at_level("ERROR"):
+        assert [o.status for o in run_tasks(more, workers=1, on_done=broken)] == ["trained", "trained"]
+    assert "registry unwritable after d" in caplog.text and "registry unwritable after e" in caplog.text

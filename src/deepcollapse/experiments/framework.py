@@ -191,7 +191,9 @@ class Context:
             force=self.force,
         )
 
-    def tasks(self, tasks: Sequence[Task]) -> list[TaskOutcome]:
+    def tasks(
+        self, tasks: Sequence[Task], on_done: Callable[[Task, TaskOutcome], None] | None = None
+    ) -> list[TaskOutcome]:
         """Run the independent tasks (:class:`~deepcollapse.runs.executors.Task`) that are not done
         yet with this run's executor, workers and Ray address; one
         :class:`~deepcollapse.runs.executors.TaskOutcome` per task.
@@ -200,6 +202,8 @@ class Context:
         ----------
         tasks : sequence of Task
             The tasks (a finished one is skipped).
+        on_done : callable, optional
+            ``on_done(task, outcome)`` as each task finishes (:func:`~deepcollapse.runs.executors.run_tasks`).
 
         Returns
         -------
@@ -224,6 +228,7 @@ class Context:
             workers=self.workers,
             ray_address=self.ray_address,
             progress=self.progress,
+            on_done=on_done,
         )
 
     def say(self, text: str) -> None:

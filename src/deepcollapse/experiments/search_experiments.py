@@ -139,8 +139,9 @@ def best_known_rows(
     ``family``: ``{"loss", "activation", "eps"}`` of the searched model (default MSE + ReLU); another family's
     points go to ``out/points/<family_tag>/``, so two families never reuse each other's points.
     ``registry``: a best-known :class:`~deepcollapse.landscape.best_known.Registry` (``None``: none); each
-    point's solution is offered to it (with its verdict and ``command`` as provenance) and a row of it or of
-    the shipped registry below the point replaces the point in the table (:func:`registry_minimum`).
+    point's solution is offered to it (with its verdict and ``command`` as provenance) as soon as the point
+    is finished, and a row of it or of the shipped registry below the point replaces the point in the table
+    (:func:`registry_minimum`).
 
     Parameters
     ----------
@@ -150,7 +151,8 @@ def best_known_rows(
         :data:`BEST_KNOWN_FULL`'s keys: ``classes`` and ``layers`` (lists), ``n``, ``lam``, ``width``,
         ``budget``, ``runs``, ``steps``, ``rounds``.
     run : callable, optional
-        As above.
+        As above: ``run(tasks, on_done)``, with ``on_done(task, outcome)`` to call as each task finishes
+        (:func:`~deepcollapse.runs.executors.run_tasks`' ``on_done``).
     progress : bool, default False
         Progress bars of the default ``run``.
     family : dict, optional
@@ -191,7 +193,15 @@ def best_known_rows(
         for L in settings["layers"]
         for K in settings["classes"]
     ]
-    (run or (lambda ts: run_tasks(ts, workers=1, progress=progress)))(tasks)
+
+    def offer(task: Task, outcome: Any) -> None:  # each point as it finishes: a stopped table loses none
+        row = json.loads((Path(task.out_dir) / "point.json").read_text())
+        registry_minimum(Path(task.out_dir), row, registry, command)
+
+    on_done = offer if registry is not None else None
+    (run or (lambda ts, on_done: run_tasks(ts, workers=1, progress=progress, on_done=on_done)))(
+        tasks, on_done
+    )
     rows = []
     for t in tasks:
         row = json.loads((Path(t.out_dir) / "point.json").read_text())

@@ -43,7 +43,7 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -412,10 +412,15 @@ def run_tasks(
     workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = False,
+    on_done: Callable[[Task, TaskOutcome], None] | None = None,
 ) -> list[TaskOutcome]:
     """Run every task that is not done yet with the chosen executor; return one outcome per task (in order).
 
     Raises :class:`TaskError` after all tasks ended if any failed (the others are kept on disk).
+    ``on_done(task, outcome)`` is called in this process as soon as each task of this call finishes (trained
+    or resumed; not the skipped or failed ones), while the others still run: e.g. to offer a finished
+    search point to the best-known registry, so that a sweep stopped hours later has lost none.  An exception
+    it raises is logged and the sweep goes on.
 
     Parameters
     ----------
@@ -430,6 +435,8 @@ def run_tasks(
         The Ray cluster to join (``ray`` executor; ``None``: start a local instance for these tasks).
     progress : bool, default False
         Show a bar over the tasks and the trainers' own bars.
+    on_done : callable, optional
+        ``on_done(task, outcome)``, as above.
 
     Returns
     -------
@@ -449,6 +456,7 @@ def run_tasks(
     [('a', 'skipped'), ('b', 'skipped')]
     """
     workers = check_executor_options(executor, workers)
+    finished = _announcer(on_done)
     pending = [t for t in tasks if not t.done]
     results: dict[int, TaskOutcome] = {i: _skipped(t) for i, t in enumerate(tasks) if t.done}
     units = task_units(pending)
@@ -459,9 +467,9 @@ def run_tasks(
     index = {id(t): i for i, t in enumerate(tasks)}
     n_workers = workers or max(1, min(len(units), os.cpu_count() or 1))
     if executor == "ray":
-        done = _run_ray(units, n_workers, ray_address, progress)
+        done = _run_ray(units, n_workers, ray_address, progress, finished)
     else:
-        done = _run_local(units, n_workers, progress)
+        done = _run_local(units, n_workers, progress, finished)
     errors = []
     for unit, res in zip(units, done):
         for j, task in enumerate(unit):
@@ -475,6 +483,25 @@ def run_tasks(
     if errors:
         raise TaskError(f"{len(errors)} of {len(pending)} tasks failed: " + "; ".join(errors))
     return [results[i] for i in range(len(tasks))]
+
+
+def _announcer(
+    on_done: Callable[[Task, TaskOutcome], None] | None,
+) -> Callable[[Sequence[Task], Any], None]:
+    """``announce(unit, result)``: ``on_done`` for each task of a finished unit that trained or resumed
+    (a unit's result is its list of outcomes, or the exception it raised: nothing to announce then)."""
+
+    def announce(unit: Sequence[Task], result: Any) -> None:
+        if on_done is None or not isinstance(result, list):
+            return
+        for task, outcome in zip(unit, result):
+            if isinstance(outcome, TaskOutcome) and outcome.status in ("trained", "resumed"):
+                try:
+                    on_done(task, outcome)
+                except Exception as exc:  # the other tasks are independent: report and go on
+                    log.error("after task %s: %s", task.label or task.out_dir, exc)
+
+    return announce
 
 
 def _stopped(flag: StopFlag, tasks: Sequence[Task]) -> Interrupted:
@@ -501,8 +528,14 @@ def _unit_label(unit: Sequence[Task]) -> str:
     return unit[0].label if len(unit) == 1 else f"{unit[0].label} (+{len(unit) - 1} batched with it)"
 
 
-def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> list[Any]:
-    """Run the units ``pending``; per unit its list of statuses or the exception it raised."""
+def _run_local(
+    pending: Sequence[list[Task]],
+    workers: int,
+    progress: bool,
+    finished: Callable[[Sequence[Task], Any], None] = lambda unit, result: None,
+) -> list[Any]:
+    """Run the units ``pending``; per unit its list of statuses or the exception it raised (each passed to
+    ``finished(unit, result)`` as soon as it is there)."""
     if not pending:
         return []
     if workers == 1 or len(pending) == 1:
@@ -515,6 +548,7 @@ def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> l
             except Exception as exc:  # keep going: the other points are independent
                 log.error("task %s failed: %s", _unit_label(unit), exc)
                 out.append(exc)
+            finished(unit, out[-1])
         return out
     ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(pending)
@@ -566,6 +600,7 @@ def _run_local(pending: Sequence[list[Task]], workers: int, progress: bool) -> l
                         if not isinstance(exc, KeyboardInterrupt):
                             log.error("task %s failed: %s", _unit_label(pending[i]), exc)
                         results[i] = exc
+                    finished(pending[i], results[i])
                     bar.update(1)
                 top_up()
                 if stop.signum is not None:
@@ -691,7 +726,13 @@ def connect_ray(ray: Any, address: str) -> None:
         ) from None
 
 
-def _run_ray(pending: Sequence[list[Task]], workers: int, address: str | None, progress: bool) -> list[Any]:
+def _run_ray(
+    pending: Sequence[list[Task]],
+    workers: int,
+    address: str | None,
+    progress: bool,
+    finished: Callable[[Sequence[Task], Any], None] = lambda unit, result: None,
+) -> list[Any]:
     if not pending:
         return []
     ray = import_ray()
@@ -727,6 +768,7 @@ def _run_ray(pending: Sequence[list[Task]], workers: int, address: str | None, p
                             log.error("task %s failed: %s", _unit_label(pending[i]), cause or exc)
                             results[i] = cause if isinstance(cause, BaseException) else exc
                     remaining.remove(ref)
+                    finished(pending[i], results[i])
                     bar.update(1)
 
         # SIGINT / SIGTERM to the driver interrupt ray.wait; then every task not finished is cancelled (a
