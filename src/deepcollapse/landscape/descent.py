@@ -26,8 +26,11 @@ minimum* means the search stopped early:
   again with a larger budget each time (``refine_rounds``, ``2 refine_rounds``, then ``4 refine_rounds``
   active-set rounds).
 
-The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`) or
-``rounds`` rounds are spent.  Every budget is a count (rounds, doublings, iterations), so the same call gives
+The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`),
+``rounds`` rounds are spent, or a round leaves the point exactly as it was (same arrays, same verdict; not
+the homotopy's round, nor an *undecided* round whose budget is still growing): every later round would
+repeat it from the same state, so stopping there changes no result, only the time (a *not critical* point
+whose polish cannot move it spent 7 identical rounds before).  Every budget is a count (rounds, doublings, iterations), so the same call gives
 the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend
 on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
 wall-clock cap on top (the refinement's own checks; a round in progress finishes).  A round's point replaces
@@ -149,6 +152,16 @@ def _smoothed(
     return point, value(point, problem)
 
 
+def _same(point: Sequence[np.ndarray], before: Sequence[np.ndarray], land: Any, verdict: str) -> bool:
+    """A round changed nothing: the same arrays (bit for bit) and the same verdict, so the next round would
+    start from the same state and repeat it."""
+    return (
+        str(land.verdict) == verdict
+        and len(point) == len(before)
+        and all(a is b or np.array_equal(a, b) for a, b in zip(point, before))
+    )
+
+
 def _settle(
     candidate: list[np.ndarray],
     f_cand: float,
@@ -265,12 +278,12 @@ def descend_until_certified(
     f = value(point, prob)
     opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
     land = landscape(point, prob, reduce=False, **opts)
-    first, steps, undecided, done, smoothed = land, list[dict[str, Any]](), 0, 0, False
+    first, steps, undecided, done, smoothed, stalled = land, list[dict[str, Any]](), 0, 0, False, False
     for done in range(1, rounds + 1):  # noqa: B007  (the count is reported)
         if land.verdict in CERTIFIED or time.monotonic() > deadline:
             done -= 1
             break
-        verdict, f_round = str(land.verdict), f
+        verdict, f_round, before = str(land.verdict), f, point
         if smoothing and not smoothed and not is_smooth(prob):
             smoothed = True
             candidate, f_cand = _smoothed(point, prob, smoothing, polish_iterations)
@@ -296,6 +309,9 @@ def descend_until_certified(
         steps.append(
             {"round": done, "verdict": verdict, "action": action, "loss_before": f_round, "loss_after": f}
         )
+        growing = verdict == "undecided at kinks" and undecided < 3  # its next refinement is larger
+        if not growing and not action.startswith("smoothing") and _same(point, before, land, verdict):
+            stalled = True
         log.info(
             "descent round %d: %s, %s: f %.15g -> %.15g, now %s",
             done,
@@ -305,16 +321,16 @@ def descend_until_certified(
             f,
             land.verdict,
         )
+        if stalled:
+            break
     out = [expand(point[0], problem.n), *point[1:]] if reduced else point
     f_after = value(out, problem)
     certified = land.verdict in CERTIFIED
     if certified:
         note = f"{land.verdict} after {done} round(s), loss lowered by {f_start - f_after:.3g}"
     else:
-        note = (
-            f"still {land.verdict} after {done} round(s) (the budget), loss lowered by "
-            f"{f_start - f_after:.3g}"
-        )
+        why = f"round {done} left the point unchanged" if stalled else "the budget"
+        note = f"still {land.verdict} after {done} round(s) ({why}), loss lowered by {f_start - f_after:.3g}"
     return CertifiedDescent(
         loss_before=f_start,
         loss_after=f_after,
