@@ -30,8 +30,8 @@ The rounds repeat until the verdict is *critical at a kink* or *local minimum* (
 ``rounds`` rounds are spent, or a round leaves the point exactly as it was (same arrays, same verdict; not
 the homotopy's round, nor an *undecided* round whose budget is still growing): every later round would
 repeat it from the same state, so stopping there changes no result, only the time (a *not critical* point
-whose polish cannot move it spent 7 identical rounds before).  Every budget is a count (rounds, doublings, iterations), so the same call gives
-the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend
+whose polish cannot move it spent 7 identical rounds before).  Every budget is a count (rounds,
+doublings, iterations), so the same call gives the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend
 on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
 wall-clock cap on top (the refinement's own checks; a round in progress finishes).  A round's point replaces
 the current one only when its true eq. (1) (float64, the given problem) is not higher, so the loss never goes
