@@ -26,16 +26,16 @@ minimum* means the search stopped early:
   again with a larger budget each time (``refine_rounds``, ``2 refine_rounds``, then ``4 refine_rounds``
   active-set rounds).
 
-The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`),
-``rounds`` rounds are spent, or a round leaves the point exactly as it was (same arrays, same verdict; not
-the homotopy's round, nor an *undecided* round whose budget is still growing): every later round would
-repeat it from the same state, so stopping there changes no result, only the time (a *not critical* point
-whose polish cannot move it spent 7 identical rounds before).  Every budget is a count (rounds,
-doublings, iterations), so the same call gives the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums depend
-on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
-wall-clock cap on top (the refinement's own checks; a round in progress finishes).  A round's point replaces
+The rounds repeat until the verdict is *critical at a kink* or *local minimum* (:data:`CERTIFIED`), ``rounds``
+rounds are spent, or a round leaves the point exactly as it was (same arrays, same verdict; not the homotopy's
+round, nor an *undecided* round whose budget is still growing): every later round would repeat it from the
+same state, so stopping there changes no result, only the time (before, such a point repeated the identical
+round until the count ran out). Every budget is a count (rounds, doublings, iterations), so the same
+call gives the same rounds and moves on a busy or an idle machine (the point agrees to rounding: SIMD sums
+depend on memory alignment, and the BLAS kernel changes the last bits); ``max_seconds`` is an optional
+wall-clock cap on top (the refinement's own checks; a round in progress finishes). A round's point replaces
 the current one only when its true eq. (1) (float64, the given problem) is not higher, so the loss never goes
-up.  A point with an exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the
+up. A point with an exactly collapsed ``H_1`` is descended as the ``n = 1`` problem with ``nλ_{H_1}`` (the
 same eq. (1) value; :class:`~deepcollapse.landscape.piecewise.Problem.reduced`) and expanded back at the end.
 """
 
