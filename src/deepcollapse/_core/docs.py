@@ -28,6 +28,14 @@ layers, n, lam_h, lam_w
     "problem_kw": """\
 problem : Problem, optional
     The problem by keyword.""",
+    # nets: the arguments of a run's summary (RunFolder.summary / write_summary, MemoryRun.write_summary)
+    "net_summary_args": """\
+device : torch.device
+    The device the run computed on.
+n_params : int
+    The number of parameters of the network.
+n_train : int
+    The number of training samples.""",
     # theory: blocks shared by the docstrings of deepcollapse.theory (prefixed theory_)
     "theory_construction": """\
 construction : {"best", "def9", "def11.1", "def11.2"}, default "best"

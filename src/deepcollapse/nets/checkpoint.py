@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from deepcollapse._core.checks import ConfigError, Interrupted
+from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.interrupt import StopFlag
 from deepcollapse._core.io import (
     append_jsonl,
@@ -479,17 +480,13 @@ class RunFolder:
             keep_previous=True,  # checkpoint.prev.pt: where resume starts if this one is found damaged
         )
 
+    @fill_doc
     def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
         """Write ``summary.json`` from :attr:`state` and return it.
 
         Parameters
         ----------
-        device : torch.device
-            The device the run computed on.
-        n_params : int
-            The number of parameters of the network.
-        n_train : int
-            The number of training samples.
+        %(net_summary_args)s
 
         Returns
         -------
@@ -512,17 +509,13 @@ class RunFolder:
         atomic_write_json(self.out / "summary.json", finite_or_none(summary.to_dict()))
         return summary
 
+    @fill_doc
     def summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
         """The summary of the run from :attr:`state` (nothing written).
 
         Parameters
         ----------
-        device : torch.device
-            The device the run computed on.
-        n_params : int
-            The number of parameters of the network.
-        n_train : int
-            The number of training samples.
+        %(net_summary_args)s
 
         Returns
         -------
@@ -654,17 +647,13 @@ class MemoryRun(RunFolder):
         >>> MemoryRun(NetConfig()).save({}, None, None)
         """
 
+    @fill_doc
     def write_summary(self, device: torch.device, n_params: int, n_train: int) -> NetSummary:
         """The summary of the fit (nothing written).
 
         Parameters
         ----------
-        device : torch.device
-            The device the run computed on.
-        n_params : int
-            The number of parameters of the network.
-        n_train : int
-            The number of training samples.
+        %(net_summary_args)s
 
         Returns
         -------
