@@ -22,14 +22,13 @@ from deepcollapse._core.checks import (
 )
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.devices import check_cuda_device
-from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
+from deepcollapse._core.problem_fields import PROBLEM_HELP, HoldsProblem, check_problem_fields
 from deepcollapse.family import Family, get_family
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
 if TYPE_CHECKING:
     import torch
 
-    from deepcollapse.theory.problem import Problem
 
 __all__ = [
     "BACKENDS",
@@ -79,7 +78,7 @@ def _int_list(name: str, value: Any, layers: int, *, min: int) -> list[int]:
 
 
 @dataclass
-class DUFMConfig(ConfigMixin):
+class DUFMConfig(HoldsProblem, ConfigMixin):
     """One L-DUFM training problem and ``runs`` seeds of plain full-batch gradient descent on it.
 
     Validated at construction (``ConfigError`` naming the field).  ``width``/``lam_w``/``init_scale`` are
@@ -278,34 +277,20 @@ class DUFMConfig(ConfigMixin):
         """
         return get_family(self.loss, self.activation, self.eps)
 
-    @property
-    def problem(self) -> Problem:
-        """The instance of eq. (1) this config trains: classes, layers, n, λs, widths and model family.
+    def problem_widths(self) -> tuple[int, ...]:
+        """The hidden widths ``d_1 .. d_L`` of :attr:`problem` (``HoldsProblem``'s hook).
 
         Returns
         -------
-        Problem
-            The theory's description of the instance.
+        tuple of int
+            ``L`` widths.
 
         Examples
         --------
-        >>> c = DUFMConfig(classes=2, layers=2, n=1, width=[3, 3], runs=2, steps=10, dtype='float64')
-        >>> c.problem.widths
-        (3, 3)
+        >>> DUFMConfig(classes=2, layers=2, n=1, width=[3, 4], runs=2, steps=10).problem_widths()
+        (3, 4)
         """
-        from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
-
-        return Problem(
-            self.classes,
-            self.layers,
-            self.n,
-            self.lam_h,
-            tuple(self.lam_w),
-            tuple(self.width),
-            self.loss,
-            self.activation,
-            self.eps,
-        )
+        return tuple(self.width)
 
     @property
     def N(self) -> int:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from deepcollapse._core import flagship
 from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
+from deepcollapse._core.problem_fields import PROBLEM_HELP, HoldsProblem, check_problem_fields
 from deepcollapse._core.results import Result
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
 if TYPE_CHECKING:
-    from deepcollapse.theory.problem import Problem
+    pass
 
 __all__ = [
     "NO_MINIMUM",
@@ -145,7 +145,7 @@ DEFAULT_BUDGET = 30.0
 
 
 @dataclass
-class SearchConfig(ConfigMixin):
+class SearchConfig(HoldsProblem, ConfigMixin):
     """What to search: eq. (1) with ``classes, layers, n, lam_h, lam_w, width`` (``d_1 = .. = d_L``); how:
     ``runs`` GD starts per round, ``steps`` GD steps at rate ``lr``, ``polish_top`` polished per round,
     ``keep`` solutions written, ``seed``; when to stop: ``rounds`` (a count: the folder's total over every
@@ -262,34 +262,20 @@ class SearchConfig(ConfigMixin):
         spent = self.budget is not None and elapsed_s >= 60.0 * self.budget
         return spent or self.rounds_reached(rounds)
 
-    @property
-    def problem(self) -> Problem:
-        """The searched instance of eq. (1) (its model family, every width ``width``).
+    def problem_widths(self) -> tuple[int, ...]:
+        """The hidden widths ``d_1 .. d_L`` of :attr:`problem` (``HoldsProblem``'s hook).
 
         Returns
         -------
-        Problem
-            ``classes, layers, n, lam_h, lam_w``, widths ``(width,) * layers`` and the family.
+        tuple of int
+            ``L`` widths.
 
         Examples
         --------
-        >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3)
-        >>> config.problem.widths, config.problem.family.name
-        ((3, 3), 'mse+relu')
+        >>> SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem_widths()
+        (3, 3)
         """
-        from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
-
-        return Problem(
-            self.classes,
-            self.layers,
-            self.n,
-            self.lam_h,
-            tuple(self.lam_w),
-            (self.width,) * self.layers,
-            self.loss,
-            self.activation,
-            self.eps,
-        )
+        return (self.width,) * self.layers
 
     def problem_key(self) -> dict[str, Any]:
         """The fields that define the optimisation problem (a resumed search must match them; a state written
