@@ -191,10 +191,28 @@ def test_reference_prefers_a_lower_best_known_loss(tmp_path):
 
 
 @pytest.mark.check
+def _eq1(path: Path) -> float:
+    """formulas.md's eq. (1) (MSE + ReLU) from a solution file's matrices, written out with numpy."""
+    d = np.load(path)
+    H1, n, lam_h, lam_w = d["H1"], int(d["n"]), float(d["lam_h"]), d["lam_w"]
+    weights = [d[f"W_{l}"] for l in range(1, len(lam_w) + 1)]
+    K = weights[-1].shape[0]
+    Y = np.kron(np.eye(K), np.ones((1, n)))
+    H = H1
+    for W in weights[:-1]:
+        H = np.maximum(W @ H, 0.0)
+    fit = np.sum((weights[-1] @ H - Y) ** 2) / (2 * K * n)
+    return float(
+        fit + lam_h / 2 * np.sum(H1**2) + sum(lw / 2 * np.sum(W**2) for lw, W in zip(lam_w, weights))
+    )
+
+
 def test_smoke_atlas_runs_and_estimates(tmp_path):
     from deepcollapse.experiments.registry import get_experiment
+    from deepcollapse.landscape.best_known import Registry
 
-    get_experiment("basins").run(tmp_path / "b", smoke=True, workers=1)
+    registry = Registry.load(tmp_path / "reg")
+    get_experiment("basins").run(tmp_path / "b", smoke=True, workers=1, registry=registry)
     runs = pd.read_csv(tmp_path / "b" / "tables" / "basins_runs.csv")
     cells = pd.read_csv(tmp_path / "b" / "tables" / "basins_cells.csv")
     assert len(runs) == BASINS_SMOKE.total_runs and len(cells) == len(BASINS_SMOKE.cells())
@@ -214,6 +232,20 @@ def test_smoke_atlas_runs_and_estimates(tmp_path):
     assert runs["loss_over_best"].to_numpy() == pytest.approx(runs["final_loss"].to_numpy() / c.loss_dnc)
     assert (tmp_path / "b" / "figures" / "basins_classes_vs_width.png").is_file()
     assert (tmp_path / "b" / "figures" / "basins_map_width_init_factor.png").is_file()
+    # each cell's lowest run was offered to the registry: the rows are the lowest offered point of each
+    # problem (cells differing only in lr / init share one), each re-evaluated from its matrices
+    offers = pd.read_csv(tmp_path / "b" / "tables" / "basins_registry.csv")
+    assert sorted(offers["cell"]) == sorted(c.id for c in BASINS_SMOKE.cells())
+    for o in offers.itertuples():
+        assert o.loss == pytest.approx(_eq1(tmp_path / "b" / o.solution), rel=1e-10)
+        assert o.loss <= 1.0001 * runs.loc[runs["cell"] == o.cell, "final_loss"].min()  # float32 runs
+    rows = Registry.load(tmp_path / "reg").rows
+    assert len(rows) == len({(c.width,) for c in BASINS_SMOKE.cells()})  # one problem per width
+    for row in rows:
+        same = offers[[f"_d{row.key.widths[0]}_" in c for c in offers["cell"]]]
+        assert row.loss == pytest.approx(same["loss"].min(), rel=1e-12) and row.loss == pytest.approx(
+            _eq1(row.path), rel=1e-10
+        )
     est = estimate_runtime(BASINS_SMOKE, workers=2, probe_seconds=0.2)
     assert len(est) == 2 and (est["step_s"] > 0).all()
     assert est.attrs["wall_s"] == pytest.approx(est["total_s"].sum() / 2)

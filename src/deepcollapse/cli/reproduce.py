@@ -21,6 +21,9 @@ from typing import Any
 
 from deepcollapse._core.checks import ConfigError
 
+#: the experiments that offer the points they find to the best-known registry (``--registry``)
+OFFERING = ("best-known", "depth-bound", "basins", "basins-gpu")
+
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
     """``--executor``, ``--workers``, ``--ray-address``, ``--no-progress``, ``--force`` (shared by sweep).
@@ -107,9 +110,9 @@ def register(subparsers: Any) -> None:
 
     add_registry_option(
         p,
-        "best-known registry folder that the search experiments (best-known, depth-bound) offer their "
-        "points to and read, so their tables are the minimum over every source (with the shipped rows); "
-        "off: neither",
+        "best-known registry folder that the experiments finding points offer them to (best-known and "
+        "depth-bound: every point, and their tables read it, so they are the minimum over every source with "
+        "the shipped rows; basins, basins-gpu: each cell's lowest run); off: neither",
     )
     p.set_defaults(func=run)
 
@@ -249,12 +252,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise ConfigError("--out == None, must be an output folder.")
     registry = None
-    if args.registry is not None and args.name not in ("best-known", "depth-bound"):
+    if args.registry is not None and args.name not in OFFERING:
         raise ConfigError(
-            f"--registry == {args.registry!r} is only for the search experiments (best-known, depth-bound); "
-            f"leave it out for {args.name}."
+            f"--registry == {args.registry!r} is only for the experiments that find points "
+            f"({', '.join(OFFERING)}); leave it out for {args.name}."
         )
-    if args.name in ("best-known", "depth-bound"):
+    if args.name in OFFERING:
         from deepcollapse.landscape.best_known import open_registry
 
         registry = open_registry(args.registry)  # checked before anything is written

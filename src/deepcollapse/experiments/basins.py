@@ -81,6 +81,7 @@ __all__ = [
     "describe_atlas",
     "estimate_runtime",
     "fig3_right_comparison",
+    "offer_cell_minima",
     "read_best_known",
     "reference_loss",
     "run_atlas",
@@ -451,6 +452,16 @@ def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.
         "Per cell: fraction of runs in each class (the Wilson 95 % intervals of every class are in the CSV).",
         columns=shown,
     )
+    if ctx.registry is not None:  # `reproduce basins --registry`: each cell's lowest run, as every search
+        offers = offer_cell_minima(
+            runs, ctx.registry, ctx.out_dir, ctx.report.command or "deepcollapse reproduce basins"
+        )
+        ctx.table(
+            offers,
+            "basins_registry",
+            "Per cell: its lowest run's point (float64 eq. (1) from the matrices) offered to the best-known "
+            "registry, and whether the registry kept it (kept only below the cell's row).",
+        )
     if "width" in atlas.axes:
         fig3_right_comparison(ctx, atlas, runs)
     for axis in atlas.axes:
@@ -481,6 +492,77 @@ def run_atlas(ctx: Context, atlas: BasinAtlas, *, estimate: bool = False) -> pd.
             f"P(DNC or heading to DNC) over {bp.axis_text(a)} × {bp.axis_text(b)}, Wilson 95 % intervals.",
         )
     return runs
+
+
+def offer_cell_minima(runs: pd.DataFrame, registry: Any, out: Path, command: str) -> pd.DataFrame:
+    """Offer each cell's lowest run to the best-known ``registry``: the run folder of the cell's lowest
+    final loss, its lowest run in float64 (:func:`~deepcollapse.landscape.targets.load_point`), written as
+    the solution file ``out/best_points/<cell>.npz`` and offered with ``command`` as provenance (kept only
+    if its float64 eq. (1) is below the cell's row; diverged runs are left out).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Rows of :func:`basin_rows` (``cell``, ``seed``, ``final_loss``, ``run_dir``).
+    registry : Registry
+        The user registry (:class:`~deepcollapse.landscape.best_known.Registry`).
+    out : Path
+        The experiment folder.
+    command : str
+        The provenance of the offers.
+
+    Returns
+    -------
+    DataFrame
+        One row per cell: ``cell``, ``seed`` (of the cell's lowest final loss), ``loss`` (the offered
+        point's float64 eq. (1)), ``kept``, ``reason``, ``solution``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from deepcollapse.experiments.registry import get_experiment
+    >>> from deepcollapse.landscape.best_known import Registry
+    >>> ctx = Context(get_experiment("basins"), Path(tempfile.mkdtemp()), True, "local", 1, None, False)
+    >>> atlas = BasinAtlas(classes=3, layers=2, n=2, width=4, steps=10, records=10, runs=2)
+    >>> runs = run_atlas(ctx, atlas)
+    >>> registry = Registry.load(ctx.out_dir / "registry")
+    >>> offers = offer_cell_minima(runs, registry, ctx.out_dir, "doc")
+    >>> offers["kept"].tolist(), len(registry.rows)
+    ([True], 1)
+    >>> offer_cell_minima(runs, registry, ctx.out_dir, "doc")["reason"].str.startswith("not below").tolist()
+    [True]
+    """
+    from deepcollapse.landscape.best_known import Provenance
+    from deepcollapse.landscape.solution_file import save_solution
+    from deepcollapse.landscape.targets import load_point
+
+    rows = []
+    finite = runs[np.isfinite(runs["final_loss"].to_numpy(dtype=float))]
+    for cell, group in finite.groupby("cell", sort=True):
+        best = group.loc[group["final_loss"].idxmin()]
+        params, problem, _ = load_point(str(best["run_dir"]))  # the folder's lowest run, in float64
+        path = save_solution(
+            out / "best_points" / f"{cell}.npz",
+            params[0],
+            params[1:],
+            n=problem.n,
+            lam_h=problem.lam_h,
+            lam_w=problem.lam_w,
+            extra={"source": f"{command}: cell {cell}, run folder {best['run_dir']}"},
+            family=problem.family,
+        )
+        offer = registry.offer(path, Provenance.now(command))
+        rows.append(
+            {
+                "cell": cell,
+                "seed": int(best["seed"]),
+                "loss": offer.loss,
+                "kept": offer.kept,
+                "reason": offer.reason,
+                "solution": str(path.relative_to(out)),
+            }
+        )
+    return pd.DataFrame(rows, columns=["cell", "seed", "loss", "kept", "reason", "solution"])
 
 
 def runtime_estimate(ctx: Context, atlas: BasinAtlas, pending: Sequence[Task]) -> pd.DataFrame:
