@@ -28,7 +28,8 @@ Two registries are read: the *shipped* one (package data, read-only: :func:`ship
 ``~/.local/share/deepcollapse/best_known``: :func:`user_registry_dir`), which ``dufm search``, ``dufm
 landscape --refine-kinks``, ``reproduce best-known`` / ``depth-bound`` (each point as it finishes) and
 ``reproduce basins`` (each cell's lowest run) offer their best points to (``--registry DIR|off``).  A
-damaged index, one written by a newer version, or a row whose solution file is missing is a one-line ``ConfigError`` naming the file and the row; nothing is written then.
+damaged index, one written by a newer version, or a row whose solution file is missing is a one-line
+``ConfigError`` naming the file and the row; nothing is written then.
 """
 
 from __future__ import annotations
