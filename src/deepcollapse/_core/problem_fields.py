@@ -13,14 +13,11 @@ by the trainer, ``--lam`` as the shared alias) it appends it to these words.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from deepcollapse._core.checks import check_float, check_int, check_per_layer
 
-if TYPE_CHECKING:
-    from deepcollapse.theory.problem import Problem
-
-__all__ = ["PROBLEM_HELP", "HoldsProblem", "check_problem_fields"]
+__all__ = ["PROBLEM_HELP", "check_problem_fields"]
 
 #: one help text per field of :class:`~deepcollapse.theory.problem.Problem` (``lam_w`` and ``widths``: one
 #: value or comma-separated L values on the command line)
@@ -78,70 +75,3 @@ def check_problem_fields(
     for i, v in enumerate(lams):
         check_float("lam_w" if len(set(lams)) == 1 else f"lam_w[{i}]", v, ge=0.0)
     return K, L, n, lam_h, [float(v) for v in lams]
-
-
-class HoldsProblem:
-    """Mixin of a config that holds an instance of eq. (1) as fields under :class:`Problem
-    <deepcollapse.theory.problem.Problem>`'s words (``classes, layers, n, lam_h, lam_w`` and the family's
-    ``loss, activation, eps``), so that its YAML and command-line spellings stay flat: :attr:`problem` is the
-    ``Problem`` those fields describe, built in this one place.  The config supplies :meth:`problem_widths`
-    (``d_1 .. d_L`` from its own width field).
-    """
-
-    classes: int
-    layers: int
-    n: int
-    lam_h: float
-    lam_w: Any
-    loss: str
-    activation: str
-    eps: float | None
-
-    def problem_widths(self) -> tuple[int, ...]:
-        """The hidden widths ``d_1 .. d_L`` of the instance (from the config's own width field).
-
-        Returns
-        -------
-        tuple of int
-            ``L`` widths.
-
-        Examples
-        --------
-        >>> from deepcollapse.landscape.search_config import SearchConfig
-        >>> SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem_widths()
-        (3, 3)
-        """
-        raise NotImplementedError(f"{type(self).__name__} holds no widths")
-
-    @property
-    def problem(self) -> Problem:
-        """The instance of eq. (1) this config describes: classes, layers, n, λ's, widths and model family.
-
-        Returns
-        -------
-        Problem
-            The theory's description of the instance (:class:`deepcollapse.theory.problem.Problem`).
-
-        Examples
-        --------
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.landscape.search_config import SearchConfig
-        >>> DUFMConfig(classes=2, layers=2, n=1, width=[3, 4], runs=2, steps=10).problem.widths
-        (3, 4)
-        >>> p = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem
-        >>> p.widths, p.family.name
-        ((3, 3), 'mse+relu')
-        """
-        from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
-
-        return Problem(
-            self.classes,
-            self.layers,
-            self.n,
-            self.lam_h,
-            tuple(self.lam_w),
-            self.problem_widths(),
-            self.loss,
-            self.activation,
-            self.eps,
-        )

@@ -22,12 +22,14 @@ from deepcollapse._core.checks import (
 )
 from deepcollapse._core.config import ConfigMixin
 from deepcollapse._core.devices import check_cuda_device
-from deepcollapse._core.problem_fields import PROBLEM_HELP, HoldsProblem, check_problem_fields
+from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse.family import Family, get_family
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
 if TYPE_CHECKING:
     import torch
+
+    from deepcollapse.theory.problem import Problem
 
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "DTYPES",
     "DUFMConfig",
     "GRADS",
+    "HoldsProblem",
     "INITS",
     "LR_SCHEDULES",
     "STEP_LOOPS",
@@ -75,6 +78,74 @@ def _int_list(name: str, value: Any, layers: int, *, min: int) -> list[int]:
             for i, v in enumerate(value)
         ]
     return [check_int(name, value, min=min)] * layers
+
+
+class HoldsProblem:
+    """Mixin of a config (this module's :class:`DUFMConfig`, the search's
+    :class:`~deepcollapse.landscape.search_config.SearchConfig`) that holds an instance of eq. (1) as fields
+    under :class:`Problem <deepcollapse.theory.problem.Problem>`'s words (``classes, layers, n, lam_h, lam_w``
+    and the family's ``loss, activation, eps``), so that its YAML and command-line spellings stay flat:
+    :attr:`problem` is the ``Problem`` those fields describe, built in this one place. The config supplies
+    :meth:`problem_widths` (``d_1 .. d_L`` from its own width field).
+    """
+
+    classes: int
+    layers: int
+    n: int
+    lam_h: float
+    lam_w: Any
+    loss: str
+    activation: str
+    eps: float | None
+
+    def problem_widths(self) -> tuple[int, ...]:
+        """The hidden widths ``d_1 .. d_L`` of the instance (from the config's own width field).
+
+        Returns
+        -------
+        tuple of int
+            ``L`` widths.
+
+        Examples
+        --------
+        >>> from deepcollapse.landscape.search_config import SearchConfig
+        >>> SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem_widths()
+        (3, 3)
+        """
+        raise NotImplementedError(f"{type(self).__name__} holds no widths")
+
+    @property
+    def problem(self) -> Problem:
+        """The instance of eq. (1) this config describes: classes, layers, n, λ's, widths and model family.
+
+        Returns
+        -------
+        Problem
+            The theory's description of the instance (:class:`deepcollapse.theory.problem.Problem`).
+
+        Examples
+        --------
+        >>> from deepcollapse.dufm.config import DUFMConfig
+        >>> from deepcollapse.landscape.search_config import SearchConfig
+        >>> DUFMConfig(classes=2, layers=2, n=1, width=[3, 4], runs=2, steps=10).problem.widths
+        (3, 4)
+        >>> p = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem
+        >>> p.widths, p.family.name
+        ((3, 3), 'mse+relu')
+        """
+        from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
+
+        return Problem(
+            self.classes,
+            self.layers,
+            self.n,
+            self.lam_h,
+            tuple(self.lam_w),
+            self.problem_widths(),
+            self.loss,
+            self.activation,
+            self.eps,
+        )
 
 
 @dataclass

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from deepcollapse._core import flagship
 from deepcollapse._core.checks import ConfigError, Interrupted, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
-from deepcollapse._core.problem_fields import PROBLEM_HELP, HoldsProblem, check_problem_fields
+from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse._core.results import Result
+from deepcollapse.dufm.config import HoldsProblem
 from deepcollapse.family.fields import activation_field, check_family_fields, eps_field, loss_field
 
 if TYPE_CHECKING:
