@@ -444,8 +444,9 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
     ...     rng.normal(size=(3, 3))], n=2, lam_h=0.01, lam_w=[0.01, 0.01])
     >>> reg = Registry.load(f"{tmp}/registry")
     >>> _ = reg.offer(f, Provenance.now("doctest"))
-    >>> [row.registry == str(reg.path) for row in merge(reg, shipped_registry()).values()]
-    [True]
+    >>> merged = merge(reg, shipped_registry())  # the shipped rows are of other cells
+    >>> merged[reg.rows[0].key].registry == str(reg.path), len(merged) == len(shipped_registry().rows) + 1
+    (True, True)
     """
     out: dict[CellKey, RegistryRow] = {}
     for reg in registries:
