@@ -168,3 +168,52 @@ def test_reproduce_refuses_registry_for_other_experiments(tmp_path, capsys):
     assert main(["reproduce", "fig2-top", "--smoke", "--out", str(tmp_path / "x"), "--registry", "off"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--registry" in err and "\n" not in err and not (tmp_path / "x").exists()
+
+
+def test_landscape_descend_certifies_a_non_critical_point_and_offers_it(tmp_path, capsys):
+    """``dufm landscape X.npz --descend R``: from a constructed non-critical point the continued descent ends
+    lower (eq. (1) from the matrices) and certified, saves descended.npz and offers it with its verdict."""
+    from deepcollapse.landscape.descent import CERTIFIED
+
+    rng = np.random.default_rng(0)
+    n1 = 1  # the n = 1 problem of K = 3, L = 3, width 4 (seconds)
+    start = [rng.normal(size=(WIDTH, K * n1))] + [rng.normal(size=(WIDTH, WIDTH)) for _ in range(L - 1)]
+    start.append(rng.normal(size=(K, WIDTH)))
+    first = save_solution(tmp_path / "start.npz", start[0], start[1:], n=n1, lam_h=LAM, lam_w=[LAM] * L)
+    args = ["dufm", "landscape", str(first), "--descend", "8", "--out", str(tmp_path / "a"), "--no-progress"]
+    assert main([*args, "--registry", "off"]) == 0
+    capsys.readouterr()
+    # a point near a certified one, moved off it: not critical (checked), the start of the descent proper
+    near = dict(np.load(tmp_path / "a" / "descended.npz"))
+    moved = [near["H1"] + 1e-2 * rng.normal(size=near["H1"].shape)]
+    moved += [near[f"W_{l}"] + 1e-2 * rng.normal(size=near[f"W_{l}"].shape) for l in range(1, L + 1)]
+    point = save_solution(tmp_path / "p.npz", moved[0], moved[1:], n=n1, lam_h=LAM, lam_w=[LAM] * L)
+    reg = tmp_path / "reg"
+    args = ["dufm", "landscape", str(point), "--descend", "6", "--out", str(tmp_path / "b"), "--json"]
+    assert main([*args, "--registry", str(reg), "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    descent = result["descent"]
+    assert descent["verdict_before"] == "not critical" and descent["certified"]
+    assert result["verdict"] in CERTIFIED and result["verdict"] == descent["verdict"]
+    d = np.load(tmp_path / "b" / "descended.npz")
+    after = reference_loss_n(d["H1"], [d[f"W_{l}"] for l in range(1, L + 1)], n1)
+    assert after < reference_loss_n(moved[0], moved[1:], n1)
+    assert (
+        after == pytest.approx(result["loss"], rel=1e-10) == pytest.approx(descent["loss_after"], rel=1e-10)
+    )
+    (row,) = shown(capsys, reg)  # the descended point, with its verdict
+    assert row["loss"] == pytest.approx(after, rel=1e-12) and row["verdict"] == result["verdict"]
+    # bad input: one line, nothing written
+    assert main(["dufm", "landscape", str(point), "--descend", "-1", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--descend" in err and "\n" not in err and not (tmp_path / "c").exists()
+
+
+def reference_loss_n(H1: np.ndarray, weights: list[np.ndarray], n: int) -> float:
+    """:func:`reference_loss` for ``n`` samples per class."""
+    Y = np.kron(np.eye(K), np.ones((1, n)))
+    H = H1
+    for W in weights[:-1]:
+        H = np.maximum(W @ H, 0.0)
+    fit = np.sum((weights[-1] @ H - Y) ** 2) / (2 * K * n)
+    return float(fit + LAM / 2 * (np.sum(H1**2) + sum(np.sum(W**2) for W in weights)))

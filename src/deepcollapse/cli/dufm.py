@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._core.checks import ConfigError, check_per_layer
+from deepcollapse._core.checks import ConfigError, check_int, check_per_layer
 from deepcollapse.cli.best_known import add_registry_option, offer_point
 from deepcollapse.cli.options import (
     add_config_options,
@@ -189,6 +189,16 @@ def _register_search(sub: Any) -> None:
         "higher, and give its verdict (the first one stays in landscape.json as verdict_before_refinement)",
     )
     g.add_argument(
+        "--descend",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="where the verdict (after --refine-kinks, if given) is not 'critical at a kink' or 'local "
+        "minimum', continue the descent for at most ROUNDS rounds (smoothing homotopy, line search along the "
+        "certified descent direction, polish, kink refinement; counts, no wall clock), save the point as "
+        "descended.npz in --out when lower, and give its verdict; 0: none (default: 0)",
+    )
+    g.add_argument(
         "--out",
         help="folder for landscape.json and the slice figure (default: TARGET/landscape for a folder, "
         "X.landscape for X.npz, landscape_<construction>_K.._L.._n.. for a construction)",
@@ -198,9 +208,9 @@ def _register_search(sub: Any) -> None:
     g.add_argument("--json", action="store_true", help="print the result as JSON")
     add_registry_option(
         g,
-        "with --refine-kinks: best-known registry folder offered the final point (refined.npz, or a "
-        ".npz TARGET) with its verdict, kept only if lower than the cell's row after a float64 "
-        "re-evaluation; or off",
+        "with --refine-kinks or --descend: best-known registry folder offered the final point "
+        "(descended.npz, refined.npz, or a .npz TARGET) with its verdict, kept only if lower than the "
+        "cell's row after a float64 re-evaluation; or off",
     )
     g.set_defaults(func=_landscape)
 
@@ -289,8 +299,11 @@ def _landscape(args: argparse.Namespace) -> int:
         **_family_given(args),
     )
     inputs = landscape_inputs(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
+    check_int("--descend", args.descend, min=0)
     if args.refine_kinks:  # part of what determines the result (absent otherwise: earlier folders match)
         inputs["refine_kinks"] = True
+    if args.descend:
+        inputs["descend"] = args.descend
     out = (
         Path(args.out)
         if args.out
@@ -299,7 +312,8 @@ def _landscape(args: argparse.Namespace) -> int:
         )
     )
     registry = None
-    if args.refine_kinks:
+    offers = args.refine_kinks or args.descend > 0
+    if offers:
         from deepcollapse.landscape.best_known import open_registry
 
         registry = open_registry(args.registry)  # checked before anything is written
@@ -323,6 +337,13 @@ def _landscape(args: argparse.Namespace) -> int:
             what += " (refined at kinks: refined.npz)"
     if not (args.refine_kinks and land is not before):  # an earlier result's refined point is not this one's
         (out / "refined.npz").unlink(missing_ok=True)
+    descent = None
+    if args.descend:
+        params, land, descent = _descend(out, params, problem, land, args, what, progress)
+    if descent is not None and descent.params is params:
+        what += " (descended: descended.npz)"
+    else:  # an earlier result's descended point is not this one's
+        (out / "descended.npz").unlink(missing_ok=True)
     directions = land.directions
     assert directions is not None  # landscape() always returns them
     result = land.to_file_dict()
@@ -330,6 +351,8 @@ def _landscape(args: argparse.Namespace) -> int:
     if args.refine_kinks:
         result["verdict_before_refinement"] = before["verdict"]
         result["kink_refinement"] = None if refinement is None else refinement.to_file_dict()
+    if args.descend:
+        result["descent"] = None if descent is None else _descent_record(descent)
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
         from deepcollapse.landscape.piecewise import collapse
 
@@ -338,10 +361,12 @@ def _landscape(args: argparse.Namespace) -> int:
         what += " (collapsed H_1: analysed as the n = 1 problem with nλ_H1, same verdict)"
         result["target"] = what
     _save_landscape(out, result, inputs, params, problem, land, progress)
-    offered = out / "refined.npz" if land is not before else None
+    offered = out / "refined.npz" if (out / "refined.npz").is_file() else None
+    if (out / "descended.npz").is_file():
+        offered = out / "descended.npz"
     if offered is None and args.target and str(args.target).endswith(".npz"):
         offered = Path(args.target)
-    if args.refine_kinks and offered is not None:
+    if offers and offered is not None:
         offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
     if args.json:
         print(json.dumps(finite_or_none(result), indent=2))
@@ -368,6 +393,10 @@ def _landscape(args: argparse.Namespace) -> int:
         print(f"kink refinement: {refinement.note} (verdict before: {before['verdict']})")
     elif args.refine_kinks:
         print(f"kink refinement: not needed (verdict {before['verdict']})")
+    if descent is not None:
+        print(f"continued descent: {descent.note}")
+    elif args.descend:
+        print("continued descent: not needed (the point is certified)")
     note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
     tol = result["tolerances"]
     print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")
@@ -376,26 +405,68 @@ def _landscape(args: argparse.Namespace) -> int:
             result["explanation"], 110, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
         )
     )
-    refined = ", refined.npz" if land is not before else ""
+    refined = ", refined.npz" if (out / "refined.npz").is_file() else ""
+    refined += ", descended.npz" if (out / "descended.npz").is_file() else ""
     figure = Path(result["figure"]).name
     print(f"saved in {out}: landscape.json, {figure} (+ .pdf), landscape_slices.npz{refined}")
     return 0
 
 
-def _save_refined(out: Any, params: Any, problem: Any, what: str) -> None:
-    """The point returned by the kink refinement, as a solution file ``refined.npz`` in ``out``."""
+def _descend(
+    out: Any, params: Any, problem: Any, land: Any, args: argparse.Namespace, what: str, progress: bool
+) -> tuple[Any, Any, Any]:
+    """``--descend``: where ``land`` is not certified, :func:`~deepcollapse.landscape.descent.
+    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz`` and
+    judged afresh on the given problem.  Returns ``(params, land, descent)`` (the inputs and ``None`` when
+    certified already; the descent's ``params`` are the returned ones exactly when the point moved)."""
+    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
+    from deepcollapse.landscape.verdicts import landscape
+
+    if land.verdict in CERTIFIED:
+        return params, land, None
+    descent = descend_until_certified(
+        params, problem, rounds=args.descend, grad_tol=args.grad_tol, eig_tol=args.eig_tol
+    )
+    before, after = descent.loss_before, descent.loss_after
+    if descent.params is None or before is None or after is None or not after < before:
+        return params, land, descent
+    _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
+    land = landscape(
+        descent.params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
+    )
+    return descent.params, land, descent
+
+
+def _descent_record(descent: Any) -> dict[str, Any]:
+    """The continued descent in ``landscape.json``: losses, verdicts, rounds, per-round steps, the note."""
+    keys = (
+        "loss_before",
+        "loss_after",
+        "verdict_before",
+        "verdict",
+        "clarke_residual",
+        "certified",
+        "rounds",
+    )
+    return {**{k: getattr(descent, k) for k in keys}, "steps": descent.steps, "note": descent.note}
+
+
+def _save_refined(
+    out: Any, params: Any, problem: Any, what: str, name: str = "refined.npz", how: str = "kink refinement"
+) -> None:
+    """The point returned by the kink refinement (or ``how``), as the solution file ``name`` in ``out``."""
     from deepcollapse.landscape.piecewise import value
     from deepcollapse.landscape.solution_file import save_solution
 
     H1, *weights = params
     save_solution(
-        out / "refined.npz",
+        out / name,
         H1,
         weights,
         n=problem.n,
         lam_h=problem.lam_h,
         lam_w=problem.lam_w,
-        extra={"loss": value(list(params), problem), "source": f"kink refinement of {what}"},
+        extra={"loss": value(list(params), problem), "source": f"{how} of {what}"},
         family=problem.family,
     )
 
