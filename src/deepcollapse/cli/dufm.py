@@ -18,16 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._core.checks import ConfigError, check_int, check_per_layer
+from deepcollapse._core.checks import ConfigError, check_per_layer
 from deepcollapse.cli.best_known import add_registry_option, offer_point
 from deepcollapse.cli.options import (
     add_config_options,
     add_option,
     config_values,
-    field_default,
     field_options,
     shown_default,
 )
+from deepcollapse.cli.search_options import _FAMILY, _PROBLEM, _add_problem, _field, _problem_values
 from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.landscape.search_config import SearchConfig
 
@@ -104,45 +104,6 @@ def register(subparsers: Any) -> None:
     _register_search(sub)
 
 
-def _field(config_cls: type, name: str) -> dataclasses.Field[Any]:
-    return next(f for f in dataclasses.fields(config_cls) if f.name == name)
-
-
-_PROBLEM = ("classes", "layers", "n", "lam_h", "lam_w", "width")  # the SearchConfig fields naming eq. (1)
-_FAMILY = ("loss", "activation", "eps")  # and its model family (the same fields as DUFMConfig's)
-
-
-def _add_problem(p: argparse.ArgumentParser, command: str) -> None:
-    """``--lam`` and the problem options of :class:`SearchConfig` (its fields, defaults and help)."""
-    add_option(p, "--lam", "every λ", type=float, shown_default=shown_default(_field(SearchConfig, "lam_h")))
-    # λ_W stays text: one λ for every layer or L of them (check_per_layer)
-    overrides: dict[str, dict[str, Any]] = {"lam_w": {"type": str, "shown_default": "--lam for every layer"}}
-    if command == "dufm landscape":  # a file or a run folder brings its own family
-        fields = {f.name: f for f in dataclasses.fields(SearchConfig)}
-        overrides.update(
-            {
-                f: {"help": fields[f].metadata["help"] + "; for a construction (a TARGET has its own)"}
-                for f in _FAMILY
-            }
-        )
-    add_config_options(p, SearchConfig, include=_PROBLEM + _FAMILY, overrides=overrides, command=command)
-
-
-def _problem_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The problem options given, the SearchConfig defaults for the others; λs from ``--lam`` if not given."""
-    values = {name: field_default(_field(SearchConfig, name)) for name in _PROBLEM}
-    values.update({k: v for k, v in config_values(args, SearchConfig).items() if k in _PROBLEM})
-    lam = args.lam if args.lam is not None else field_default(_field(SearchConfig, "lam_h"))
-    values["lam_h"] = lam if args.lam_h is None else args.lam_h
-    values["lam_w"] = lam if args.lam_w is None else args.lam_w
-    return values
-
-
-def _family_given(args: argparse.Namespace) -> dict[str, Any]:
-    """``loss``, ``activation``, ``eps`` as given (``None``: not given)."""
-    return {name: getattr(args, name, None) for name in _FAMILY}
-
-
 def _search_options(args: argparse.Namespace) -> dict[str, str]:
     """The option the user typed for each SearchConfig field (``--lam`` for λ_H1 / λ_W when it set them)."""
     names = field_options([f.name for f in dataclasses.fields(SearchConfig)], "dufm search")
@@ -163,56 +124,9 @@ def _register_search(sub: Any) -> None:
     add_registry_option(s)
     s.set_defaults(func=_search)
 
-    from deepcollapse.landscape.explain import verdicts_epilog
-    from deepcollapse.landscape.targets import TARGET_HELP
+    from deepcollapse.cli.landscape import register_landscape  # the `dufm landscape` command
 
-    g = sub.add_parser(
-        "landscape",
-        help="gradient, Hessian spectrum and verdict (minimum / saddle) at a point",
-        description="Gradient, lowest Hessian eigenvalues and a verdict at a point of eq. (1), explained in "
-        "words; saves landscape.json, the slice figure (PNG + PDF) and its data (landscape_slices.npz).",
-        epilog=verdicts_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    g.add_argument("target", nargs="?", help=TARGET_HELP)
-    g.add_argument("--construction", help="dnc | srg: build the point with the problem options below")
-    _add_problem(g, "dufm landscape")
-    g.add_argument("--run", type=int, help="run index of a run folder (default: lowest loss)")
-    g.add_argument("--k", type=int, default=6, help="eigenvalues computed (default 6)")
-    g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
-    g.add_argument("--eig-tol", type=float, default=1e-6, help="negative if λ < −this (default 1e-6)")
-    g.add_argument(
-        "--refine-kinks",
-        action="store_true",
-        help="where the verdict is 'not critical' or 'undecided at kinks', refine the point on its kink "
-        "manifold (active-set Newton–KKT, as the search task does), save it as refined.npz in --out when not "
-        "higher, and give its verdict (the first one stays in landscape.json as verdict_before_refinement)",
-    )
-    g.add_argument(
-        "--descend",
-        type=int,
-        default=0,
-        metavar="ROUNDS",
-        help="where the verdict (after --refine-kinks, if given) is not 'critical at a kink' or 'local "
-        "minimum', continue the descent for at most ROUNDS rounds (smoothing homotopy, line search along the "
-        "certified descent direction, polish, kink refinement; counts, no wall clock), save the point as "
-        "descended.npz in --out when lower, and give its verdict; 0: none (default: 0)",
-    )
-    g.add_argument(
-        "--out",
-        help="folder for landscape.json and the slice figure (default: TARGET/landscape for a folder, "
-        "X.landscape for X.npz, landscape_<construction>_K.._L.._n.. for a construction)",
-    )
-    g.add_argument("--force", action="store_true", help="replace an earlier landscape of another point there")
-    g.add_argument("--no-progress", action="store_true", help="no progress bars")
-    g.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_registry_option(
-        g,
-        "with --refine-kinks or --descend: best-known registry folder offered the final point "
-        "(descended.npz, refined.npz, or a .npz TARGET) with its verdict, kept only if lower than the "
-        "cell's row after a float64 re-evaluation; or off",
-    )
-    g.set_defaults(func=_landscape)
+    register_landscape(sub)
 
 
 def search_config(args: argparse.Namespace) -> Any:
@@ -281,228 +195,6 @@ def _search(args: argparse.Namespace) -> int:
             f"{str(r['ranks']):14} {r['source']}"
         )
     return 0
-
-
-def _landscape(args: argparse.Namespace) -> int:
-    import textwrap
-    from pathlib import Path
-
-    from deepcollapse._core.io import finite_or_none
-    from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
-    from deepcollapse.landscape.verdicts import landscape, load_point
-
-    params, problem, what = load_point(
-        args.target,
-        construction=args.construction,
-        **_problem_values(args),
-        run=args.run,
-        **_family_given(args),
-    )
-    inputs = landscape_inputs(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
-    check_int("--descend", args.descend, min=0)
-    if args.refine_kinks:  # part of what determines the result (absent otherwise: earlier folders match)
-        inputs["refine_kinks"] = True
-    if args.descend:
-        inputs["descend"] = args.descend
-    out = (
-        Path(args.out)
-        if args.out
-        else default_output(
-            args.target, args.construction, problem.classes, problem.layers, problem.n, problem.family.name
-        )
-    )
-    registry = None
-    offers = args.refine_kinks or args.descend > 0
-    if offers:
-        from deepcollapse.landscape.best_known import open_registry
-
-        registry = open_registry(args.registry)  # checked before anything is written
-    claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
-    progress = not args.no_progress
-    land = landscape(
-        params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
-    )
-    before = land
-    refinement = None
-    if args.refine_kinks:
-        from deepcollapse.landscape.kinks import refine_verdict
-
-        sharpened = refine_verdict(
-            params, problem, land, grad_tol=args.grad_tol, k=args.k, eig_tol=args.eig_tol, progress=progress
-        )
-        land, refinement = sharpened.landscape, sharpened.refinement
-        if sharpened.params is not None:
-            params = sharpened.params
-            _save_refined(out, params, problem, what)
-            what += " (refined at kinks: refined.npz)"
-    if not (args.refine_kinks and land is not before):  # an earlier result's refined point is not this one's
-        (out / "refined.npz").unlink(missing_ok=True)
-    descent = None
-    if args.descend:
-        params, land, descent = _descend(out, params, problem, land, args, what, progress)
-    if descent is not None and descent.params is params:
-        what += " (descended: descended.npz)"
-    else:  # an earlier result's descended point is not this one's
-        (out / "descended.npz").unlink(missing_ok=True)
-    directions = land.directions
-    assert directions is not None  # landscape() always returns them
-    result = land.to_file_dict()
-    result["target"] = what
-    if args.refine_kinks:
-        result["verdict_before_refinement"] = before["verdict"]
-        result["kink_refinement"] = None if refinement is None else refinement.to_file_dict()
-    if args.descend:
-        result["descent"] = None if descent is None else _descent_record(descent)
-    if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
-        from deepcollapse.landscape.piecewise import collapse
-
-        params = [collapse(params[0], problem.classes), *params[1:]]
-        problem = problem.reduced()
-        what += " (collapsed H_1: analysed as the n = 1 problem with nλ_H1, same verdict)"
-        result["target"] = what
-    _save_landscape(out, result, inputs, params, problem, land, progress)
-    offered = out / "refined.npz" if (out / "refined.npz").is_file() else None
-    if (out / "descended.npz").is_file():
-        offered = out / "descended.npz"
-    if offered is None and args.target and str(args.target).endswith(".npz"):
-        offered = Path(args.target)
-    if offers and offered is not None:
-        offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
-    if args.json:
-        print(json.dumps(finite_or_none(result), indent=2))
-        return 0
-    print(what)
-    print(
-        f"loss {result['loss']:.12f}   ‖∇f‖ {result['grad_norm']:.3e}   "
-        f"Clarke residual {result['clarke_residual']:.3e}"
-    )
-    print(
-        f"zero pre-activations per layer (kinks): {result['zero_preactivations']}   "
-        f"within {result['tolerances']['near_kink']} (near-kinks): {result['near_kinks']}"
-    )
-    print(
-        f"parameters {result['parameters']}, symmetry directions {result['symmetry_dim']}, "
-        f"λ_max {result['lambda_max']:.4g}"
-    )
-    print("lowest eigenvalues:               ", " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues"]))
-    print(
-        "lowest eigenvalues off symmetries:",
-        " ".join(f"{x:.3e}" for x in result["lowest_eigenvalues_off_symmetry"]),
-    )
-    if refinement is not None:
-        print(f"kink refinement: {refinement.note} (verdict before: {before['verdict']})")
-    elif args.refine_kinks:
-        print(f"kink refinement: not needed (verdict {before['verdict']})")
-    if descent is not None:
-        print(f"continued descent: {descent.note}")
-    elif args.descend:
-        print("continued descent: not needed (the point is certified)")
-    note = f" ({result['verdict_note']})" if result["verdict_note"] else ""
-    tol = result["tolerances"]
-    print(f"verdict: {result['verdict']}{note}  [grad_tol {tol['grad_tol']:g}, eig_tol {tol['eig_tol']:g}]")
-    print(
-        textwrap.fill(
-            result["explanation"], 110, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
-        )
-    )
-    refined = ", refined.npz" if (out / "refined.npz").is_file() else ""
-    refined += ", descended.npz" if (out / "descended.npz").is_file() else ""
-    figure = Path(result["figure"]).name
-    print(f"saved in {out}: landscape.json, {figure} (+ .pdf), landscape_slices.npz{refined}")
-    return 0
-
-
-def _descend(
-    out: Any, params: Any, problem: Any, land: Any, args: argparse.Namespace, what: str, progress: bool
-) -> tuple[Any, Any, Any]:
-    """``--descend``: where ``land`` is not certified, :func:`~deepcollapse.landscape.descent.
-    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz`` and
-    judged afresh on the given problem.  Returns ``(params, land, descent)`` (the inputs and ``None`` when
-    certified already; the descent's ``params`` are the returned ones exactly when the point moved)."""
-    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
-    from deepcollapse.landscape.verdicts import landscape
-
-    if land.verdict in CERTIFIED:
-        return params, land, None
-    descent = descend_until_certified(
-        params, problem, rounds=args.descend, grad_tol=args.grad_tol, eig_tol=args.eig_tol
-    )
-    before, after = descent.loss_before, descent.loss_after
-    if descent.params is None or before is None or after is None or not after < before:
-        return params, land, descent
-    _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
-    land = landscape(
-        descent.params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
-    )
-    return descent.params, land, descent
-
-
-def _descent_record(descent: Any) -> dict[str, Any]:
-    """The continued descent in ``landscape.json``: losses, verdicts, rounds, per-round steps, the note."""
-    keys = (
-        "loss_before",
-        "loss_after",
-        "verdict_before",
-        "verdict",
-        "clarke_residual",
-        "certified",
-        "rounds",
-    )
-    return {**{k: getattr(descent, k) for k in keys}, "steps": descent.steps, "note": descent.note}
-
-
-def _save_refined(
-    out: Any, params: Any, problem: Any, what: str, name: str = "refined.npz", how: str = "kink refinement"
-) -> None:
-    """The point returned by the kink refinement (or ``how``), as the solution file ``name`` in ``out``."""
-    from deepcollapse.landscape.piecewise import value
-    from deepcollapse.landscape.solution_file import save_solution
-
-    H1, *weights = params
-    save_solution(
-        out / name,
-        H1,
-        weights,
-        n=problem.n,
-        lam_h=problem.lam_h,
-        lam_w=problem.lam_w,
-        extra={"loss": value(list(params), problem), "source": f"{how} of {what}"},
-        family=problem.family,
-    )
-
-
-def _save_landscape(
-    out: Any,
-    result: dict[str, Any],
-    inputs: dict[str, Any],
-    params: Any,
-    problem: Any,
-    land: Any,
-    progress: bool,
-) -> None:
-    """The slices (and the zoom on a certified descent), their figure and data, and ``landscape.json``."""
-    import numpy as np
-
-    from deepcollapse._core.io import atomic_write_json, finite_or_none
-    from deepcollapse.analysis.figures import save_figure
-    from deepcollapse.analysis.landscape_plots import plot_slices
-    from deepcollapse.landscape.slices import descent_slice
-    from deepcollapse.landscape.verdicts import loss_slices
-
-    slices = loss_slices(params, problem, land.directions, progress=progress)
-    zoom = None
-    if land.certified_descent is not None:  # the descent sits far inside the slice's radius: zoom on it
-        step = land.certified_descent["step"]
-        zoom = descent_slice(params, problem, land.descent_direction, step, progress=progress)
-    fig, _ = plot_slices(slices, result, title=result["target"], zoom=zoom)
-    png, _ = save_figure(fig, out, "landscape_slices")
-    data = {k: slices[k] for k in ("t", "f1", "s", "f2", "radius", "loss")}
-    if zoom is not None:
-        data.update(zoom_a=zoom.a, zoom_f=zoom.f, zoom_step=zoom.step)
-    np.savez(out / "landscape_slices.npz", **data)
-    result["inputs"] = inputs
-    result["figure"] = str(png)
-    atomic_write_json(out / "landscape.json", finite_or_none(result))
 
 
 def build_config(args: argparse.Namespace) -> Any:
