@@ -103,6 +103,7 @@ def _landscape(args: argparse.Namespace) -> int:
     from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
     from deepcollapse.landscape.verdicts import landscape, load_point
 
+    check_int("--descend", args.descend, min=0)  # before the point is read
     params, problem, what = load_point(
         args.target,
         construction=args.construction,
@@ -111,7 +112,6 @@ def _landscape(args: argparse.Namespace) -> int:
         **_family_given(args),
     )
     inputs = landscape_inputs(params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol)
-    check_int("--descend", args.descend, min=0)
     if args.refine_kinks:  # part of what determines the result (absent otherwise: earlier folders match)
         inputs["refine_kinks"] = True
     if args.descend:
