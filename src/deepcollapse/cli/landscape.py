@@ -164,7 +164,7 @@ def _landscape(args: argparse.Namespace) -> int:
         result["verdict_before_refinement"] = before["verdict"]
         result["kink_refinement"] = None if refinement is None else refinement.to_file_dict()
     if args.descend:
-        result["descent"] = None if descent is None else _descent_record(descent)
+        result["descent"] = None if descent is None else descent.to_file_dict()
     if result["reduced"]:  # the analysis (and so the slices) ran on the n = 1 problem at (M_1, W)
         from deepcollapse.landscape.piecewise import collapse
 
@@ -247,20 +247,6 @@ def _descend(
         descent.params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
     )
     return descent.params, land, descent
-
-
-def _descent_record(descent: Any) -> dict[str, Any]:
-    """The continued descent in ``landscape.json``: losses, verdicts, rounds, per-round steps, the note."""
-    keys = (
-        "loss_before",
-        "loss_after",
-        "verdict_before",
-        "verdict",
-        "clarke_residual",
-        "certified",
-        "rounds",
-    )
-    return {**{k: getattr(descent, k) for k in keys}, "steps": descent.steps, "note": descent.note}
 
 
 def _save_refined(

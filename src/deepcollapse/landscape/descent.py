@@ -117,6 +117,25 @@ class CertifiedDescent(Result):
     note: str | None = None
     params: list[np.ndarray] | None = None
 
+    def to_file_dict(self) -> dict[str, Any]:
+        """The descent as it is written to disk (the ``descent`` entry of ``point.json`` and
+        ``landscape.json``): every field but the point (``params``) and the verdict object (``landscape``).
+
+        Returns
+        -------
+        dict
+            ``loss_before``, ``loss_after``, ``verdict_before``, ``verdict``, ``clarke_residual``,
+            ``certified``, ``rounds``, ``steps``, ``note``.  A plain dict: the JSON form written to disk.
+
+        Examples
+        --------
+        >>> d = CertifiedDescent(loss_before=1.0, loss_after=0.5, rounds=1, note="x").to_file_dict()
+        >>> d["loss_after"], "params" in d, list(d)[-1]
+        (0.5, False, 'note')
+        """
+        keys = ("loss_before", "loss_after", "verdict_before", "verdict", "clarke_residual", "certified")
+        return {k: getattr(self, k) for k in (*keys, "rounds", "steps", "note")}
+
 
 def _line_search(
     params: list[np.ndarray], problem: Problem, direction: np.ndarray, step: float, line_steps: int

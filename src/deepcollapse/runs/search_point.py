@@ -94,7 +94,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     start = sharpened.params or params
     descended = _descend(start, problem, land)
     if descended is not None:
-        descent = {k: getattr(descended, k) for k in _DESCENT_KEYS}
+        descent = descended.to_file_dict()
     moved = (
         descended is not None
         and descended.params is not None
@@ -143,19 +143,6 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     }
     atomic_write_json(folder / "point.json", finite_or_none(row))
     return row
-
-
-_DESCENT_KEYS = (
-    "loss_before",
-    "loss_after",
-    "verdict_before",
-    "verdict",
-    "clarke_residual",
-    "certified",
-    "rounds",
-    "steps",
-    "note",
-)
 
 
 def _save(folder: Path, name: str, params: Any, problem: Any, loss: float | None, source: str) -> str:
