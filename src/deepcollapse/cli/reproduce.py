@@ -99,7 +99,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--config",
         help="YAML of the experiment's settings instead of the shipped ones (basins, basins-gpu: the "
-        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml; the network experiments: device and "
+        "BasinAtlas fields, e.g. configs/basins/lr_init.yaml; best-known: the BestKnownSettings fields, e.g. "
+        "configs/best_known/deep.yaml for L = 4, 5 only; the network experiments: device and "
         "batch_seeds); --device / --batch-seeds win over the file's; only for experiments that take a "
         "settings file",
     )

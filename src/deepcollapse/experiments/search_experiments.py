@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from deepcollapse.experiments.best_known_settings import BestKnownSettings
 from deepcollapse.experiments.framework import Context, Experiment, register
 
 if TYPE_CHECKING:
@@ -524,7 +525,10 @@ def improved_cells(rows: list[dict[str, Any]]) -> pd.DataFrame:
 def _best_known(ctx: Context) -> None:
     from deepcollapse.analysis.landscape_plots import plot_best_known
 
-    settings = BEST_KNOWN_SMOKE if ctx.smoke else BEST_KNOWN_FULL
+    if ctx.settings is not None:  # reproduce best-known --config FILE: e.g. a part of the table
+        settings = ctx.settings.to_dict()
+    else:
+        settings = BEST_KNOWN_SMOKE if ctx.smoke else BEST_KNOWN_FULL
     family, tag = ctx.family, family_tag(ctx.family)
     ctx.configs["best-known"] = {
         **settings,
@@ -600,5 +604,6 @@ register(
         "dufm",
         _best_known,
         families=True,
+        config_class=BestKnownSettings,
     )
 )
