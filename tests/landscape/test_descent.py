@@ -136,14 +136,15 @@ def test_a_collapsed_point_descends_as_the_reduced_problem(certified_point):
     assert certified >= 2
 
 
-def test_a_round_that_changes_nothing_ends_the_descent(certified_point, monkeypatch):
+def test_a_round_that_changes_nothing_ends_the_descent(certified_point, monkeypatch, capsys):
     """Every later round would start from the same state and repeat it: stop there, say so."""
     import deepcollapse.landscape.descent as descent
 
     problem, params = certified_point
     start = _perturbed(params, 1e-2, 1)
     monkeypatch.setattr(descent, "_settle", lambda candidate, f_cand, current, *rest: current)  # no move kept
-    out = descend_until_certified(start, problem, rounds=6, smoothing=None)
+    out = descend_until_certified(start, problem, rounds=6, smoothing=None, progress=True)
+    assert "continued descent" in capsys.readouterr().err  # the bar over the rounds
     assert out.rounds == 1 and len(out.steps) == 1 and not out.certified
     assert out.verdict == "not critical" and out.loss_after == out.loss_before
     assert (

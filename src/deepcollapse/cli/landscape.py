@@ -237,7 +237,7 @@ def _descend(
     if land.verdict in CERTIFIED:
         return params, land, None
     descent = descend_until_certified(
-        params, problem, rounds=args.descend, grad_tol=args.grad_tol, eig_tol=args.eig_tol
+        params, problem, rounds=args.descend, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
     )
     before, after = descent.loss_before, descent.loss_after
     if descent.params is None or before is None or after is None or not after < before:

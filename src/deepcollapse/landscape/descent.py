@@ -243,6 +243,7 @@ def descend_until_certified(
     eig_tol: float = 1e-6,
     smoothing: Sequence[float] | None = SMOOTHING_LEVELS,
     max_seconds: float | None = None,
+    progress: bool = False,
 ) -> CertifiedDescent:
     """Follow certified descent directions, polish and refine until the point is certified (module
     docstring).
@@ -269,6 +270,9 @@ def descend_until_certified(
         empty: no homotopy).
     max_seconds : float, optional
         Wall-clock cap on top of the counts (``None``: counts only, deterministic).
+    progress : bool, default False
+        A bar over the rounds on stderr (the verdict and loss after each round); the rounds are minutes each
+        on the best-known table's points.
 
     Returns
     -------
@@ -298,6 +302,9 @@ def descend_until_certified(
     opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
     land = landscape(point, prob, reduce=False, **opts)
     first, steps, undecided, done, smoothed, stalled = land, list[dict[str, Any]](), 0, 0, False, False
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=rounds, desc="continued descent", unit="round", disable=not progress, dynamic_ncols=True)
     for done in range(1, rounds + 1):  # noqa: B007  (the count is reported)
         if land.verdict in CERTIFIED or time.monotonic() > deadline:
             done -= 1
@@ -340,8 +347,11 @@ def descend_until_certified(
             f,
             land.verdict,
         )
+        bar.set_postfix_str(f"{land.verdict}, f {f:.10g}")
+        bar.update(1)
         if stalled:
             break
+    bar.close()
     out = [expand(point[0], problem.n), *point[1:]] if reduced else point
     f_after = value(out, problem)
     certified = land.verdict in CERTIFIED
