@@ -144,6 +144,23 @@ def test_dufm_search_offers_its_best_point(tmp_path, capsys):
     (row,) = shown(capsys, reg)
     assert row["loss"] == pytest.approx(summary["best_loss"], rel=1e-12)
     assert row["provenance"]["command"].startswith("deepcollapse dufm search")
+    assert row["verdict"] is None  # the search does not judge its point
+    # judged later (`dufm landscape` on the search folder): the row's own point gets its verdict
+    land = [
+        "dufm",
+        "landscape",
+        str(tmp_path / "s"),
+        "--refine-kinks",
+        "--out",
+        str(tmp_path / "l"),
+        "--json",
+    ]
+    assert main([*land, "--registry", str(reg), "--no-progress"]) == 0
+    verdict = json.loads(capsys.readouterr().out)["verdict"]
+    (judged,) = shown(capsys, reg)
+    if not (tmp_path / "l" / "refined.npz").is_file():  # the point itself was judged, not a refined one
+        assert judged["loss"] == row["loss"] and judged["provenance"] == row["provenance"]
+    assert judged["verdict"] == verdict
     # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
     assert main([*args, "--registry", "off", "--force"]) == 0
     assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()

@@ -90,8 +90,9 @@ def register_landscape(sub: Any) -> None:
     add_registry_option(
         g,
         "with --refine-kinks or --descend: best-known registry folder offered the final point "
-        "(descended.npz, refined.npz, or a .npz TARGET) with its verdict, kept only if lower than the "
-        "cell's row after a float64 re-evaluation; or off",
+        "(descended.npz, refined.npz, a .npz TARGET or a search folder's best solution) with its verdict, "
+        "kept only if lower than the cell's row after a float64 re-evaluation (the row's own point: its "
+        "verdict recorded); or off",
     )
     g.set_defaults(func=_landscape)
 
@@ -176,8 +177,10 @@ def _landscape(args: argparse.Namespace) -> int:
     offered = out / "refined.npz" if (out / "refined.npz").is_file() else None
     if (out / "descended.npz").is_file():
         offered = out / "descended.npz"
-    if offered is None and args.target and str(args.target).endswith(".npz"):
-        offered = Path(args.target)
+    if offered is None and args.target:  # the point itself: a solution file, or a search folder's best
+        given = Path(args.target)
+        best = given / "solutions" / "rank01.npz"
+        offered = given if given.suffix == ".npz" else (best if best.is_file() else None)
     if offers and offered is not None:
         offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
     if args.json:

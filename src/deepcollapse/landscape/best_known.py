@@ -238,8 +238,9 @@ class Registry:
     ) -> Offer:
         """Offer the point of a solution file: re-evaluate it (``theory check``, float64) and keep it as its
         cell's row only if below the row (:func:`is_below`); a kept file is copied to ``solutions/`` under its
-        sha256.  ``ConfigError`` for a read-only registry or a file that is not a valid solution file
-        (nothing written).
+        sha256.  The row's own file offered again with a verdict, where the row has none, records that
+        verdict (the point judged after it was offered); nothing else of a row changes.  ``ConfigError``
+        for a read-only registry or a file that is not a valid solution file (nothing written).
 
         Parameters
         ----------
@@ -289,6 +290,15 @@ class Registry:
             current = self._rows.get(key)
             if current is not None and not is_below(loss, current.loss):
                 same = " (the same file)" if current.sha256 == sha else ""
+                if current.sha256 == sha and current.verdict is None and verdict is not None:
+                    # the row's own point, judged since it was offered (`dufm search`, then `dufm landscape`)
+                    self._rows[key] = replace(
+                        current,
+                        verdict=verdict,
+                        clarke_residual=None if clarke_residual is None else float(clarke_residual),
+                    )
+                    self._write()
+                    same = f" (the same file; its verdict {verdict!r} recorded)"
                 return Offer(
                     False,
                     f"not below the row {current.loss:.12g}{same}: {loss:.12g}",
