@@ -85,8 +85,9 @@ class HoldsProblem:
     :class:`~deepcollapse.landscape.search_config.SearchConfig`) that holds an instance of eq. (1) as fields
     under :class:`Problem <deepcollapse.theory.problem.Problem>`'s words (``classes, layers, n, lam_h, lam_w``
     and the family's ``loss, activation, eps``), so that its YAML and command-line spellings stay flat:
-    :attr:`problem` is the ``Problem`` those fields describe, built in this one place. The config supplies
-    :meth:`problem_widths` (``d_1 .. d_L`` from its own width field).
+    :attr:`problem` is the ``Problem`` those fields describe, built in this one place. The hidden widths
+    come from the config's ``width``: the list ``d_1 .. d_L`` (``DUFMConfig``) or one width for every layer
+    (``SearchConfig``).
     """
 
     classes: int
@@ -94,25 +95,10 @@ class HoldsProblem:
     n: int
     lam_h: float
     lam_w: Any
+    width: Any
     loss: str
     activation: str
     eps: float | None
-
-    def problem_widths(self) -> tuple[int, ...]:
-        """The hidden widths ``d_1 .. d_L`` of the instance (from the config's own width field).
-
-        Returns
-        -------
-        tuple of int
-            ``L`` widths.
-
-        Examples
-        --------
-        >>> from deepcollapse.landscape.search_config import SearchConfig
-        >>> SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem_widths()
-        (3, 3)
-        """
-        raise NotImplementedError(f"{type(self).__name__} holds no widths")
 
     @property
     def problem(self) -> Problem:
@@ -135,13 +121,15 @@ class HoldsProblem:
         """
         from deepcollapse.theory.problem import Problem  # lazily: `--help` never imports the theory
 
+        w = self.width
+        widths = tuple(w) if isinstance(w, (list, tuple)) else (w,) * self.layers
         return Problem(
             self.classes,
             self.layers,
             self.n,
             self.lam_h,
             tuple(self.lam_w),
-            self.problem_widths(),
+            widths,
             self.loss,
             self.activation,
             self.eps,
@@ -347,21 +335,6 @@ class DUFMConfig(HoldsProblem, ConfigMixin):
         Family('mse+relu')
         """
         return get_family(self.loss, self.activation, self.eps)
-
-    def problem_widths(self) -> tuple[int, ...]:
-        """The hidden widths ``d_1 .. d_L`` of :attr:`problem` (``HoldsProblem``'s hook).
-
-        Returns
-        -------
-        tuple of int
-            ``L`` widths.
-
-        Examples
-        --------
-        >>> DUFMConfig(classes=2, layers=2, n=1, width=[3, 4], runs=2, steps=10).problem_widths()
-        (3, 4)
-        """
-        return tuple(self.width)
 
     @property
     def N(self) -> int:

@@ -263,21 +263,6 @@ class SearchConfig(HoldsProblem, ConfigMixin):
         spent = self.budget is not None and elapsed_s >= 60.0 * self.budget
         return spent or self.rounds_reached(rounds)
 
-    def problem_widths(self) -> tuple[int, ...]:
-        """The hidden widths ``d_1 .. d_L`` of :attr:`problem` (``HoldsProblem``'s hook).
-
-        Returns
-        -------
-        tuple of int
-            ``L`` widths.
-
-        Examples
-        --------
-        >>> SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3).problem_widths()
-        (3, 3)
-        """
-        return (self.width,) * self.layers
-
     def problem_key(self) -> dict[str, Any]:
         """The fields that define the optimisation problem (a resumed search must match them; a state written
         before the family fields existed reads as MSE + ReLU).  A plain dict: the JSON ``problem`` entry of
