@@ -290,6 +290,8 @@ def descend_until_certified(
     >>> out.certified, out.loss_after < out.loss_before
     (True, True)
     """
+    from tqdm.auto import tqdm
+
     from deepcollapse.landscape.verdicts import is_collapsed, landscape
 
     deadline = math.inf if max_seconds is None else time.monotonic() + max_seconds
@@ -302,8 +304,6 @@ def descend_until_certified(
     opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
     land = landscape(point, prob, reduce=False, **opts)
     first, steps, undecided, done, smoothed, stalled = land, list[dict[str, Any]](), 0, 0, False, False
-    from tqdm.auto import tqdm
-
     bar = tqdm(total=rounds, desc="continued descent", unit="round", disable=not progress, dynamic_ncols=True)
     for done in range(1, rounds + 1):  # noqa: B007  (the count is reported)
         if land.verdict in CERTIFIED or time.monotonic() > deadline:
