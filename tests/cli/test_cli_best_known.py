@@ -187,10 +187,21 @@ def test_reproduce_refuses_registry_for_other_experiments(tmp_path, capsys):
     assert "--registry" in err and "\n" not in err and not (tmp_path / "x").exists()
 
 
-def test_landscape_descend_certifies_a_non_critical_point_and_offers_it(tmp_path, capsys):
+def test_landscape_descend_certifies_a_non_critical_point_and_offers_it(tmp_path, capsys, monkeypatch):
     """``dufm landscape X.npz --descend R``: from a constructed non-critical point the continued descent ends
-    lower (eq. (1) from the matrices) and certified, saves descended.npz and offers it with its verdict."""
+    lower (eq. (1) from the matrices) and certified, saves descended.npz and offers it with its verdict; the
+    descended point is judged once (the descent's last verdict is the one reported, not recomputed)."""
+    from deepcollapse.landscape import verdicts
     from deepcollapse.landscape.descent import CERTIFIED
+
+    judged: list[list[np.ndarray]] = []
+    original = verdicts.landscape
+
+    def counting(params, *args, **kwargs):
+        judged.append([np.array(p, copy=True) for p in params])
+        return original(params, *args, **kwargs)
+
+    monkeypatch.setattr(verdicts, "landscape", counting)
 
     rng = np.random.default_rng(0)
     n1 = 1  # the n = 1 problem of K = 3, L = 3, width 4 (seconds)
@@ -213,6 +224,8 @@ def test_landscape_descend_certifies_a_non_critical_point_and_offers_it(tmp_path
     assert descent["verdict_before"] == "not critical" and descent["certified"]
     assert result["verdict"] in CERTIFIED and result["verdict"] == descent["verdict"]
     d = np.load(tmp_path / "b" / "descended.npz")
+    final = [d["H1"], *(d[f"W_{l}"] for l in range(1, L + 1))]
+    assert sum(all(np.array_equal(a, b) for a, b in zip(p, final)) for p in judged) == 1
     after = reference_loss_n(d["H1"], [d[f"W_{l}"] for l in range(1, L + 1)], n1)
     assert after < reference_loss_n(moved[0], moved[1:], n1)
     assert (

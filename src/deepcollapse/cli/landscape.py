@@ -231,21 +231,31 @@ def _descend(
     out: Any, params: Any, problem: Any, land: Any, args: argparse.Namespace, what: str, progress: bool
 ) -> tuple[Any, Any, Any]:
     """``--descend``: where ``land`` is not certified, :func:`~deepcollapse.landscape.descent.
-    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz`` and
-    judged afresh on the given problem.  Returns ``(params, land, descent)`` (the inputs and ``None`` when
-    certified already; the descent's ``params`` are the returned ones exactly when the point moved)."""
+    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz``.  Its
+    verdict is the descent's last one (same problem, ``k`` and tolerances: not recomputed, minutes on a
+    table's point), or judged afresh on the given problem where the descent ran on the collapsed ``n = 1``
+    problem.  Returns ``(params, land, descent)`` (the inputs and ``None`` when certified already; the
+    descent's ``params`` are the returned ones exactly when the point moved)."""
     from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
     from deepcollapse.landscape.verdicts import landscape
 
     if land.verdict in CERTIFIED:
         return params, land, None
     descent = descend_until_certified(
-        params, problem, rounds=args.descend, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
+        params,
+        problem,
+        rounds=args.descend,
+        k=args.k,
+        grad_tol=args.grad_tol,
+        eig_tol=args.eig_tol,
+        progress=progress,
     )
     before, after = descent.loss_before, descent.loss_after
     if descent.params is None or before is None or after is None or not after < before:
         return params, land, descent
     _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
+    if not descent.reduced:  # the descent's last verdict is of this point and problem
+        return descent.params, descent.landscape, descent
     land = landscape(
         descent.params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
     )

@@ -239,6 +239,7 @@ def descend_until_certified(
     line_steps: int = 30,
     polish_iterations: int = 2000,
     refine_rounds: int = 4,
+    k: int = 6,
     grad_tol: float = 1e-6,
     eig_tol: float = 1e-6,
     smoothing: Sequence[float] | None = SMOOTHING_LEVELS,
@@ -263,6 +264,8 @@ def descend_until_certified(
     refine_rounds : int
         Active-set rounds of each refinement; an *undecided* point gets ``refine_rounds``, then twice, then
         four times as many.
+    k : int
+        Lowest Hessian eigenvalues of each verdict (:func:`~deepcollapse.landscape.verdicts.landscape`).
     grad_tol, eig_tol : float
         The verdicts' tolerances (:func:`~deepcollapse.landscape.verdicts.landscape`).
     smoothing : sequence of float or None, default :data:`SMOOTHING_LEVELS`
@@ -301,7 +304,7 @@ def descend_until_certified(
     prob = problem.reduced() if reduced else problem
     point = [collapse(full[0], problem.classes), *full[1:]] if reduced else full
     f = value(point, prob)
-    opts: dict[str, Any] = {"grad_tol": grad_tol, "eig_tol": eig_tol}
+    opts: dict[str, Any] = {"k": k, "grad_tol": grad_tol, "eig_tol": eig_tol}
     land = landscape(point, prob, reduce=False, **opts)
     first, steps, undecided, done, smoothed, stalled = land, list[dict[str, Any]](), 0, 0, False, False
     bar = tqdm(total=rounds, desc="continued descent", unit="round", disable=not progress, dynamic_ncols=True)
