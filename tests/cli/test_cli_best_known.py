@@ -247,3 +247,24 @@ def reference_loss_n(H1: np.ndarray, weights: list[np.ndarray], n: int) -> float
         H = np.maximum(W @ H, 0.0)
     fit = np.sum((weights[-1] @ H - Y) ** 2) / (2 * K * n)
     return float(fit + LAM / 2 * (np.sum(H1**2) + sum(np.sum(W**2) for W in weights)))
+
+
+def test_show_ends_with_each_familys_verdict_counts(tmp_path, capsys):
+    """``best-known show`` closes with one line per family: its cells and how many are certified (local
+    minimum or critical at a kink), counted here from the rows of ``--json``."""
+    from deepcollapse.theory import dnc_solution
+
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    low = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    reg = str(tmp_path / "reg")
+    assert main(["best-known", "add", str(low), "--registry", reg, "--verdict"]) == 0
+    capsys.readouterr()
+    assert main(["best-known", "show", "--registry", reg, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert main(["best-known", "show", "--registry", reg]) == 0
+    out = capsys.readouterr().out.splitlines()
+    for family in {r["family"] for r in rows}:
+        mine = [r for r in rows if r["family"] == family]
+        certified = sum(str(r["verdict"]).startswith(("local minimum", "critical at a kink")) for r in mine)
+        (line,) = [x for x in out if x.startswith(f"{family}: ")]
+        assert line.startswith(f"{family}: {len(mine)} cell(s), {certified} certified")

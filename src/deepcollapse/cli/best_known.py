@@ -179,7 +179,29 @@ def _show(args: argparse.Namespace) -> int:
             f"{r.verdict or '-':<20} {clarke:>8}  {r.registry:<8} {r.provenance.date:<25} "
             f"{r.provenance.command}"
         )
+    for line in _verdict_summary(rows):
+        print(line)
     return 0
+
+
+def _verdict_summary(rows: list[Any]) -> list[str]:
+    """One line per family: its cells, how many are certified (local minimum or critical at a kink) and the
+    count of each verdict (issue 31's measure)."""
+    from collections import Counter
+
+    from deepcollapse.experiments.search_experiments import VERDICT_CLASSES, verdict_class
+    from deepcollapse.landscape.descent import CERTIFIED
+
+    lines = []
+    for family in dict.fromkeys(r.key.family for r in rows):
+        counts = Counter(verdict_class(r.verdict) for r in rows if r.key.family == family)
+        cells = sum(counts.values())
+        certified = sum(counts[c] for c in CERTIFIED)
+        each = ", ".join(f"{c} {counts[c]}" for c in (*VERDICT_CLASSES, "not judged") if counts[c])
+        lines.append(
+            f"{family}: {cells} cell(s), {certified} certified ({100 * certified / cells:.0f} %): {each}"
+        )
+    return lines
 
 
 def _add(args: argparse.Namespace) -> int:
