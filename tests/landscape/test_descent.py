@@ -157,3 +157,35 @@ def test_a_round_that_changes_nothing_ends_the_descent(certified_point, monkeypa
         "smoothing homotopy",
         "line search",
     ]
+
+
+def test_the_homotopy_runs_again_from_a_point_where_a_round_stalls(certified_point, monkeypatch):
+    """A round that changes nothing sends the descent to the homotopy again, from that point (its polish
+    budget is a count; a second pass goes on converging); where the homotopy has already started from the
+    point, the descent ends.  The moves are stubbed so that only the first homotopy moves the point: start
+    P0 -> P1, a stalled line search at P1, the homotopy from P1 (no move), a stalled line search: a stall."""
+    import deepcollapse.landscape.descent as descent
+
+    problem, params = certified_point
+    start, moved = _perturbed(params, 1e-2, 1), _perturbed(params, 1e-2, 2)
+    assert landscape(moved, problem).verdict not in CERTIFIED
+    homotopy_starts: list[list[np.ndarray]] = []
+
+    def smoothed(point, prob, levels, iterations):
+        homotopy_starts.append(point)
+        out = moved if len(homotopy_starts) == 1 else point
+        return out, reference_loss(out)
+
+    def settle(candidate, f_cand, current, prob, *rest):
+        if candidate is moved:  # the first homotopy's point is kept, nothing else moves
+            return candidate, f_cand, landscape(candidate, prob, reduce=False)
+        return current
+
+    monkeypatch.setattr(descent, "_smoothed", smoothed)
+    monkeypatch.setattr(descent, "_settle", settle)
+    out = descend_until_certified(start, problem, rounds=8)
+    actions = [s["action"].split(" (")[0].split(" +")[0] for s in out.steps]
+    assert actions == ["smoothing homotopy", "line search", "smoothing homotopy", "line search"]
+    assert [np.array_equal(h[0], p[0]) for h, p in zip(homotopy_starts, (start, moved))] == [True, True]
+    assert out.note.startswith("still ") and "round 4 left the point unchanged" in out.note
+    assert out.loss_after == pytest.approx(reference_loss(moved), rel=1e-12)
