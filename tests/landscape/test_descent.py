@@ -189,3 +189,36 @@ def test_the_homotopy_runs_again_from_a_point_where_a_round_stalls(certified_poi
     assert [np.array_equal(h[0], p[0]) for h, p in zip(homotopy_starts, (start, moved))] == [True, True]
     assert out.note.startswith("still ") and "round 4 left the point unchanged" in out.note
     assert out.loss_after == pytest.approx(reference_loss(moved), rel=1e-12)
+
+
+def test_an_undecided_point_gets_its_clarke_residual_with_a_growing_budget(certified_point, monkeypatch):
+    """An *undecided at kinks* point whose refinement does not move it is judged again with 4, 8, then 16
+    times the Clarke residual's L-BFGS-B iterations (the minimum over ``D`` is an upper bound, so more
+    iterations can only lower it).  Stubbed: every verdict below 2400 iterations reads "undecided", the
+    refinement keeps the point; the real verdict at 2400 certifies it in the second round."""
+    import dataclasses
+
+    import deepcollapse.landscape.descent as descent
+    from deepcollapse.landscape import verdicts
+    from deepcollapse.landscape.probes import CLARKE_ITER
+
+    problem, params = certified_point
+    original, budgets = verdicts.landscape, []
+
+    def judge(point, prob, **kwargs):
+        budgets.append(kwargs.get("clarke_iter", CLARKE_ITER))
+        land = original(point, prob, **kwargs)
+        if budgets[-1] < 8 * CLARKE_ITER:
+            return dataclasses.replace(land, verdict="undecided at kinks")
+        return land
+
+    monkeypatch.setattr(verdicts, "landscape", judge)
+    monkeypatch.setattr(descent, "_refine", lambda point, prob, land, f, *rest: (point, f, land))
+    out = descend_until_certified(params, problem, rounds=6, smoothing=None)
+    assert budgets == [CLARKE_ITER, 4 * CLARKE_ITER, 8 * CLARKE_ITER]
+    assert out.verdict_before == "undecided at kinks" and out.certified and out.rounds == 2
+    assert [s["action"] for s in out.steps] == [
+        f"refinement (4 rounds) + Clarke residual ({4 * CLARKE_ITER} iterations)",
+        f"refinement (8 rounds) + Clarke residual ({8 * CLARKE_ITER} iterations)",
+    ]
+    assert out.loss_after == pytest.approx(reference_loss(params), rel=1e-12)

@@ -30,6 +30,7 @@ from deepcollapse.landscape.piecewise import (
 )
 
 __all__ = [
+    "CLARKE_ITER",
     "DESCENT_RTOL",
     "KINK_RTOL",
     "DescentProbe",
@@ -44,6 +45,9 @@ __all__ = [
 KINK_RTOL = 1e-6
 #: a probe step that lowers f by more than DESCENT_RTOL · max(1, |f|) certifies "not critical"
 DESCENT_RTOL = 1e-13
+#: L-BFGS-B iterations of the Clarke residual's minimisation over ``D`` in a verdict (the continued descent
+#: gives an *undecided* point more: :func:`~deepcollapse.landscape.descent.descend_until_certified`)
+CLARKE_ITER = 300
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +107,7 @@ def kink_masks(params: Sequence[np.ndarray], rel_tol: float | None = None) -> li
 def clarke_residual(
     params: Sequence[np.ndarray],
     problem: Problem,
-    max_iter: int = 300,
+    max_iter: int = CLARKE_ITER,
     *,
     masks: Sequence[np.ndarray] | None = None,
 ) -> float:
@@ -116,7 +120,7 @@ def clarke_residual(
     ----------
     %(landscape_params)s
     %(landscape_problem)s
-    max_iter : int, default 300
+    max_iter : int, default :data:`CLARKE_ITER`
         L-BFGS-B iterations.
     %(landscape_masks)s
 
@@ -140,7 +144,7 @@ def clarke_residual(
 def clarke_direction(
     params: Sequence[np.ndarray],
     problem: Problem,
-    max_iter: int = 300,
+    max_iter: int = CLARKE_ITER,
     *,
     masks: Sequence[np.ndarray] | None = None,
     bar: Any = None,
@@ -152,7 +156,7 @@ def clarke_direction(
     ----------
     %(landscape_params)s
     %(landscape_problem)s
-    max_iter : int, default 300
+    max_iter : int, default :data:`CLARKE_ITER`
         L-BFGS-B iterations.
     %(landscape_masks)s
     bar : tqdm bar, optional

@@ -82,6 +82,7 @@ from deepcollapse.landscape.piecewise import (
     zero_preactivations,
 )
 from deepcollapse.landscape.probes import (
+    CLARKE_ITER,
     DESCENT_RTOL,
     KINK_RTOL,
     DescentProbe,
@@ -240,6 +241,7 @@ def landscape(
     reduce: bool = True,
     progress: bool = False,
     clarke_witness: Sequence[np.ndarray] | None = None,
+    clarke_iter: int = CLARKE_ITER,
 ) -> Landscape:
     """Gradient, kinks, lowest Hessian eigenvalues (all / off the symmetries) and the verdict at ``params``
     (module docstring).
@@ -280,6 +282,10 @@ def landscape(
         Progress bars on stderr.
     clarke_witness : sequence of ndarray, optional
         A Clarke element ``D_2 .. D_L`` to try first.
+    clarke_iter : int, default :data:`~deepcollapse.landscape.probes.CLARKE_ITER`
+        L-BFGS-B iterations of the Clarke residual's minimisation over ``D`` at near-kinks (its minimum is
+        an upper bound: a larger budget can only lower it, and can turn *undecided at kinks* into
+        *critical at a kink*).
 
     Returns
     -------
@@ -312,9 +318,10 @@ def landscape(
                 lanczos_tol,
                 progress,
                 None if witness is None else _reduce_witness(witness, problem.n),
+                clarke_iter,
             )
             return Landscape.from_dict({**out, "reduced": True})
-        out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol, progress, witness)
+        out = _landscape(params, problem, k, grad_tol, eig_tol, lanczos_tol, progress, witness, clarke_iter)
         return Landscape.from_dict({**out, "reduced": False})
 
 
@@ -367,6 +374,7 @@ def _landscape(
     lanczos_tol: float,
     progress: bool = False,
     witness: list[np.ndarray] | None = None,
+    clarke_iter: int = CLARKE_ITER,
 ) -> dict[str, Any]:
     bar = partial(_bar, progress)
     params = [np.asarray(p, dtype=np.float64) for p in params]
@@ -393,8 +401,8 @@ def _landscape(
                 if found_xi is not None:
                     clarke, xi = found, found_xi
             if clarke > grad_tol:
-                with bar("Clarke residual (L-BFGS, at most 300)", 300, "iter") as b:
-                    found, found_xi = clarke_direction(params, problem, masks=near_masks, bar=b)
+                with bar(f"Clarke residual (L-BFGS, at most {clarke_iter})", clarke_iter, "iter") as b:
+                    found, found_xi = clarke_direction(params, problem, clarke_iter, masks=near_masks, bar=b)
                 if found < clarke:
                     clarke, xi = found, found_xi
             if clarke > grad_tol:  # the multipliers' Clarke element (where the minimisation over D stalls)
