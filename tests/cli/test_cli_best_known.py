@@ -268,3 +268,51 @@ def test_show_ends_with_each_familys_verdict_counts(tmp_path, capsys):
         certified = sum(str(r["verdict"]).startswith(("local minimum", "critical at a kink")) for r in mine)
         (line,) = [x for x in out if x.startswith(f"{family}: ")]
         assert line.startswith(f"{family}: {len(mine)} cell(s), {certified} certified")
+
+
+def test_landscape_descend_reports_a_verdict_the_descent_reached_on_the_same_point(
+    tmp_path, capsys, monkeypatch
+):
+    """Where the descent ends on the given point itself (up to rounding: a collapsed ``H_1`` comes back from
+    its class means) and certifies it with its larger budgets, that verdict is reported and recorded, and no
+    descended.npz is written.  The descent is stubbed: it returns the point with last-bit changes and the
+    point's own verdict marked certified."""
+    import dataclasses
+
+    import deepcollapse.landscape.descent as descent_module
+    from deepcollapse.landscape.descent import CertifiedDescent
+    from deepcollapse.landscape.verdicts import landscape, load_point
+
+    rng = np.random.default_rng(3)
+    start = [rng.normal(size=(WIDTH, K))] + [rng.normal(size=(WIDTH, WIDTH)) for _ in range(L - 1)]
+    start.append(rng.normal(size=(K, WIDTH)))
+    point = save_solution(tmp_path / "p.npz", start[0], start[1:], n=1, lam_h=LAM, lam_w=[LAM] * L)
+    params, problem, _ = load_point(str(point))
+    judged = landscape(params, problem)
+    assert judged.verdict == "not critical"
+
+    def fake(params, problem, **kwargs):
+        f = reference_loss_n(params[0], list(params[1:]), 1)
+        return CertifiedDescent(
+            loss_before=f,
+            loss_after=f,
+            verdict_before=judged.verdict,
+            verdict="critical at a kink",
+            certified=True,
+            rounds=1,
+            steps=[],
+            landscape=dataclasses.replace(judged, verdict="critical at a kink"),
+            reduced=False,
+            note="stub",
+            params=[p * (1 + 2**-52) for p in params],
+        )
+
+    monkeypatch.setattr(descent_module, "descend_until_certified", fake)
+    reg = tmp_path / "reg"
+    args = ["dufm", "landscape", str(point), "--descend", "2", "--out", str(tmp_path / "a"), "--json"]
+    assert main([*args, "--registry", str(reg), "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"] == "critical at a kink" and not (tmp_path / "a" / "descended.npz").exists()
+    (row,) = shown(capsys, reg)
+    assert row["verdict"] == "critical at a kink"
+    assert row["loss"] == pytest.approx(reference_loss_n(start[0], start[1:], 1), rel=1e-12)

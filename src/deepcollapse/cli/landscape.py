@@ -231,13 +231,13 @@ def _descend(
     out: Any, params: Any, problem: Any, land: Any, args: argparse.Namespace, what: str, progress: bool
 ) -> tuple[Any, Any, Any]:
     """``--descend``: where ``land`` is not certified, :func:`~deepcollapse.landscape.descent.
-    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz``.  Its
-    verdict is the descent's last one (same problem, ``k`` and tolerances: not recomputed, minutes on a
-    table's point), or judged afresh on the given problem where the descent ran on the collapsed ``n = 1``
-    problem.  Returns ``(params, land, descent)`` (the inputs and ``None`` when certified already; the
-    descent's ``params`` are the returned ones exactly when the point moved)."""
-    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
-    from deepcollapse.landscape.verdicts import landscape
+    descend_until_certified` for ``args.descend`` rounds; a lower point is saved as ``descended.npz``.  The
+    verdict is the descent's last one (same problem, ``k`` and tolerances, the larger budgets of an
+    undecided point: not recomputed, minutes on a table's point), also where the descent ended on the given
+    point itself (up to rounding); ``land`` where it ended elsewhere, not lower.  Returns ``(params, land,
+    descent)`` (the inputs and ``None`` when certified already; the descent's ``params`` are the returned
+    ones exactly when the point moved)."""
+    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified, same_point
 
     if land.verdict in CERTIFIED:
         return params, land, None
@@ -251,15 +251,14 @@ def _descend(
         progress=progress,
     )
     before, after = descent.loss_before, descent.loss_after
-    if descent.params is None or before is None or after is None or not after < before:
+    if descent.params is None or before is None or after is None:
         return params, land, descent
-    _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
-    if not descent.reduced:  # the descent's last verdict is of this point and problem
+    if after < before:
+        _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
         return descent.params, descent.landscape, descent
-    land = landscape(
-        descent.params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
-    )
-    return descent.params, land, descent
+    if same_point(descent.params, params):  # the given point, judged with the descent's budgets
+        return params, descent.landscape, descent
+    return params, land, descent
 
 
 def _save_refined(

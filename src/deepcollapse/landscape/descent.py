@@ -76,7 +76,7 @@ from deepcollapse.landscape.piecewise import (
 )
 from deepcollapse.landscape.probes import CLARKE_ITER
 
-__all__ = ["CERTIFIED", "SMOOTHING_LEVELS", "CertifiedDescent", "descend_until_certified"]
+__all__ = ["CERTIFIED", "SMOOTHING_LEVELS", "CertifiedDescent", "descend_until_certified", "same_point"]
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,8 @@ class CertifiedDescent(Result):
         refinement"`` or ``"refinement (R rounds)"``, with ``" + Clarke residual (I iterations)"`` where the
         point stayed undecided).
     landscape : Landscape
-        The verdict at the returned point (of the analysed problem: the reduced one when ``reduced``).
+        The verdict at the returned point, as :func:`~deepcollapse.landscape.verdicts.landscape` gives it
+        for the given problem (its ``reduced``: analysed as the ``n = 1`` problem, like the descent).
     reduced : bool
         Descended as the ``n = 1`` problem (the start had an exactly collapsed ``H_1``).
     note : str
@@ -188,6 +189,33 @@ def _same(point: Sequence[np.ndarray], before: Sequence[np.ndarray], land: Any, 
     """A round changed nothing: the same arrays (bit for bit) and the same verdict, so the next round would
     start from the same state and repeat it."""
     return str(land.verdict) == verdict and _same_point(point, before)
+
+
+def same_point(point: Sequence[np.ndarray], other: Sequence[np.ndarray]) -> bool:
+    """The same point up to rounding: each array within ``8 eps max|array|`` of the other's (a descent of a
+    collapsed ``H_1`` expands it back from its class means, which can change the last bits).
+
+    Parameters
+    ----------
+    point, other : sequence of ndarray
+        ``[H_1, W_1, .., W_L]`` each.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> a = [np.array([[1.0, 1.0 + 2e-16]])]
+    >>> same_point(a, [np.array([[1.0, 1.0]])]), same_point(a, [np.array([[1.0, 1.0 + 1e-12]])])
+    (True, False)
+    """
+    eps = float(np.finfo(np.float64).eps)
+    return len(point) == len(other) and all(
+        np.shape(a) == np.shape(b)
+        and bool(np.all(np.abs(np.subtract(a, b)) <= 8 * eps * float(np.max(np.abs(a), initial=0.0))))
+        for a, b in zip(point, other)
+    )
 
 
 def _same_point(point: Sequence[np.ndarray], other: Sequence[np.ndarray] | None) -> bool:
@@ -402,7 +430,7 @@ def descend_until_certified(
         certified=certified,
         rounds=done,
         steps=steps,
-        landscape=land,
+        landscape=dataclasses.replace(land, reduced=True) if reduced else land,
         reduced=reduced,
         note=note,
         params=out,

@@ -62,6 +62,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     """
     import numpy as np
 
+    from deepcollapse.landscape.descent import same_point
     from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
     from deepcollapse.landscape.verdicts import landscape, load_point
@@ -104,6 +105,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     )
     if not moved:
         (folder / "solutions" / "descended.npz").unlink(missing_ok=True)
+        if descended is not None and descended.params is not None and same_point(descended.params, start):
+            land = descended.landscape  # the same point, judged with the descent's larger budgets
     else:
         assert descended is not None and descended.params is not None and descended.loss_after is not None
         best_loss, land = descended.loss_after, descended.landscape
