@@ -112,23 +112,23 @@ def test_same_point_again_is_refused(tmp_path):
 
 def test_the_rows_own_point_offered_with_a_verdict_records_it(tmp_path):
     """`dufm search` offers its point unjudged; `dufm landscape` judges the same file later: the row gets the
-    verdict (only where it has none), nothing else of it changes, and the file is not counted as kept."""
+    verdict where it has none, or where the new one certifies the point and the row's does not (judged again
+    with larger budgets); nothing else of it changes, and the file is not counted as kept."""
     high, f_high, low, _ = two_points(tmp_path)
     reg = Registry.load(tmp_path / "reg")
     first = reg.offer(high, PROV)
     assert first.kept and first.row is not None and first.row.verdict is None
-    judged = reg.offer(
-        high,
-        Provenance("later", "0", "2026-01-02T00:00:00+00:00"),
-        verdict="critical at a kink",
-        clarke_residual=1e-9,
-    )
+    later = Provenance("later", "0", "2026-01-02T00:00:00+00:00")
+    undecided = reg.offer(high, later, verdict="undecided at kinks", clarke_residual=3e-6)
+    assert not undecided.kept and "verdict 'undecided at kinks' recorded" in undecided.reason
+    judged = reg.offer(high, later, verdict="critical at a kink", clarke_residual=1e-9)
     assert not judged.kept and "verdict 'critical at a kink' recorded" in judged.reason
     (row,) = Registry.load(tmp_path / "reg").rows  # as written to disk
     assert (row.verdict, row.clarke_residual, row.loss) == ("critical at a kink", 1e-9, first.row.loss)
     assert row.provenance == PROV and row.sha256 == first.row.sha256  # the finder stays the provenance
-    again = reg.offer(high, PROV, verdict="local minimum")  # a row with a verdict keeps it
-    assert not again.kept and Registry.load(tmp_path / "reg").rows[0].verdict == "critical at a kink"
+    for verdict in ("local minimum", "undecided at kinks"):  # a certified row keeps its verdict
+        again = reg.offer(high, PROV, verdict=verdict)
+        assert not again.kept and Registry.load(tmp_path / "reg").rows[0].verdict == "critical at a kink"
     assert reg.offer(low, PROV, verdict="local minimum").kept  # a lower point still replaces the row
 
 

@@ -72,6 +72,17 @@ ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
 
 
+def _sharper(verdict: str | None, current: str | None) -> bool:
+    """``verdict`` says more of a row's own point than ``current``: the row has none, or ``verdict``
+    certifies the point (critical at a kink, local minimum) and ``current`` does not."""
+    from deepcollapse.landscape.descent import CERTIFIED
+
+    def certified(v: str | None) -> bool:
+        return v is not None and v.startswith(CERTIFIED)
+
+    return verdict is not None and (current is None or (certified(verdict) and not certified(current)))
+
+
 def _file_sha256(path: Path) -> str:
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -238,8 +249,9 @@ class Registry:
     ) -> Offer:
         """Offer the point of a solution file: re-evaluate it (``theory check``, float64) and keep it as its
         cell's row only if below the row (:func:`is_below`); a kept file is copied to ``solutions/`` under its
-        sha256.  The row's own file offered again with a verdict, where the row has none, records that
-        verdict (the point judged after it was offered); nothing else of a row changes.  ``ConfigError``
+        sha256.  The row's own file offered again with a verdict records that verdict where the row has none
+        or the new one certifies the point and the row's does not (the point judged after it was offered,
+        or judged again with larger budgets); nothing else of a row changes.  ``ConfigError``
         for a read-only registry or a file that is not a valid solution file (nothing written).
 
         Parameters
@@ -290,8 +302,9 @@ class Registry:
             current = self._rows.get(key)
             if current is not None and not is_below(loss, current.loss):
                 same = " (the same file)" if current.sha256 == sha else ""
-                if current.sha256 == sha and current.verdict is None and verdict is not None:
+                if current.sha256 == sha and _sharper(verdict, current.verdict):
                     # the row's own point, judged since it was offered (`dufm search`, then `dufm landscape`)
+                    # or certified since (`dufm landscape --descend`: larger budgets)
                     self._rows[key] = replace(
                         current,
                         verdict=verdict,
