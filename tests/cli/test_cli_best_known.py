@@ -270,13 +270,15 @@ def test_show_ends_with_each_familys_verdict_counts(tmp_path, capsys):
         assert line.startswith(f"{family}: {len(mine)} cell(s), {certified} certified")
 
 
-def test_landscape_descend_reports_a_verdict_the_descent_reached_on_the_same_point(
-    tmp_path, capsys, monkeypatch
+@pytest.mark.parametrize("moved", [2.0**-52, 1e-13])
+def test_landscape_descend_reports_a_verdict_the_descent_reached_at_the_points_loss(
+    tmp_path, capsys, monkeypatch, moved
 ):
     """Where the descent ends on the given point itself (up to rounding: a collapsed ``H_1`` comes back from
     its class means) and certifies it with its larger budgets, that verdict is reported and recorded, and no
-    descended.npz is written.  The descent is stubbed: it returns the point with last-bit changes and the
-    point's own verdict marked certified."""
+    descended.npz is written; where it ends a little away at the same loss (to rounding), certified, its
+    point is descended.npz.  The descent is stubbed: it returns the point scaled by ``1 + moved`` at the
+    start's loss and the start's own verdict marked certified."""
     import dataclasses
 
     import deepcollapse.landscape.descent as descent_module
@@ -304,7 +306,7 @@ def test_landscape_descend_reports_a_verdict_the_descent_reached_on_the_same_poi
             landscape=dataclasses.replace(judged, verdict="critical at a kink"),
             reduced=False,
             note="stub",
-            params=[p * (1 + 2**-52) for p in params],
+            params=[p * (1 + moved) for p in params],
         )
 
     monkeypatch.setattr(descent_module, "descend_until_certified", fake)
@@ -312,7 +314,8 @@ def test_landscape_descend_reports_a_verdict_the_descent_reached_on_the_same_poi
     args = ["dufm", "landscape", str(point), "--descend", "2", "--out", str(tmp_path / "a"), "--json"]
     assert main([*args, "--registry", str(reg), "--no-progress"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["verdict"] == "critical at a kink" and not (tmp_path / "a" / "descended.npz").exists()
+    assert result["verdict"] == "critical at a kink"
+    assert (tmp_path / "a" / "descended.npz").exists() == (moved > 2.0**-52)
     (row,) = shown(capsys, reg)
     assert row["verdict"] == "critical at a kink"
     assert row["loss"] == pytest.approx(reference_loss_n(start[0], start[1:], 1), rel=1e-12)

@@ -132,6 +132,24 @@ def test_the_rows_own_point_offered_with_a_verdict_records_it(tmp_path):
     assert reg.offer(low, PROV, verdict="local minimum").kept  # a lower point still replaces the row
 
 
+def test_a_certified_point_at_the_rows_loss_replaces_an_uncertified_row(tmp_path):
+    """Another file at the row's loss to rounding (here the same arrays saved with another claimed loss, so
+    another sha256; eq. (1) by the reference) replaces an uncertified row where its verdict certifies the
+    point; an uncertified one, or any once the row is certified, is refused."""
+    a, b, c = tmp_path / "a.npz", tmp_path / "b.npz", tmp_path / "c.npz"
+    f = write(a, 1)
+    assert write(b, 1, claimed=f) == f == write(c, 1, claimed=f * (1 + 1e-15))
+    reg = Registry.load(tmp_path / "reg")
+    assert reg.offer(a, PROV, verdict="undecided at kinks").kept
+    assert not reg.offer(c, PROV, verdict="not critical").kept  # not certifying
+    kept = reg.offer(b, PROV, verdict="critical at a kink", clarke_residual=1e-9)
+    assert kept.kept and "certified (critical at a kink) at the row's loss" in kept.reason
+    (row,) = Registry.load(tmp_path / "reg").rows
+    assert row.verdict == "critical at a kink" and row.loss == pytest.approx(f, rel=1e-12)
+    assert kept.row is not None and row.sha256 == kept.row.sha256
+    assert not reg.offer(c, PROV, verdict="local minimum").kept  # the row is certified already
+
+
 def test_merge_is_the_cellwise_minimum(tmp_path):
     high, f_high, low, f_low = two_points(tmp_path)
     other = tmp_path / "k4.npz"

@@ -72,15 +72,17 @@ ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
 
 
-def _sharper(verdict: str | None, current: str | None) -> bool:
-    """``verdict`` says more of a row's own point than ``current``: the row has none, or ``verdict``
-    certifies the point (critical at a kink, local minimum) and ``current`` does not."""
+def _certifies(verdict: str | None) -> bool:
+    """``verdict`` certifies its point (critical at a kink, local minimum)."""
     from deepcollapse.landscape.descent import CERTIFIED
 
-    def certified(v: str | None) -> bool:
-        return v is not None and v.startswith(CERTIFIED)
+    return verdict is not None and verdict.startswith(CERTIFIED)
 
-    return verdict is not None and (current is None or (certified(verdict) and not certified(current)))
+
+def _sharper(verdict: str | None, current: str | None) -> bool:
+    """``verdict`` says more of a row's own point than ``current``: the row has none, or ``verdict``
+    certifies the point and ``current`` does not."""
+    return verdict is not None and (current is None or (_certifies(verdict) and not _certifies(current)))
 
 
 def _file_sha256(path: Path) -> str:
@@ -251,7 +253,10 @@ class Registry:
         cell's row only if below the row (:func:`is_below`); a kept file is copied to ``solutions/`` under its
         sha256.  The row's own file offered again with a verdict records that verdict where the row has none
         or the new one certifies the point and the row's does not (the point judged after it was offered,
-        or judged again with larger budgets); nothing else of a row changes.  ``ConfigError``
+        or judged again with larger budgets); nothing else of a row changes.  Another file at the row's loss
+        to rounding (neither below nor above by more than :data:`ROUNDING`) replaces the row where its verdict
+        certifies the point and the row's does not (the same minimum, certified: a continued descent can end
+        there, its last refinement moving the point by rounding).  ``ConfigError``
         for a read-only registry or a file that is not a valid solution file (nothing written).
 
         Parameters
@@ -302,6 +307,10 @@ class Registry:
             current = self._rows.get(key)
             if current is not None and not is_below(loss, current.loss):
                 same = " (the same file)" if current.sha256 == sha else ""
+                level = not is_below(current.loss, loss)  # at the row's loss to rounding
+                newly = _certifies(verdict) and not _certifies(current.verdict)
+                if current.sha256 != sha and level and newly:
+                    return self._keep(point_file, sha, key, loss, check, provenance, verdict, clarke_residual)
                 if current.sha256 == sha and _sharper(verdict, current.verdict):
                     # the row's own point, judged since it was offered (`dufm search`, then `dufm landscape`)
                     # or certified since (`dufm landscape --descend`: larger budgets)
@@ -319,26 +328,46 @@ class Registry:
                     loss,
                     current.loss,
                 )
-            rel = f"solutions/{sha.split(':', 1)[1]}.npz"
-            target = self.path / rel
-            if not target.is_file() or _file_sha256(target) != sha:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(target, point_file.read_bytes())
-            row = RegistryRow(
-                key=key,
-                loss=loss,
-                sha256=sha,
-                solution=rel,
-                verdict=verdict,
-                clarke_residual=None if clarke_residual is None else float(clarke_residual),
-                provenance=provenance,
-                check={k: check[k] for k in ("fit", "reg", "claimed_loss", "difference")},
-                path=target,
-                registry=self.name,
-            )
-            self._rows[key] = row
-            self._write()
-        reason = "new cell" if current is None else f"below the row by {current.loss - loss:.3g}"
+            return self._keep(point_file, sha, key, loss, check, provenance, verdict, clarke_residual)
+
+    def _keep(
+        self,
+        point_file: Path,
+        sha: str,
+        key: CellKey,
+        loss: float,
+        check: Any,
+        provenance: Provenance,
+        verdict: str | None,
+        clarke_residual: float | None,
+    ) -> Offer:
+        """Write the offered point as its cell's row (the registry locked and read by :meth:`offer`)."""
+        current = self._rows.get(key)
+        rel = f"solutions/{sha.split(':', 1)[1]}.npz"
+        target = self.path / rel
+        if not target.is_file() or _file_sha256(target) != sha:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, point_file.read_bytes())
+        row = RegistryRow(
+            key=key,
+            loss=loss,
+            sha256=sha,
+            solution=rel,
+            verdict=verdict,
+            clarke_residual=None if clarke_residual is None else float(clarke_residual),
+            provenance=provenance,
+            check={k: check[k] for k in ("fit", "reg", "claimed_loss", "difference")},
+            path=target,
+            registry=self.name,
+        )
+        self._rows[key] = row
+        self._write()
+        if current is None:
+            reason = "new cell"
+        elif is_below(loss, current.loss):
+            reason = f"below the row by {current.loss - loss:.3g}"
+        else:
+            reason = f"certified ({verdict}) at the row's loss {current.loss:.12g} to rounding"
         return Offer(True, reason, key, loss, None if current is None else current.loss, row)
 
     def merge_from(self, other: Registry) -> list[Offer]:

@@ -15,6 +15,7 @@ builds the tasks) do not import each other.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     """
     import numpy as np
 
+    from deepcollapse.landscape.best_known import is_below
     from deepcollapse.landscape.descent import same_point
     from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
@@ -96,11 +98,13 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     descended = _descend(start, problem, land)
     if descended is not None:
         descent = descended.to_file_dict()
+    after = math.inf if descended is None or descended.loss_after is None else descended.loss_after
+    # moved: lower, or certified at the same loss to rounding (a last refinement can move it by rounding)
     moved = (
         descended is not None
         and descended.params is not None
         and descended.loss_after is not None
-        and descended.loss_after <= best_loss
+        and (descended.loss_after <= best_loss or (descended.certified and not is_below(best_loss, after)))
         and any(not np.array_equal(a, b) for a, b in zip(descended.params, start))
     )
     if not moved:
