@@ -150,6 +150,29 @@ def test_a_certified_point_at_the_rows_loss_replaces_an_uncertified_row(tmp_path
     assert not reg.offer(c, PROV, verdict="local minimum").kept  # the row is certified already
 
 
+def test_merge_prefers_a_certified_row_at_the_same_loss(tmp_path):
+    """Among rows at the same loss to rounding the merge takes the certified one, in either order; a row
+    lower beyond rounding still wins uncertified."""
+    from deepcollapse.landscape.best_known import merge
+
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    f = write(a, 1)
+    assert write(b, 1, claimed=f) == f  # the same arrays, another file
+    plain, certified = Registry.load(tmp_path / "r1"), Registry.load(tmp_path / "r2")
+    assert plain.offer(a, PROV, verdict="undecided at kinks").kept
+    assert certified.offer(b, PROV, verdict="critical at a kink").kept
+    for order in ((plain, certified), (certified, plain)):
+        (row,) = merge(*order).values()
+        assert row.verdict == "critical at a kink"
+    c = tmp_path / "c.npz"
+    f_c = write(c, 2, 0.3)  # another point of the cell, its loss apart from f beyond rounding
+    other = Registry.load(tmp_path / "r3")
+    assert other.offer(c, PROV, verdict="undecided at kinks").kept
+    (row,) = merge(certified, other).values()
+    assert row.loss == pytest.approx(min(f, f_c), rel=1e-12)
+    assert row.verdict == ("undecided at kinks" if f_c < f else "critical at a kink")
+
+
 def test_merge_is_the_cellwise_minimum(tmp_path):
     high, f_high, low, f_low = two_points(tmp_path)
     other = tmp_path / "k4.npz"

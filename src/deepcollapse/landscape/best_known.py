@@ -79,6 +79,14 @@ def _certifies(verdict: str | None) -> bool:
     return verdict is not None and verdict.startswith(CERTIFIED)
 
 
+def _preferred(row: RegistryRow, current: RegistryRow) -> bool:
+    """``row`` replaces ``current`` in a merge: lower beyond rounding, or at its loss to rounding and
+    certified where ``current`` is not."""
+    if is_below(row.loss, current.loss) or is_below(current.loss, row.loss):
+        return row.loss < current.loss
+    return _certifies(row.verdict) and not _certifies(current.verdict)
+
+
 def _sharper(verdict: str | None, current: str | None) -> bool:
     """``verdict`` says more of a row's own point than ``current``: the row has none, or ``verdict``
     certifies the point and ``current`` does not."""
@@ -472,7 +480,8 @@ def _read_rows(path: Path, name: str) -> dict[CellKey, RegistryRow]:
 
 def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey, RegistryRow]:
     """The cell-wise minimum of registries (in memory; rows as read, not re-evaluated): for each cell the
-    row of lowest loss, the first registry's on a tie.
+    row of lowest loss; among rows at the same loss to rounding (:data:`ROUNDING`) a certified one over an
+    uncertified one (as :meth:`Registry.offer` keeps it), else the first registry's.
 
     Parameters
     ----------
@@ -504,7 +513,7 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
     for reg in registries:
         rows = reg.rows if isinstance(reg, Registry) else list(reg.values())
         for row in rows:
-            if row.key not in out or row.loss < out[row.key].loss:
+            if row.key not in out or _preferred(row, out[row.key]):
                 out[row.key] = row
     return out
 
