@@ -293,6 +293,9 @@ def test_shipped_registry_is_read_only_and_readable(tmp_path):
 
         assert row.path is not None
         assert check_solution(row.path)["loss"] == pytest.approx(row.loss, rel=1e-12)
+    # the package carries no file of a replaced row (a user registry keeps them; the shipped one need not)
+    files = {p.name for p in (shipped.path / "solutions").glob("*.npz")}
+    assert files == {row.path.name for row in shipped.rows if row.path is not None}
     _, _, low, _ = two_points(tmp_path)
     with pytest.raises(ConfigError, match="read-only"):
         shipped.offer(low, PROV)
