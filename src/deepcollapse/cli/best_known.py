@@ -189,8 +189,7 @@ def _verdict_summary(rows: list[Any]) -> list[str]:
     count of each verdict (issue 31's measure)."""
     from collections import Counter
 
-    from deepcollapse.experiments.search_experiments import VERDICT_CLASSES, verdict_class
-    from deepcollapse.landscape.descent import CERTIFIED
+    from deepcollapse.landscape.verdict_classes import CERTIFIED, VERDICT_CLASSES, verdict_class
 
     lines = []
     for family in dict.fromkeys(r.key.family for r in rows):

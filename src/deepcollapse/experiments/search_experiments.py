@@ -38,6 +38,7 @@ import pandas as pd
 
 from deepcollapse.experiments.best_known_settings import BestKnownSettings
 from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.landscape.verdict_classes import VERDICT_CLASSES, is_certified, verdict_class
 
 if TYPE_CHECKING:
     from deepcollapse.landscape.best_known_types import RegistryRow
@@ -353,10 +354,8 @@ def best_known_table(rows: list[dict[str, Any]], family: dict[str, Any] | None =
 def _open_reason(row: dict[str, Any]) -> str:
     """Why the cell of ``row`` is not certified ("" when it is): the descent's note for this search's point,
     else the verdict."""
-    from deepcollapse.landscape.descent import CERTIFIED
-
     verdict = row.get("verdict")
-    if not isinstance(verdict, str) or verdict_class(verdict) in CERTIFIED:
+    if not isinstance(verdict, str) or is_certified(verdict):
         return "" if isinstance(verdict, str) else "not judged"
     descent = row.get("descent")
     if (
@@ -390,9 +389,6 @@ def table_columns(family: dict[str, Any] | None) -> list[str]:
     return [f"{c}_family" if c in _CONSTRUCTION_COLUMNS else c for c in TABLE_COLUMNS]
 
 
-#: the verdicts of :func:`~deepcollapse.landscape.verdicts.landscape`, the certified ones first; a row's
-#: verdict text starts with one of them (``"local minimum (of the smooth piece with …)"``)
-VERDICT_CLASSES = ("local minimum", "critical at a kink", "saddle", "not critical", "undecided at kinks")
 #: the stages of a point (``point.json``): the search's best point, after the kink refinement, after the
 #: continued descent (:func:`~deepcollapse.landscape.descent.descend_until_certified`)
 _STAGES = (
@@ -400,30 +396,6 @@ _STAGES = (
     ("verdict_before_descent", "after kink refinement"),
     ("verdict", "after continued descent"),
 )
-
-
-def verdict_class(verdict: str | None) -> str:
-    """The class of a verdict text: the entry of :data:`VERDICT_CLASSES` it starts with, else
-    ``"not judged"``.
-
-    Parameters
-    ----------
-    verdict : str or None
-        A verdict as written in ``point.json``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> verdict_class("local minimum (of the smooth piece with the 120 zero pre-activations off)")
-    'local minimum'
-    >>> verdict_class(None)
-    'not judged'
-    """
-    text = verdict or ""
-    return next((c for c in VERDICT_CLASSES if text.startswith(c)), "not judged")
 
 
 def verdict_counts(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -48,6 +48,7 @@ from typing import Any
 from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_bytes, atomic_write_json, finite_or_none
 from deepcollapse.landscape.best_known_types import CellKey, Offer, Provenance, RegistryRow
+from deepcollapse.landscape.verdict_classes import is_certified
 
 __all__ = [
     "FORMAT_VERSION",
@@ -72,25 +73,18 @@ ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
 
 
-def _certifies(verdict: str | None) -> bool:
-    """``verdict`` certifies its point (critical at a kink, local minimum)."""
-    from deepcollapse.landscape.descent import CERTIFIED
-
-    return verdict is not None and verdict.startswith(CERTIFIED)
-
-
 def _preferred(row: RegistryRow, current: RegistryRow) -> bool:
     """``row`` replaces ``current`` in a merge: lower beyond rounding, or at its loss to rounding and
     certified where ``current`` is not."""
     if is_below(row.loss, current.loss) or is_below(current.loss, row.loss):
         return row.loss < current.loss
-    return _certifies(row.verdict) and not _certifies(current.verdict)
+    return is_certified(row.verdict) and not is_certified(current.verdict)
 
 
 def _sharper(verdict: str | None, current: str | None) -> bool:
     """``verdict`` says more of a row's own point than ``current``: the row has none, or ``verdict``
     certifies the point and ``current`` does not."""
-    return verdict is not None and (current is None or (_certifies(verdict) and not _certifies(current)))
+    return verdict is not None and (current is None or (is_certified(verdict) and not is_certified(current)))
 
 
 def _file_sha256(path: Path) -> str:
@@ -316,7 +310,7 @@ class Registry:
             if current is not None and not is_below(loss, current.loss):
                 same = " (the same file)" if current.sha256 == sha else ""
                 level = not is_below(current.loss, loss)  # at the row's loss to rounding
-                newly = _certifies(verdict) and not _certifies(current.verdict)
+                newly = is_certified(verdict) and not is_certified(current.verdict)
                 if current.sha256 != sha and level and newly:
                     return self._keep(point_file, sha, key, loss, check, provenance, verdict, clarke_residual)
                 if current.sha256 == sha and _sharper(verdict, current.verdict):

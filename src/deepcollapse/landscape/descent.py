@@ -75,13 +75,12 @@ from deepcollapse.landscape.piecewise import (
     value,
 )
 from deepcollapse.landscape.probes import CLARKE_ITER
+from deepcollapse.landscape.verdict_classes import CERTIFIED
 
 __all__ = ["CERTIFIED", "SMOOTHING_LEVELS", "CertifiedDescent", "descend_until_certified", "same_point"]
 
 log = logging.getLogger(__name__)
 
-#: the verdicts that end the descent: the point is certified (first-order at a kink, or second-order)
-CERTIFIED = ("critical at a kink", "local minimum")
 #: the smoothing homotopy's ε of σ_ε, relative to the largest pre-activation ``max_l |H~_l|`` of the point
 SMOOTHING_LEVELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 
