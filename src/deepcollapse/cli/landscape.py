@@ -231,15 +231,14 @@ def _descend(
     out: Any, params: Any, problem: Any, land: Any, args: argparse.Namespace, what: str, progress: bool
 ) -> tuple[Any, Any, Any]:
     """``--descend``: where ``land`` is not certified, :func:`~deepcollapse.landscape.descent.
-    descend_until_certified` for ``args.descend`` rounds.  Its point is saved as ``descended.npz`` where it
-    is lower, or certified at the start's loss to rounding (a last refinement can move it by rounding);
-    the verdict is the descent's last one (same problem, ``k`` and tolerances, the larger budgets of an
-    undecided point: not recomputed, minutes on a table's point), also where the descent ended on the given
-    point itself (up to rounding); ``land`` otherwise.  Returns ``(params, land, descent)`` (the inputs and
+    descend_until_certified` for ``args.descend`` rounds.  Where it moved
+    (:meth:`~deepcollapse.landscape.descent.CertifiedDescent.outcome`) its point is saved as
+    ``descended.npz``; the verdict is the descent's last one (same problem, ``k`` and tolerances, the larger
+    budgets of an undecided point: not recomputed, minutes on a table's point), also where the descent ended
+    on the given point itself; ``land`` otherwise.  Returns ``(params, land, descent)`` (the inputs and
     ``None`` when certified already; the descent's ``params`` are the returned ones exactly when the point
     moved)."""
-    from deepcollapse.landscape.best_known import is_below
-    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified, same_point
+    from deepcollapse.landscape.descent import CERTIFIED, descend_until_certified
 
     if land.verdict in CERTIFIED:
         return params, land, None
@@ -252,12 +251,10 @@ def _descend(
         eig_tol=args.eig_tol,
         progress=progress,
     )
-    before, after = descent.loss_before, descent.loss_after
-    if descent.params is None or before is None or after is None:
-        return params, land, descent
-    if same_point(descent.params, params):  # the given point, judged with the descent's budgets
+    ended = descent.outcome(params)
+    if ended == "same":  # the given point, judged with the descent's budgets
         return params, descent.landscape, descent
-    if after < before or (descent.certified and not is_below(before, after)):
+    if ended == "moved":
         _save_refined(out, descent.params, problem, what, name="descended.npz", how="continued descent")
         return descent.params, descent.landscape, descent
     return params, land, descent

@@ -130,6 +130,43 @@ class CertifiedDescent(Result):
     note: str | None = None
     params: list[np.ndarray] | None = None
 
+    def outcome(self, start: Sequence[np.ndarray]) -> str | None:
+        """Where the descent ended, against its start ``start`` (the point it was given): ``"same"`` (the
+        start itself up to rounding, :func:`same_point`: its verdict is ``landscape``, reached with the
+        descent's budgets), ``"moved"`` (another point, not higher, or certified at the start's loss to
+        rounding: a last refinement can move it by rounding), else ``None`` (keep the start and its own
+        verdict).
+
+        Parameters
+        ----------
+        start : sequence of ndarray
+            ``[H_1, W_1, .., W_L]`` given to :func:`descend_until_certified`.
+
+        Returns
+        -------
+        str or None
+
+        Examples
+        --------
+        >>> p = [np.ones((2, 2))]
+        >>> CertifiedDescent(loss_before=1.0, loss_after=1.0, params=[q.copy() for q in p]).outcome(p)
+        'same'
+        >>> CertifiedDescent(loss_before=1.0, loss_after=0.5, params=[2 * p[0]]).outcome(p)
+        'moved'
+        >>> print(CertifiedDescent(loss_before=1.0, loss_after=2.0, params=[2 * p[0]]).outcome(p))
+        None
+        """
+        from deepcollapse.landscape.best_known import is_below
+
+        before, after = self.loss_before, self.loss_after
+        if self.params is None or before is None or after is None:
+            return None
+        if same_point(self.params, start):
+            return "same"
+        if after <= before or (bool(self.certified) and not is_below(before, after)):
+            return "moved"
+        return None
+
     def to_file_dict(self) -> dict[str, Any]:
         """The descent as it is written to disk (the ``descent`` entry of ``point.json`` and
         ``landscape.json``): every field but the point (``params``) and the verdict object (``landscape``).

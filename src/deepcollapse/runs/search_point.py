@@ -15,7 +15,6 @@ builds the tasks) do not import each other.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +60,6 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     >>> row["classes"], row["layers"], row["best_loss"] <= row["loss_dnc"] * (1 + 1e-9)
     (2, 2, True)
     """
-    import numpy as np
-
-    from deepcollapse.landscape.best_known import is_below
-    from deepcollapse.landscape.descent import same_point
     from deepcollapse.landscape.kinks import refine_verdict
     from deepcollapse.landscape.search import SearchConfig, search_dufm
     from deepcollapse.landscape.verdicts import landscape, load_point
@@ -98,20 +93,8 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
     descended = _descend(start, problem, land)
     if descended is not None:
         descent = descended.to_file_dict()
-    after = math.inf if descended is None or descended.loss_after is None else descended.loss_after
-    # moved: lower, or certified at the same loss to rounding (a last refinement can move it by rounding)
-    moved = (
-        descended is not None
-        and descended.params is not None
-        and descended.loss_after is not None
-        and (descended.loss_after <= best_loss or (descended.certified and not is_below(best_loss, after)))
-        and any(not np.array_equal(a, b) for a, b in zip(descended.params, start))
-    )
-    if not moved:
-        (folder / "solutions" / "descended.npz").unlink(missing_ok=True)
-        if descended is not None and descended.params is not None and same_point(descended.params, start):
-            land = descended.landscape  # the same point, judged with the descent's larger budgets
-    else:
+    ended = None if descended is None else descended.outcome(start)
+    if ended == "moved":
         assert descended is not None and descended.params is not None and descended.loss_after is not None
         best_loss, land = descended.loss_after, descended.landscape
         solution = _save(
@@ -122,6 +105,11 @@ def run_search_point(config: dict[str, Any], out: str | Path, progress: bool = F
             best_loss,
             f"continued descent from {solution}",
         )
+    else:
+        (folder / "solutions" / "descended.npz").unlink(missing_ok=True)
+        if ended == "same":  # the given point, judged with the descent's larger budgets
+            assert descended is not None
+            land = descended.landscape
     atomic_write_json(folder / "landscape.json", finite_or_none(land.to_file_dict()))
     srg = summary["loss_srg"]
     row = {
