@@ -73,12 +73,12 @@ ROUNDING = 4 * sys.float_info.epsilon  # float64
 _SHIPPED = Path(__file__).parent / "data" / "best_known"
 
 
-def _preferred(row: RegistryRow, current: RegistryRow) -> bool:
-    """``row`` replaces ``current`` in a merge: lower beyond rounding, or at its loss to rounding and
-    certified where ``current`` is not."""
-    if is_below(row.loss, current.loss) or is_below(current.loss, row.loss):
-        return row.loss < current.loss
-    return is_certified(row.verdict) and not is_certified(current.verdict)
+def _preferred(loss: float, verdict: str | None, current: RegistryRow) -> bool:
+    """A point of ``loss`` and ``verdict`` replaces the row ``current`` (an offer, a merge): lower beyond
+    rounding, or at its loss to rounding and certified where ``current`` is not."""
+    if is_below(loss, current.loss) or is_below(current.loss, loss):
+        return loss < current.loss
+    return is_certified(verdict) and not is_certified(current.verdict)
 
 
 def _sharper(verdict: str | None, current: str | None) -> bool:
@@ -307,12 +307,8 @@ class Registry:
         with self._locked():
             self._rows = _read_rows(self.path, self.name)  # other processes may have written meanwhile
             current = self._rows.get(key)
-            if current is not None and not is_below(loss, current.loss):
-                same = " (the same file)" if current.sha256 == sha else ""
-                level = not is_below(current.loss, loss)  # at the row's loss to rounding
-                newly = is_certified(verdict) and not is_certified(current.verdict)
-                if current.sha256 != sha and level and newly:
-                    return self._keep(point_file, sha, key, loss, check, provenance, verdict, clarke_residual)
+            if current is not None and (current.sha256 == sha or not _preferred(loss, verdict, current)):
+                same = " (the same file)" if current.sha256 == sha else ""  # the row's own file: no new row
                 if current.sha256 == sha and _sharper(verdict, current.verdict):
                     # the row's own point, judged since it was offered (`dufm search`, then `dufm landscape`)
                     # or certified since (`dufm landscape --descend`: larger budgets)
@@ -507,7 +503,7 @@ def merge(*registries: Registry | Mapping[CellKey, RegistryRow]) -> dict[CellKey
     for reg in registries:
         rows = reg.rows if isinstance(reg, Registry) else list(reg.values())
         for row in rows:
-            if row.key not in out or _preferred(row, out[row.key]):
+            if row.key not in out or _preferred(row.loss, row.verdict, out[row.key]):
                 out[row.key] = row
     return out
 
