@@ -296,6 +296,13 @@ def test_shipped_registry_is_read_only_and_readable(tmp_path):
     # the package carries no file of a replaced row (a user registry keeps them; the shipped one need not)
     files = {p.name for p in (shipped.path / "solutions").glob("*.npz")}
     assert files == {row.path.name for row in shipped.rows if row.path is not None}
+    # a row's command that names a settings file names one the repository ships (as typed from its root)
+    root = Path(__file__).resolve().parents[2]
+    for row in shipped.rows:
+        words = row.provenance.command.split()
+        if "--config" in words:
+            config = words[words.index("--config") + 1]
+            assert not Path(config).is_absolute() and (root / config).is_file(), row.provenance.command
     _, _, low, _ = two_points(tmp_path)
     with pytest.raises(ConfigError, match="read-only"):
         shipped.offer(low, PROV)
