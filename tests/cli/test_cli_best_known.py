@@ -319,3 +319,49 @@ def test_landscape_descend_reports_a_verdict_the_descent_reached_at_the_points_l
     (row,) = shown(capsys, reg)
     assert row["verdict"] == "critical at a kink"
     assert row["loss"] == pytest.approx(reference_loss_n(start[0], start[1:], 1), rel=1e-12)
+
+
+def test_show_counts_the_shipped_tables_certified_cells(capsys):
+    """``best-known show`` then says, per family, how many of ``reproduce best-known``'s K = 3..16 x
+    L = 3..5 cells (n = 50, width 30, λ = 0.004) hold a certified row and which hold none; counted here
+    from the JSON rows."""
+    assert main(["best-known", "show", "--registry", "off", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert main(["best-known", "show", "--registry", "off"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    cells = [(k, depth) for depth in (3, 4, 5) for k in range(3, 17)]
+    total = certified_total = 0
+    for family in sorted({r["family"] for r in rows}):
+        table = {
+            (r["classes"], r["layers"]): r
+            for r in rows
+            if r["family"] == family
+            and r["n"] == 50
+            and r["widths"] == [30] * r["layers"]
+            and r["lam_h"] == 0.004
+            and r["lam_w"] == [0.004] * r["layers"]
+        }
+        certified = sum(
+            str(table[c]["verdict"]).startswith(("local minimum", "critical at a kink"))
+            for c in cells
+            if c in table
+        )
+        (line,) = [x for x in out if x.startswith(f"{family} in the table of `reproduce best-known`")]
+        assert f"): {certified} of 42 cells certified" in line
+        missing = [c for c in cells if c not in table]
+        assert ("no row yet" in line) == bool(missing)
+        for k, depth in missing:  # each missing cell is named in its L's span of K's
+            (span,) = [
+                p.split("K = ")[1] for p in line.split("; ") if p.split(": ")[-2].endswith(f"L = {depth}")
+            ]
+            ks = {int(a) for a in span.split(", ") if ".." not in a}
+            ks |= {
+                v
+                for a in span.split(", ")
+                if ".." in a
+                for v in range(int(a.split("..")[0]), int(a.split("..")[1]) + 1)
+            }
+            assert k in ks
+        total, certified_total = total + 42, certified_total + certified
+    if total > 42:
+        assert f"tables together: {certified_total} of {total} cells certified" in out[-1]

@@ -179,7 +179,7 @@ def _show(args: argparse.Namespace) -> int:
             f"{r.verdict or '-':<20} {clarke:>8}  {r.registry:<8} {r.provenance.date:<25} "
             f"{r.provenance.command}"
         )
-    for line in _verdict_summary(rows):
+    for line in [*_verdict_summary(rows), *_table_summary(rows)]:
         print(line)
     return 0
 
@@ -199,6 +199,55 @@ def _verdict_summary(rows: list[Any]) -> list[str]:
         each = ", ".join(f"{c} {counts[c]}" for c in (*VERDICT_CLASSES, "not judged") if counts[c])
         lines.append(
             f"{family}: {cells} cell(s), {certified} certified ({100 * certified / cells:.0f} %): {each}"
+        )
+    return lines
+
+
+def _spans(values: list[int]) -> str:
+    """``[3, 5, 6, 7]`` -> ``"3, 5..7"``."""
+    spans: list[list[int]] = []
+    for v in sorted(values):
+        if spans and v == spans[-1][-1] + 1:
+            spans[-1].append(v)
+        else:
+            spans.append([v])
+    return ", ".join(str(s[0]) if len(s) == 1 else f"{s[0]}..{s[-1]}" for s in spans)
+
+
+def _table_summary(rows: list[Any]) -> list[str]:
+    """Per family with rows, the cells of ``reproduce best-known``'s shipped table (its default settings):
+    how many hold a certified row and which hold none yet; then the sum over those families (issue 31's
+    measure is the share of the MSE and CE tables' 84 cells that is certified)."""
+    from deepcollapse.experiments.best_known_settings import BestKnownSettings
+    from deepcollapse.landscape.verdict_classes import is_certified
+
+    table = BestKnownSettings()
+    where = (
+        f"K = {_spans(table.classes)}, L = {_spans(table.layers)}, n = {table.n}, width {table.width}, "
+        f"λ = {table.lam:g}"
+    )
+    by_key = {r.key: r for r in rows}
+    lines, total, certified_total = [], 0, 0
+    for family in dict.fromkeys(r.key.family for r in rows):
+        cells = table.cells(family)
+        if not any(c in by_key for c in cells):
+            continue
+        certified = sum(c in by_key and is_certified(by_key[c].verdict) for c in cells)
+        missing = [c for c in cells if c not in by_key]
+        gaps = "; ".join(
+            f"L = {depth}: K = {_spans([c.classes for c in missing if c.layers == depth])}"
+            for depth in dict.fromkeys(c.layers for c in missing)
+        )
+        lines.append(
+            f"{family} in the table of `reproduce best-known` ({where}): {certified} of {len(cells)} cells "
+            f"certified ({100 * certified / len(cells):.0f} %); "
+            + (f"no row yet: {gaps}" if missing else "every cell has a row")
+        )
+        total, certified_total = total + len(cells), certified_total + certified
+    if len(lines) > 1:
+        lines.append(
+            f"the {len(lines)} tables together: {certified_total} of {total} cells certified "
+            f"({100 * certified_total / total:.0f} %)"
         )
     return lines
 

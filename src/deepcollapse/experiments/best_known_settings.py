@@ -15,6 +15,7 @@ from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_float, check_int
 from deepcollapse._core.config import ConfigMixin
+from deepcollapse.landscape.best_known_types import CellKey
 
 __all__ = ["BestKnownSettings"]
 
@@ -89,3 +90,29 @@ class BestKnownSettings(ConfigMixin):
             object.__setattr__(self, "rounds", check_int("rounds", self.rounds, min=1))
         if self.rounds is None and self.budget is None:
             raise ConfigError("rounds == None and budget == None: set rounds (a count) or budget (minutes).")
+
+    def cells(self, family: str) -> list[CellKey]:
+        """The registry keys of the table's cells: every ``(K, L)`` of ``classes`` x ``layers``, each hidden
+        width ``width`` and every λ ``lam``, as the table's points are offered.
+
+        Parameters
+        ----------
+        family : str
+            The model family's name (:attr:`deepcollapse.family.Family.name`, e.g. ``"ce+relu"``).
+
+        Returns
+        -------
+        list of CellKey
+            Ordered by ``L``, then ``K``.
+
+        Examples
+        --------
+        >>> keys = BestKnownSettings().cells("mse+relu")
+        >>> len(keys), keys[0].classes, keys[0].layers, keys[0].widths, keys[0].lam_w
+        (42, 3, 3, (30, 30, 30), (0.004, 0.004, 0.004))
+        """
+        return [
+            CellKey(family, k, depth, self.n, (self.width,) * depth, self.lam, (self.lam,) * depth)
+            for depth in self.layers
+            for k in self.classes
+        ]
