@@ -12,6 +12,7 @@ from deepcollapse.landscape.solution_file import check_solution
 from deepcollapse.runs.executors import Task, run_tasks
 
 
+@pytest.mark.check  # two smoke tables (≈ 10 s)
 def test_search_points_run_in_a_pool_and_reuse_finished_searches(tmp_path):
     settings = {**BEST_KNOWN_SMOKE, "classes": [3, 4]}
     inline = best_known_rows(tmp_path / "a", settings)

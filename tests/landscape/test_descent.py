@@ -74,6 +74,7 @@ def test_a_non_critical_point_ends_lower_and_certified(certified_point):
     assert landscape(out.params, problem)["verdict"] == out.verdict
 
 
+@pytest.mark.check  # two homotopies (≈ 5 s)
 def test_the_smoothing_homotopy_ends_lower_and_certified(certified_point):
     """The first round (default): σ_ε polishes for ε = 1e-2 .. 1e-9 · max|H~|, then ReLU; certified."""
     problem, params = certified_point
@@ -114,6 +115,7 @@ def test_a_certified_start_is_returned_unchanged(certified_point):
     assert all(np.array_equal(x, y) for x, y in zip(out.params, params))
 
 
+@pytest.mark.check  # three descents (≈ 10 s); the fast tier keeps the one of a non-critical point
 def test_a_collapsed_point_descends_as_the_reduced_problem(certified_point):
     problem, params = certified_point
     n = 3

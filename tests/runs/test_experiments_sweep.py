@@ -133,6 +133,7 @@ def test_relaunch_with_a_changed_config_is_refused(tmp_path):
         run_sweep(changed, tmp_path, workers=1)
 
 
+@pytest.mark.check  # two sweeps, one in a pool of two processes (≈ 8 s)
 def test_batched_split_and_process_pool_give_the_same_table(tmp_path):
     data = {"base": BASE, "grid": {"width": [5, 7]}, "seeds": [0, 1, 2]}
     batched = run_sweep(SweepSpec.from_dict(data), tmp_path / "a", workers=1)
