@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["fmt_list", "fmt_num", "fmt_table", "fmt_time"]
+__all__ = ["fmt_list", "fmt_num", "fmt_ranges", "fmt_table", "fmt_time"]
 
 
 def _short_exponent(text: str) -> str:
@@ -72,6 +72,23 @@ def fmt_list(xs: Sequence[Any] | None, digits: int = 5) -> str:
     if xs is None:
         return "-"
     return "[" + ", ".join(fmt_num(x, digits) for x in xs) + "]"
+
+
+def fmt_ranges(values: Sequence[int], sep: str = "..", empty: str = "none") -> str:
+    """Integers as runs of consecutive values: ``[3, 5, 6, 7]`` -> ``"3, 5..7"`` (``empty`` when none).
+
+    Examples
+    --------
+    >>> fmt_ranges([7, 3, 5, 6]), fmt_ranges([6, 7, 29, 30, 31], sep="-"), fmt_ranges([])
+    ('3, 5..7', '6-7, 29-31', 'none')
+    """
+    runs: list[list[int]] = []
+    for v in sorted(values):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}{sep}{r[-1]}" for r in runs) or empty
 
 
 def fmt_time(seconds: float | None) -> str:

@@ -203,28 +203,18 @@ def _verdict_summary(rows: list[Any]) -> list[str]:
     return lines
 
 
-def _spans(values: list[int]) -> str:
-    """``[3, 5, 6, 7]`` -> ``"3, 5..7"``."""
-    spans: list[list[int]] = []
-    for v in sorted(values):
-        if spans and v == spans[-1][-1] + 1:
-            spans[-1].append(v)
-        else:
-            spans.append([v])
-    return ", ".join(str(s[0]) if len(s) == 1 else f"{s[0]}..{s[-1]}" for s in spans)
-
-
 def _table_summary(rows: list[Any]) -> list[str]:
     """Per family with rows, the cells of ``reproduce best-known``'s shipped table (its default settings):
     how many hold a certified row and which hold none yet; then the sum over those families (issue 31's
     measure is the share of the MSE and CE tables' 84 cells that is certified)."""
+    from deepcollapse._core.format import fmt_ranges
     from deepcollapse.experiments.best_known_settings import BestKnownSettings
     from deepcollapse.landscape.verdict_classes import is_certified
 
     table = BestKnownSettings()
     where = (
-        f"K = {_spans(table.classes)}, L = {_spans(table.layers)}, n = {table.n}, width {table.width}, "
-        f"λ = {table.lam:g}"
+        f"K = {fmt_ranges(table.classes)}, L = {fmt_ranges(table.layers)}, n = {table.n}, "
+        f"width {table.width}, λ = {table.lam:g}"
     )
     by_key = {r.key: r for r in rows}
     lines, total, certified_total = [], 0, 0
@@ -235,7 +225,7 @@ def _table_summary(rows: list[Any]) -> list[str]:
         certified = sum(c in by_key and is_certified(by_key[c].verdict) for c in cells)
         missing = [c for c in cells if c not in by_key]
         gaps = "; ".join(
-            f"L = {depth}: K = {_spans([c.classes for c in missing if c.layers == depth])}"
+            f"L = {depth}: K = {fmt_ranges([c.classes for c in missing if c.layers == depth])}"
             for depth in dict.fromkeys(c.layers for c in missing)
         )
         lines.append(

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepcollapse._core.format import fmt_ranges
 from deepcollapse.experiments.dufm_helpers import (
     dufm_base,
     point_curves,
@@ -109,26 +110,11 @@ def conjecture_table(grid_rows: pd.DataFrame) -> pd.DataFrame:
             ties = r[both_zero]["classes"].astype(int).tolist()
             row[f"SRG < DNC ({tag})"] = f"{len(beats)}/{len(r)}"
             row[f"smallest K ({tag})"] = min(beats) if beats else None
-            row[f"K where DNC <= SRG ({tag})"] = _ranges(worse)
-            row[f"K with both zero ({tag})"] = _ranges(ties)
+            row[f"K where DNC <= SRG ({tag})"] = fmt_ranges(worse, sep="-")
+            row[f"K with both zero ({tag})"] = fmt_ranges(ties, sep="-")
             row[f"min ratio ({tag})"] = float((srg / dnc).min()) if len(r) else None
         out.append(row)
     return pd.DataFrame(out)
-
-
-def _ranges(values: list[int]) -> str:
-    """``[6, 7, 29, 30, 31]`` -> ``"6-7, 29-31"`` (``"none"`` when empty)."""
-    if not values:
-        return "none"
-    parts, start, prev = [], values[0], values[0]
-    for v in [*values[1:], None]:
-        if v is not None and v == prev + 1:
-            prev = v
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if v is not None:
-            start = prev = v
-    return ", ".join(parts)
 
 
 def conjecture_grid(classes: str, layers: str, n: int, lam: float, progress: bool = False) -> pd.DataFrame:
