@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -161,6 +162,21 @@ def test_dufm_search_offers_its_best_point(tmp_path, capsys):
     if not (tmp_path / "l" / "refined.npz").is_file():  # the point itself was judged, not a refined one
         assert judged["loss"] == row["loss"] and judged["provenance"] == row["provenance"]
     assert judged["verdict"] == verdict
+    # a registry without the row: the landscape's point is new, and its provenance is the search, then the
+    # landscape; the search part, run into another folder, finds the same point
+    fresh = tmp_path / "fresh"
+    land[land.index("--out") + 1] = str(tmp_path / "l2")
+    assert main([*land, "--registry", str(fresh), "--no-progress"]) == 0
+    capsys.readouterr()
+    (found,) = shown(capsys, fresh)
+    search, landscape = found["provenance"]["command"].split(" && ")
+    assert landscape.startswith("deepcollapse dufm landscape " + shlex.quote(str(tmp_path / "s")))
+    words = shlex.split(search)
+    assert words[:3] == ["deepcollapse", "dufm", "search"]
+    assert words[words.index("--out") + 1] == str(tmp_path / "s")
+    words[words.index("--out") + 1] = str(tmp_path / "again")
+    assert main([*words[1:], "--no-progress", "--json", "--registry", "off"]) == 0
+    assert json.loads(capsys.readouterr().out)["best_loss"] == pytest.approx(summary["best_loss"], rel=1e-12)
     # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
     assert main([*args, "--registry", "off", "--force"]) == 0
     assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()

@@ -320,6 +320,7 @@ def offer_point(
     *,
     verdict: str | None = None,
     clarke_residual: float | None = None,
+    after: str | None = None,
 ) -> None:
     """Offer a command's best point to ``registry`` (``None``: ``--registry off``) and say what happened on
     stderr (one line).
@@ -337,6 +338,9 @@ def offer_point(
         The point's Hessian verdict, recorded with it.
     clarke_residual : float, optional
         The point's Clarke residual, recorded with it.
+    after : str, optional
+        The command that gave this command's input (a search folder's ``dufm search``): the provenance reads
+        ``AFTER && COMMAND``, the two commands that find the point.
 
     Returns
     -------
@@ -352,8 +356,7 @@ def offer_point(
         return
     from deepcollapse.landscape.best_known import Provenance
 
-    offer = registry.offer(
-        path, Provenance.now(command_line(args)), verdict=verdict, clarke_residual=clarke_residual
-    )
+    command = command_line(args) if after is None else f"{after} && {command_line(args)}"
+    offer = registry.offer(path, Provenance.now(command), verdict=verdict, clarke_residual=clarke_residual)
     what = "kept" if offer.kept else "not kept"
     print(f"deepcollapse: best-known registry {registry.path}: {what} ({offer.reason})", file=sys.stderr)

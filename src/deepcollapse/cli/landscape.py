@@ -182,7 +182,17 @@ def _landscape(args: argparse.Namespace) -> int:
         best = given / "solutions" / "rank01.npz"
         offered = given if given.suffix == ".npz" else (best if best.is_file() else None)
     if offers and offered is not None:
-        offer_point(registry, offered, args, verdict=land.verdict, clarke_residual=land.clarke_residual)
+        from deepcollapse.landscape.search_state import search_command
+
+        found_by = search_command(args.target) if args.target else None  # a search folder: its search first
+        offer_point(
+            registry,
+            offered,
+            args,
+            verdict=land.verdict,
+            clarke_residual=land.clarke_residual,
+            after=found_by,
+        )
     if args.json:
         print(json.dumps(finite_or_none(result), indent=2))
         return 0

@@ -24,7 +24,7 @@ from deepcollapse.landscape.piecewise import Problem, collapse, expand
 from deepcollapse.landscape.search_config import SearchConfig, SearchSummary
 from deepcollapse.theory.objective import evaluate, forward
 
-__all__ = ["STATE_FORMAT", "SolutionDescription", "describe_solution"]
+__all__ = ["STATE_FORMAT", "SolutionDescription", "describe_solution", "search_command"]
 
 STATE_FORMAT = "deepcollapse.dufm.search/1"
 _SAME_LOSS = 1e-7  # two points whose losses differ by less (relative) are treated as the same solution
@@ -43,6 +43,46 @@ def _save_state(out: Path, config: SearchConfig, state: dict[str, Any], pool: li
         out / "search.json",
         finite_or_none({"format": STATE_FORMAT, "config": config.to_dict(), **state, "pool": meta}),
     )
+
+
+def search_command(out: str | Path) -> str | None:
+    """The ``deepcollapse dufm search`` command that gives the search folder ``out`` (its ``search.json``'s
+    settings, :func:`~deepcollapse.landscape.search_config.resume_command`): the provenance of a point taken
+    from the folder.
+
+    Parameters
+    ----------
+    out : str or Path
+        A folder; a search folder holds ``search.json``.
+
+    Returns
+    -------
+    str or None
+        One line, or ``None`` where ``out`` holds no readable search state.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> out = Path(tempfile.mkdtemp())
+    >>> search_command(out) is None  # not a search folder
+    True
+    >>> config = SearchConfig(classes=3, layers=2, n=1, lam_h=0.01, lam_w=[0.01, 0.01], width=3, rounds=2)
+    >>> _save_state(out, config, {"round": 2}, [])
+    >>> print(search_command(out).replace(str(out), "OUT"))  # doctest: +NORMALIZE_WHITESPACE
+    deepcollapse dufm search --classes 3 --layers 2 --n 1 --lam-h 0.01 --lam-w 0.01,0.01 --width 3 --seed 0
+    --runs 32 --steps 10000 --lr 0.5 --keep 5 --polish-top 3 --rounds 2 --out OUT
+    """
+    from deepcollapse.landscape.search_config import resume_command
+
+    path = Path(out) / "search.json"
+    if not path.is_file():
+        return None
+    try:
+        config = SearchConfig(**read_json(path, hint="")["config"])
+    except (ConfigError, KeyError, TypeError, ValueError):
+        return None
+    return resume_command(Path(out), config)
 
 
 def _load_state(out: Path, config: SearchConfig, force: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
