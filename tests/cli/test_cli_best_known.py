@@ -381,3 +381,39 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
         total, certified_total = total + 42, certified_total + certified
     if total > 42:
         assert f"tables together: {certified_total} of {total} cells certified" in out[-1]
+
+
+def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, monkeypatch):
+    """``--clarke-iter N``: the L-BFGS budget of the Clarke residual in the first verdict, the kink
+    refinement's and the continued descent's (N, or 4, 8, 16 N for an undecided point); its default is
+    ``probes.CLARKE_ITER``; a count below 1 is one line, nothing written."""
+    from deepcollapse.cli import build_parser
+    from deepcollapse.landscape import verdicts
+    from deepcollapse.landscape.probes import CLARKE_ITER
+
+    budgets: list[int] = []
+    original = verdicts.landscape
+
+    def recording(params, *args, **kwargs):
+        budgets.append(kwargs.get("clarke_iter", CLARKE_ITER))
+        return original(params, *args, **kwargs)
+
+    monkeypatch.setattr(verdicts, "landscape", recording)
+    rng = np.random.default_rng(1)
+    start = [rng.normal(size=(WIDTH, K))] + [rng.normal(size=(WIDTH, WIDTH)) for _ in range(L - 1)]
+    start.append(rng.normal(size=(K, WIDTH)))
+    point = save_solution(tmp_path / "p.npz", start[0], start[1:], n=1, lam_h=LAM, lam_w=[LAM] * L)
+    for given, n in (([], CLARKE_ITER), (["--clarke-iter", "7"], 7)):
+        budgets.clear()
+        out = tmp_path / f"out{n}"
+        args = ["dufm", "landscape", str(point), "--refine-kinks", "--descend", "1", "--out", str(out)]
+        assert main([*args, *given, "--registry", "off", "--no-progress", "--json"]) == 0
+        capsys.readouterr()
+        assert budgets[0] == n and len(budgets) >= 2  # the point's verdict, then the refinement's / descent's
+        assert set(budgets) <= {n, 4 * n, 8 * n, 16 * n}, budgets
+    parser = build_parser()
+    words = ["dufm", "landscape", str(point)]
+    assert parser.parse_args(words).clarke_iter == CLARKE_ITER  # the parser's literal: the library's default
+    assert main([*words, "--clarke-iter", "0", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--clarke-iter" in err and "\n" not in err and not (tmp_path / "c").exists()

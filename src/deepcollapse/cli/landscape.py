@@ -63,6 +63,15 @@ def register_landscape(sub: Any) -> None:
     g.add_argument("--grad-tol", type=float, default=1e-6, help="critical if ‖∇f‖ <= this (default 1e-6)")
     g.add_argument("--eig-tol", type=float, default=1e-6, help="negative if λ < −this (default 1e-6)")
     g.add_argument(
+        "--clarke-iter",
+        type=int,
+        default=300,  # probes.CLARKE_ITER, not imported: the parser stays light (a test checks they agree)
+        metavar="N",
+        help="L-BFGS-B iterations of the Clarke residual's minimisation over D at the kinks: its minimum "
+        "is an upper bound, so more iterations can only lower it and turn 'undecided at kinks' into "
+        "'critical at a kink' (--descend runs 4, 8, 16 times N) (default: 300)",
+    )
+    g.add_argument(
         "--refine-kinks",
         action="store_true",
         help="where the verdict is 'not critical' or 'undecided at kinks', refine the point on its kink "
@@ -102,9 +111,11 @@ def _landscape(args: argparse.Namespace) -> int:
 
     from deepcollapse._core.io import finite_or_none
     from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
+    from deepcollapse.landscape.probes import CLARKE_ITER
     from deepcollapse.landscape.verdicts import landscape, load_point
 
     check_int("--descend", args.descend, min=0)  # before the point is read
+    check_int("--clarke-iter", args.clarke_iter, min=1)
     params, problem, what = load_point(
         args.target,
         construction=args.construction,
@@ -117,6 +128,8 @@ def _landscape(args: argparse.Namespace) -> int:
         inputs["refine_kinks"] = True
     if args.descend:
         inputs["descend"] = args.descend
+    if args.clarke_iter != CLARKE_ITER:  # absent at the default: earlier folders match
+        inputs["clarke_iter"] = args.clarke_iter
     out = (
         Path(args.out)
         if args.out
@@ -132,17 +145,14 @@ def _landscape(args: argparse.Namespace) -> int:
         registry = open_registry(args.registry)  # checked before anything is written
     claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
     progress = not args.no_progress
-    land = landscape(
-        params, problem, k=args.k, grad_tol=args.grad_tol, eig_tol=args.eig_tol, progress=progress
-    )
+    budget = {"k": args.k, "eig_tol": args.eig_tol, "clarke_iter": args.clarke_iter}
+    land = landscape(params, problem, grad_tol=args.grad_tol, progress=progress, **budget)
     before = land
     refinement = None
     if args.refine_kinks:
         from deepcollapse.landscape.kinks import refine_verdict
 
-        sharpened = refine_verdict(
-            params, problem, land, grad_tol=args.grad_tol, k=args.k, eig_tol=args.eig_tol, progress=progress
-        )
+        sharpened = refine_verdict(params, problem, land, grad_tol=args.grad_tol, progress=progress, **budget)
         land, refinement = sharpened.landscape, sharpened.refinement
         if sharpened.params is not None:
             params = sharpened.params
@@ -259,6 +269,7 @@ def _descend(
         k=args.k,
         grad_tol=args.grad_tol,
         eig_tol=args.eig_tol,
+        clarke_iter=args.clarke_iter,
         progress=progress,
     )
     ended = descent.outcome(params)
