@@ -21,7 +21,7 @@ from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.io import atomic_write_json, finite_or_none, read_json, read_npz
 from deepcollapse.dufm.results import DUFMRun
 from deepcollapse.landscape.piecewise import Problem, collapse, expand
-from deepcollapse.landscape.search_config import SearchConfig, SearchSummary
+from deepcollapse.landscape.search_config import SearchConfig, SearchSummary, resume_command
 from deepcollapse.theory.objective import evaluate, forward
 
 __all__ = ["STATE_FORMAT", "SolutionDescription", "describe_solution", "search_command"]
@@ -73,8 +73,6 @@ def search_command(out: str | Path) -> str | None:
     deepcollapse dufm search --classes 3 --layers 2 --n 1 --lam-h 0.01 --lam-w 0.01,0.01 --width 3 --seed 0
     --runs 32 --steps 10000 --lr 0.5 --keep 5 --polish-top 3 --rounds 2 --out OUT
     """
-    from deepcollapse.landscape.search_config import resume_command
-
     path = Path(out) / "search.json"
     if not path.is_file():
         return None
