@@ -25,6 +25,8 @@ EVAL_KEYS = [
     "reg_w",
     "test_fit",
     "layers",
+    "bn_scale_norm",
+    "head_weight_norms",
     "outcome",
 ]
 LAYER_KEYS = [
@@ -97,6 +99,13 @@ def test_evaluate_returns_a_net_evaluation_with_the_old_keys(small):
     assert d["test_fit"] == pytest.approx(
         0.5 * np.mean(np.sum((out_t.double().numpy() - np.eye(K)[yt]) ** 2, 1))
     )
+    assert d["head_weight_norms"] == pytest.approx(
+        [float(np.linalg.norm(w.detach().double().numpy())) for w in model.head_weights()]
+    )
+    bn = [m.weight.detach().double().numpy() for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    assert (d["bn_scale_norm"] is None) == (not bn)
+    if bn:
+        assert d["bn_scale_norm"] == pytest.approx(np.sqrt(sum(np.sum(g**2) for g in bn)))
     assert [m["name"] for m in d["layers"]] == ["H1", "H~2", "H2"]
     for m in d["layers"]:
         assert list(m) == LAYER_KEYS
@@ -171,6 +180,8 @@ SUMMARY_KEYS = [
     "epoch_time_mean_s",
     "elapsed_s",
     "train_loss_per_epoch",
+    "until",
+    "stop_reason",
 ]
 
 

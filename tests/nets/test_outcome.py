@@ -192,23 +192,37 @@ def test_low_rank(K, r):
     assert big.label == "full_rank" and big.bottleneck_rank == K, big.why
 
 
-def test_zero():
+def test_constant():
+    """One common direction in a post-ReLU layer (rank-1 class means): an input-independent output, labelled
+    ``constant`` (without the outputs the norm is unknown, so not ``zero``)."""
     out = classify_head(constant_means(10), train_acc=0.1)
-    assert out.label == "zero" and max(out.sigma2_ratios.values()) < 1e-12, out.why
-    assert set(out.ranks.values()) == {1}
-    assert classify_head(_noisy(constant_means(10), 1e-4), train_acc=0.1).label == "zero"
+    assert out.label == "constant" and max(out.sigma2_ratios.values()) < 1e-12, out.why
+    assert set(out.ranks.values()) == {1} and out.output_norm is None
+    assert classify_head(_noisy(constant_means(10), 1e-4), train_acc=0.1).label == "constant"
     big = classify_head(_noisy(constant_means(10), 0.3), train_acc=0.1)
     assert big.label == "not_converged" and min(big.sigma2_ratios.values()) > 0.01, big.why
-    # an all-zero layer is the zero solution too
-    means = dnc_means(10)
-    means["H3"] = np.zeros_like(means["H3"])
-    assert classify_head(means, train_acc=0.1).label == "zero"
-    # so is one common direction with a per-class scale (u v^T, u, v >= 0): the Fig. 4 cell's zero runs
+    # one common direction with a per-class scale (u v^T, u, v >= 0): the Fig. 4 cell's constant runs
     rng = np.random.default_rng(3)
     means = dnc_means(10)
     means["H4"] = np.outer(1.0 + 0.05 * rng.random(10), np.abs(rng.standard_normal(16)))  # (K, d)
     out = classify_head(means, train_acc=0.1)
-    assert out.label == "zero" and "H4" in out.why and out.sigma2_ratios["H4"] < 1e-12
+    assert out.label == "constant" and "H4" in out.why and out.sigma2_ratios["H4"] < 1e-12
+    # with its output: a constant, non-zero output o 1^T (the ½Σ_k MSE head of wd 0.04, ‖o‖ ≈ 0.2)
+    o = np.full(10, 0.07)  # one output vector for every class
+    out = classify_head(constant_means(10), outputs=np.tile(o, (10, 1)), train_acc=0.1)
+    assert out.label == "constant" and out.output_spread == pytest.approx(0.0, abs=1e-15), out.why
+    assert out.output_norm == pytest.approx(np.linalg.norm(o))  # ‖O‖_F/√K of K equal rows = ‖o‖
+
+
+def test_zero():
+    """Zero output: an all-zero post-ReLU layer, or output class means of norm <= 1 % of the targets'."""
+    means = dnc_means(10)
+    means["H3"] = np.zeros_like(means["H3"])
+    out = classify_head(means, train_acc=0.1)
+    assert out.label == "zero" and "H3" in out.why, out.why
+    # torch's MSELoss head under wd 0.04: class means of rank 1, output exactly 0
+    out = classify_head(constant_means(10), outputs=np.zeros((10, 10)), train_acc=0.1)
+    assert out.label == "zero" and out.output_norm == 0.0, out.why
 
 
 def test_zero_by_the_output():
@@ -218,8 +232,10 @@ def test_zero_by_the_output():
     assert classify_head(means, train_acc=0.1).label == "not_converged"  # the class means alone: no
     out = classify_head(means, outputs=1e-9 * np.eye(10), train_acc=0.1)
     assert out.label == "zero" and out.output_spread == pytest.approx(1e-9), out.why
-    # a constant output (the best constant, 1/K): spread 0; a fitting output 0.9 · I: spread 0.9, by hand
-    assert classify_head(dnc_means(10), outputs=np.full((10, 10), 0.1), train_acc=0.1).label == "zero"
+    assert out.output_norm == pytest.approx(1e-9)  # ‖1e-9 I‖_F / √K
+    # the best constant output, 1/K: spread 0, norm √K/K ≈ 0.32 > 0.01: constant, not zero
+    const = classify_head(dnc_means(10), outputs=np.full((10, 10), 0.1), train_acc=0.1)
+    assert const.label == "constant" and const.output_norm == pytest.approx(math.sqrt(10) * 0.1), const.why
     fit = classify_head(dnc_means(10), outputs=0.9 * np.eye(10), train_acc=1.0)
     assert fit.label == "dnc" and fit.output_spread == pytest.approx(0.9)
     with pytest.raises(ConfigError, match=r"outputs.shape == \(10, 3\)"):
@@ -265,12 +281,21 @@ def test_loss_decrease_by_hand():
 
 
 def test_precedence():
-    assert OUTCOMES == ("diverged", "zero", "not_converged", "srg_like", "dnc", "low_rank", "full_rank")
+    assert OUTCOMES == (
+        "diverged",
+        "zero",
+        "constant",
+        "not_converged",
+        "srg_like",
+        "dnc",
+        "low_rank",
+        "full_rank",
+    )
     # an SRG head is also low-rank: srg_like wins
     out = classify_head(srg_means(5), train_acc=1.0)
     assert out.label == "srg_like" and out.bottleneck_rank < 10
-    # a constant head at chance accuracy: zero wins over not_converged
-    assert classify_head(constant_means(10), train_acc=0.1).label == "zero"
+    # a constant head at chance accuracy: constant wins over not_converged
+    assert classify_head(constant_means(10), train_acc=0.1).label == "constant"
     # a structure of a network that has not fitted its data: not_converged wins over srg_like
     assert classify_head(srg_means(5), train_acc=0.5).label == "not_converged"
     # divergence wins over everything

@@ -32,7 +32,8 @@ OUTCOME_TEXT = {
     "srg_like": "SRG-like",
     "low_rank": "low rank",
     "full_rank": "full rank, not DNC",
-    "zero": "zero (constant output)",
+    "zero": "zero output",
+    "constant": "constant output (≠ 0)",
     "not_converged": "not converged",
     "diverged": "diverged",
 }
@@ -43,6 +44,7 @@ OUTCOME_COLOURS = {
     "low_rank": "#009E73",
     "full_rank": "#56B4E9",
     "zero": "#E69F00",
+    "constant": "#F0E442",
     "not_converged": "#999999",
     "diverged": "#D55E00",
 }
@@ -54,6 +56,7 @@ _SHORT = {
     "low_rank": "low rank",
     "full_rank": "full rank",
     "zero": "zero",
+    "constant": "constant",
     "not_converged": "not conv.",
     "diverged": "diverged",
 }

@@ -76,9 +76,14 @@ def register(subparsers: Any) -> None:
     add_config_options(  # the fields a resumed run may change; not given = the run's own value
         r,
         NetConfig,
-        include=("epochs", "batch_size", "batch_seeds"),
+        include=("epochs", "max_epochs", "batch_size", "batch_seeds"),
         overrides={
             "epochs": {"help": "new total number of epochs", "shown_default": "the run's"},
+            "max_epochs": {
+                "help": "new budget of a run of --until converged (a run stopped at its budget continues "
+                "exactly)",
+                "shown_default": "the run's",
+            },
             "batch_size": {
                 "help": "new batch size (e.g. after running out of GPU memory)",
                 "shown_default": "the run's",
@@ -240,11 +245,21 @@ def _resume(args: argparse.Namespace) -> int:
 
         summaries = [
             resume_net(
-                args.out[0], epochs=args.epochs, progress=not args.no_progress, batch_size=args.batch_size
+                args.out[0],
+                epochs=args.epochs,
+                progress=not args.no_progress,
+                batch_size=args.batch_size,
+                max_epochs=args.max_epochs,
             )
         ]
     else:
         from deepcollapse.nets.batched import resume_nets
+
+        if args.max_epochs is not None:
+            raise ConfigError(
+                "--max-epochs resumes one run of --until converged at a time (each stops on its own): give "
+                "one folder."
+            )
 
         summaries = resume_nets(
             args.out,

@@ -53,15 +53,21 @@ _NET: dict[str, Any] = {
 }
 _LR = [0.0025, 0.01, 0.04, 0.16]
 
+#: Trained until converged (issue 43): the MLP backbone (2 × 256, ~40× cheaper an epoch than ResNet8 here)
+#: on all 450 training images per class, at most 300 epochs of 36 steps (the multistep milestones at epochs
+#: 150 and 225, so the criterion can hold from epoch 250 on).
 REGIME_LAPTOP = RegimeMap(
     name="laptop",
     base={
         **_NET,
-        "backbone": "resnet8",
-        "n": 100,
+        "backbone": "mlp",
+        "backbone_width": 256,
+        "backbone_depth": 2,
+        "n": 450,
         "n_test": 50,
-        "epochs": 60,
-        "batch_size": 32,
+        "until": "converged",
+        "max_epochs": 300,
+        "batch_size": 128,
         "threads": 1,
     },
     lam=[0.04 / 4**k for k in range(5)],

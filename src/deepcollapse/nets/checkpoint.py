@@ -240,8 +240,13 @@ def same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
     if config.lr_schedule == "multistep":
         at = [round(f * config.epochs) for f in config.lr_milestones]  # milestone epochs, kept as they are
         kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
-        return config.replace(epochs=epochs, lr_milestones=kept)
-    return config.replace(epochs=epochs)
+        return config.replace(epochs=epochs, lr_milestones=kept, **_budget(config, epochs))
+    return config.replace(epochs=epochs, **_budget(config, epochs))
+
+
+def _budget(config: NetConfig, epochs: int) -> dict[str, int]:
+    """``until: converged`` keeps its budget in ``max_epochs`` (which sets ``epochs``)."""
+    return {"max_epochs": epochs} if config.until == "converged" else {}
 
 
 class RunFolder:
@@ -257,7 +262,8 @@ class RunFolder:
     Attributes
     ----------
     state : dict
-        ``epoch`` (epochs done), ``history`` (one ``{"epoch", "train_loss", "epoch_time", "lr"}`` per epoch),
+        ``epoch`` (epochs done), ``history`` (one ``{"epoch", "train_loss", "train_acc", "epoch_time",
+        "lr"}`` per epoch),
         ``elapsed`` (training seconds), ``diverged``, ``last`` (the last evaluation record).
     """
 
@@ -397,8 +403,10 @@ class RunFolder:
         append_jsonl(self.metrics_path, [finite_or_none(record)])
         self.state["last"] = record
 
-    def end_epoch(self, epoch: int, train_loss: float, epoch_time: float, lr: float) -> None:
-        """Count epoch ``epoch`` as done (its loss and time in the history).
+    def end_epoch(
+        self, epoch: int, train_loss: float, epoch_time: float, lr: float, train_acc: float | None = None
+    ) -> None:
+        """Count epoch ``epoch`` as done (its loss, running accuracy and time in the history).
 
         Parameters
         ----------
@@ -410,6 +418,8 @@ class RunFolder:
             Its training time, seconds.
         lr : float
             Its learning rate.
+        train_acc : float, optional
+            Its running training accuracy (the minibatches before each step; ``until: converged``).
 
         Returns
         -------
@@ -429,7 +439,13 @@ class RunFolder:
         self.state["epoch"] = epoch
         self.state["elapsed"] += epoch_time
         self.state["history"].append(
-            {"epoch": epoch, "train_loss": train_loss, "epoch_time": epoch_time, "lr": lr}
+            {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "train_acc": train_acc,
+                "epoch_time": epoch_time,
+                "lr": lr,
+            }
         )
 
     def save(

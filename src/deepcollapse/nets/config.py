@@ -88,6 +88,7 @@ __all__ = [
     "OPTIMIZERS",
     "REGULARISATIONS",
     "SCHEDULES",
+    "UNTIL",
     "WD_MODES",
     "WD_SCOPES",
 ]
@@ -103,6 +104,7 @@ MSE_REDUCTIONS = ("sum", "mean")
 WD_SCOPES = ("all", "weights")
 WD_MODES = ("coupled", "decoupled")
 BATCH_SEEDS = ("auto", "on", "off")
+UNTIL = ("epochs", "converged")
 
 
 @dataclass
@@ -240,7 +242,49 @@ class NetConfig(ConfigMixin):
     lr_decay: float = field(
         default=0.1, metadata={"help": "factor by which the multistep schedule multiplies the learning rate"}
     )
-    epochs: int = field(default=10, metadata={"help": "training epochs"})
+    epochs: int = field(
+        default=10,
+        metadata={"help": "training epochs (with --until converged: left out, the budget is --max-epochs)"},
+    )
+    until: str = field(
+        default="epochs",
+        metadata={
+            "help": "when training stops: after --epochs (epochs), or once the convergence criterion holds "
+            "(converged: relative change of the training loss and change of the training accuracy over the "
+            "last --converge-window of the epochs below --converge-rtol and --converge-acc-tol, tested once "
+            "the learning rate has reached its last value; at --max-epochs at the latest)",
+            "choices": UNTIL,
+        },
+    )
+    max_epochs: int | None = field(
+        default=None,
+        metadata={
+            "help": "--until converged: the budget, where training stops if the criterion has not held "
+            "(required with it; the learning-rate schedule is laid over it)",
+            "shown_default": "none",
+        },
+    )
+    converge_rtol: float = field(
+        default=0.01,
+        metadata={
+            "help": "--until converged: largest relative change |ℓ_a − ℓ_b| / ℓ_a between the mean training "
+            "losses of the two halves of the window"
+        },
+    )
+    converge_acc_tol: float = field(
+        default=0.01,
+        metadata={
+            "help": "--until converged: largest change of the (running, minibatch) training accuracy "
+            "between the two halves of the window"
+        },
+    )
+    converge_window: float = field(
+        default=0.1,
+        metadata={
+            "help": "--until converged: the fraction of the epochs done that the criterion looks back "
+            "(at least 10 epochs)"
+        },
+    )
     batch_size: int = field(default=128, metadata={"help": "mini-batch size"})
     eval_every: int = field(
         default=1,
@@ -384,6 +428,7 @@ class NetConfig(ConfigMixin):
         )
         self.lr_decay = check_float("lr_decay", self.lr_decay, gt=0.0, le=1.0)
         self.epochs = check_int("epochs", self.epochs, min=1)
+        self._check_until()
         self.batch_size = check_int("batch_size", self.batch_size, min=2)
         if self.n is not None and self.batch_size > self.n * K:
             raise ConfigError(
@@ -404,6 +449,40 @@ class NetConfig(ConfigMixin):
             )
         if self.rank_rtol is not None:
             self.rank_rtol = check_float("rank_rtol", self.rank_rtol, gt=0.0, lt=1.0)
+
+    def _check_until(self) -> None:
+        """``until`` with its budget: ``converged`` needs ``max_epochs`` (which then sets ``epochs``, the
+        schedule's length), ``epochs`` refuses one; tolerances > 0."""
+        check_choice("until", self.until, UNTIL)
+        if self.max_epochs is not None:
+            self.max_epochs = check_int("max_epochs", self.max_epochs, min=1)
+        self.converge_rtol = check_float("converge_rtol", self.converge_rtol, gt=0.0)
+        self.converge_acc_tol = check_float("converge_acc_tol", self.converge_acc_tol, gt=0.0)
+        self.converge_window = check_float("converge_window", self.converge_window, gt=0.0, le=1.0)
+        if self.until == "epochs":
+            if self.max_epochs is not None:
+                raise ConfigError(
+                    f"max_epochs == {self.max_epochs}, must come with until 'converged' (--until converged); "
+                    "with until 'epochs' training runs --epochs."
+                )
+            return
+        if self.max_epochs is None:
+            raise ConfigError(
+                "until == 'converged' needs max_epochs (--max-epochs N), the budget where training stops if "
+                "the convergence criterion has not held by then."
+            )
+        if self.lr_schedule == "cosine":
+            raise ConfigError(
+                "lr_schedule == 'cosine', must be constant or multistep with until 'converged' (the cosine "
+                "learning rate reaches its last value only at the last epoch)."
+            )
+        default = type(self).__dataclass_fields__["epochs"].default
+        if self.epochs not in (default, self.max_epochs):
+            raise ConfigError(
+                f"epochs == {self.epochs} with until 'converged', must be left out: the budget is "
+                f"max_epochs == {self.max_epochs}."
+            )
+        self.epochs = self.max_epochs
 
     if not TYPE_CHECKING:  # hidden from mypy, which keeps flagging misspelt attributes
 

@@ -29,7 +29,7 @@ from deepcollapse.nets.head import HeadNetwork, feature_layers
 from deepcollapse.nets.outcome import HeadCriteria, HeadOutcome, classify_head
 from deepcollapse.nets.step import feature_penalty, fit_loss, weight_penalty
 
-__all__ = ["NetEvaluation", "evaluate"]
+__all__ = ["NetEvaluation", "bn_scale_norm", "evaluate"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +61,11 @@ class NetEvaluation(Result):
         :class:`deepcollapse.metrics.streaming.CollapseStatistics` over the training set, float64
         accumulation; ``gram``: the max-normalised ``M_l^T M_l`` rounded to 6 digits; ``warnings``: why a
         metric is ``None``).
+    bn_scale_norm : float or None
+        ``‖γ‖_2`` of every BatchNorm scale of the network together (``None`` without BatchNorm, e.g. the MLP
+        backbone): weight decay on all parameters shrinks it, and with it the features' spread.
+    head_weight_norms : list of float
+        ``‖W_l‖_F`` of each head layer ``l = 1..L``.
     outcome : HeadOutcome
         Where the run is so far (:func:`~deepcollapse.nets.outcome.classify_head` of these class means and
         the training accuracy, rank tolerance ``config.rank_rtol``).
@@ -77,7 +82,36 @@ class NetEvaluation(Result):
     reg_w: float | None = None
     test_fit: float | None = None
     layers: list[dict[str, Any]] | None = None
+    bn_scale_norm: float | None = None
+    head_weight_norms: list[float] | None = None
     outcome: HeadOutcome | None = None
+
+
+def bn_scale_norm(model: torch.nn.Module) -> float | None:
+    """``‖γ‖_2`` of all BatchNorm scales of ``model`` together (``None`` when it has none).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The network.
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> import torch
+    >>> bn = torch.nn.BatchNorm1d(4)  # γ = 1: ‖γ‖ = 2
+    >>> bn_scale_norm(torch.nn.Sequential(bn, torch.nn.Linear(4, 2))), bn_scale_norm(torch.nn.Linear(4, 2))
+    (2.0, None)
+    """
+    scales = [
+        m.weight.detach().double()
+        for m in model.modules()
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.weight is not None
+    ]
+    return float(torch.sqrt(sum((g**2).sum() for g in scales))) if scales else None
 
 
 def _finite(x: Any) -> Any:
@@ -179,8 +213,9 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> NetEval
     >>> data = load_net_data(config)
     >>> model = build_network(config, data.in_channels, tuple(data.train.images.shape[1:]))
     >>> ev = evaluate(config, model, data)
-    >>> list(ev)
-    ['train_acc', 'test_acc', 'loss', 'fit', 'reg', 'reg_h1', 'reg_w', 'test_fit', 'layers', 'outcome']
+    >>> list(ev)  # doctest: +NORMALIZE_WHITESPACE
+    ['train_acc', 'test_acc', 'loss', 'fit', 'reg', 'reg_h1', 'reg_w', 'test_fit', 'layers', 'bn_scale_norm',
+     'head_weight_norms', 'outcome']
     >>> [m["name"] for m in ev.layers], ev.loss == ev.fit + ev.reg, ev.outcome.classes
     (['H1', 'H~2', 'H2'], True, 3)
     """
@@ -220,5 +255,7 @@ def evaluate(config: NetConfig, model: HeadNetwork, data: DataSplits) -> NetEval
         reg_w=float(reg_w),
         test_fit=_finite(te["fit"]),
         layers=[_layer_record(stats[k], k, l, kind, name, config.rank_rtol) for k, l, kind, name in layers],
+        bn_scale_norm=bn_scale_norm(model),
+        head_weight_norms=[float(W.detach().double().norm()) for W in model.head_weights()],
         outcome=outcome,
     )

@@ -42,24 +42,32 @@ why, and the other labels are used (no error).
 Labels (:data:`OUTCOMES`), the first rule that applies wins:
 
 1. ``diverged`` -- the run stopped on a non-finite loss, or a class mean is not finite.
-2. ``zero`` -- the head's output no longer depends on the class: the output spread is at most
-   :attr:`HeadCriteria.zero_output` (the DUFM's all-zero solution, and a constant output), or some post-ReLU
-   head layer ``H_2 .. H_L`` (``H1`` for ``L = 1``) has collapsed to one direction, ``σ_2/σ_1 <=``
-   :attr:`HeadCriteria.zero_rtol` (a constant up to a per-class scale; rank 1 in the later layers).  Either
-   way the fit is no better than the best constant output's, ``(K−1)/(2K)`` (for a rank-1 ``O``: Eckart–Young,
-   ``‖O − I_K‖_F² >= K − 1``), and the accuracy is chance.  Pre-ReLU layers do not count: a rank-1 ``M~_l = u
-   v^T`` with ``v`` of both signs becomes rank 2 after the ReLU.  Before ``not_converged``: an end state
-   whose accuracy is chance by construction.
-3. ``not_converged`` -- training accuracy below :attr:`HeadCriteria.min_train_acc`, or the training loss still
+2. ``zero`` -- the output is the zero solution: the output norm ``‖O‖_F / ‖I_K‖_F = ‖O‖_F / √K`` (the
+   output's class means in the targets' units; 1 for ``O = I``) is at most :attr:`HeadCriteria.zero_output`:
+   the DUFM's all-zero point, where every layer shrinks to 0, and torch's ``MSELoss`` head under heavy weight
+   decay.
+3. ``constant`` -- the output no longer depends on the class but is not zero: the output spread is at most
+   :attr:`HeadCriteria.zero_output` (an input-independent output ``ō 1^T``; the ``½ Σ_k`` MSE head under
+   wd 0.04 on every parameter ends at ``‖ō‖ ≈ 0.2``), or some post-ReLU head layer ``H_2 .. H_L`` (``H1``
+   for ``L = 1``) has collapsed to one direction, ``σ_2/σ_1 <=`` :attr:`HeadCriteria.zero_rtol` (one vector
+   up to a per-class scale; rank 1 in the later layers).  Either way the fit is no better than the best
+   constant output's, ``(K−1)/(2K)`` (for a rank-1 ``O``: Eckart–Young, ``‖O − I_K‖_F² >= K − 1``), and the
+   accuracy is chance.  Pre-ReLU layers do not count: a rank-1 ``M~_l = u v^T`` with ``v`` of both signs
+   becomes rank 2 after the ReLU.  ``zero`` and ``constant`` come before ``not_converged``: end states whose
+   accuracy is chance by construction.  Without the outputs (``outputs=None``) the norm is unknown and a
+   collapsed layer reads ``constant``.
+4. ``not_converged`` -- training accuracy below :attr:`HeadCriteria.min_train_acc`, or the training loss still
    fell by more than :attr:`HeadCriteria.plateau_tol` (relative) over the last
-   :attr:`HeadCriteria.plateau_window` of the epochs.  Before the structural labels: the structure of a
-   network that has not fitted its training set is not where training ends.
-4. ``srg_like`` -- ``gram_distance_srg <=`` :attr:`HeadCriteria.srg_gram_tol`.  Before ``low_rank``: an
+   :attr:`HeadCriteria.plateau_window` of the epochs, or (at the end of a run of ``until: converged``) the
+   convergence criterion did not hold before ``max_epochs`` (:mod:`deepcollapse.nets.convergence`).  Before
+   the structural labels: the structure of a network that has not fitted its training set is not where
+   training ends.
+5. ``srg_like`` -- ``gram_distance_srg <=`` :attr:`HeadCriteria.srg_gram_tol`.  Before ``low_rank``: an
    SRG-like head is low-rank (``C_SRG`` has rank ``r``) and the more specific label wins; no separate rank
    test (a match already implies a nearly rank-``r`` ``M~_L``).
-5. ``dnc`` -- every layer has rank ``K`` and ``dnc_cond <= 1 +`` :attr:`HeadCriteria.dnc_cond_tol`.
-6. ``low_rank`` -- some layer's rank is below ``K`` (the bottleneck; its tolerance and gap are stated).
-7. ``full_rank`` -- rank ``K`` everywhere but ``M_L`` is not an orthogonal frame within the tolerance: a
+6. ``dnc`` -- every layer has rank ``K`` and ``dnc_cond <= 1 +`` :attr:`HeadCriteria.dnc_cond_tol`.
+7. ``low_rank`` -- some layer's rank is below ``K`` (the bottleneck; its tolerance and gap are stated).
+8. ``full_rank`` -- rank ``K`` everywhere but ``M_L`` is not an orthogonal frame within the tolerance: a
    converged head that is neither DNC nor low-rank (the DUFM folds this case into ``not_converged``).
 
 :func:`classify_head` decides from the means; :func:`finalise_outcome` decides again at the end of a run from
@@ -83,10 +91,18 @@ from deepcollapse._core.results import Result
 from deepcollapse.theory.constructions.gram import cosine_gram, gram_match, srg_pre_gram
 from deepcollapse.theory.graphs import r_from_classes
 
-__all__ = ["OUTCOMES", "HeadCriteria", "HeadOutcome", "classify_head", "finalise_outcome", "loss_decrease"]
+__all__ = [
+    "OUTCOMES",
+    "HeadCriteria",
+    "HeadOutcome",
+    "classify_head",
+    "finalise_outcome",
+    "gram_distances",
+    "loss_decrease",
+]
 
 #: Every label, in the order the rules are tried (module docstring).
-OUTCOMES = ("diverged", "zero", "not_converged", "srg_like", "dnc", "low_rank", "full_rank")
+OUTCOMES = ("diverged", "zero", "constant", "not_converged", "srg_like", "dnc", "low_rank", "full_rank")
 
 _QAP_STARTS = 16  # quadratic-assignment starts of the SRG match (K = 10: ~30 ms)
 
@@ -103,8 +119,9 @@ class HeadCriteria(ConfigMixin):
         ``σ_2/σ_1 < 1e-4`` in ``H_4, H_5`` by epoch 35 while their class means still differ in scale by ~2 %
         (so "equal class means" would miss them); fitting heads keep ``σ_2/σ_1 >= 0.1`` (``K = 10``).
     zero_output : float, default 0.01
-        ``zero`` when the output's class means carry at most 1 % of the targets' class-dependent part (output
-        spread); a fitting MSE head carries ``~0.9`` (its weight decay shrinks ``O`` below ``I``).
+        ``constant`` when the output's class means carry at most 1 % of the targets' class-dependent part
+        (output spread), ``zero`` when their norm is at most 1 % of the targets' (output norm); a fitting MSE
+        head carries ``~0.9`` (its weight decay shrinks ``O`` below ``I``).
     min_train_acc : float, default 0.99
         ``not_converged`` below this training accuracy: the papers' networks interpolate their training sets
         (accuracy 1.0); 0.99 leaves room for a few mislabelled-looking MNIST digits.
@@ -182,6 +199,8 @@ class HeadOutcome(Result):
         ``σ_2 / σ_1`` of each layer's class means (0 for a zero or rank-1 layer).
     output_spread : float or None
         ``‖O − ō 1^T‖_F / √(K−1)`` of the output's class means (``None`` when they were not given).
+    output_norm : float or None
+        ``‖O‖_F / √K``: the output's class means in the targets' units (``None`` when not given).
     bottleneck : str
         The layer of the smallest rank (ties: the largest gap).
     bottleneck_rank : int
@@ -217,6 +236,7 @@ class HeadOutcome(Result):
     ranks_coarse: dict[str, int] | None = None
     sigma2_ratios: dict[str, float] | None = None
     output_spread: float | None = None
+    output_norm: float | None = None
     bottleneck: str | None = None
     bottleneck_rank: int | None = None
     sv_gap: float | None = None
@@ -302,22 +322,74 @@ def loss_decrease(train_loss_per_epoch: Sequence[float | None], window: float = 
     return (float(a) - float(b)) / abs(float(a))
 
 
+def gram_distances(gram: ArrayLike, *, srg: bool = True) -> tuple[float, float | None]:
+    """The Gram distances of the module docstring, the one definition every report uses: of the cosine Gram
+    ``C`` of ``gram`` (``M^T M`` of a layer's class means, any positive scale) to DNC's and to the SRG's
+    pre-ReLU Gram, each relative to the reference's norm.
+
+    Parameters
+    ----------
+    gram : array_like, (K, K)
+        The class means' Gram matrix ``M^T M`` (e.g. the max-normalised ``gram`` of ``metrics.jsonl``).
+    srg : bool, default True
+        Measure the SRG distance (``False``: ``None``, e.g. a head of one layer).
+
+    Returns
+    -------
+    tuple of (float, float or None)
+        ``(‖C − I_K‖_F / ‖I_K‖_F, min_P ‖C − P C_SRG P^T‖_F / ‖C_SRG‖_F)`` over class permutations ``P``
+        (the best found by the quadratic-assignment search); the second is ``None`` where the SRG is not
+        defined (``K ≠ C(r, 2)`` with ``r >= 4``).
+
+    Examples
+    --------
+    The SRG's own Gram, scaled and its classes shuffled, is at distance 0 from the SRG's (1.06 from DNC's):
+
+    >>> import numpy as np
+    >>> from deepcollapse.theory.constructions.gram import srg_pre_gram
+    >>> P = np.eye(10)[np.random.default_rng(0).permutation(10)]
+    >>> d_dnc, d_srg = gram_distances(3.0 * P @ srg_pre_gram(10) @ P.T)
+    >>> round(d_dnc, 2), round(d_srg, 12)
+    (1.06, 0.0)
+    """
+    G = np.asarray(gram, dtype=np.float64)
+    K = G.shape[0]
+    C = cosine_gram(G)
+    d_dnc = float(np.linalg.norm(C - np.eye(K)) / math.sqrt(K))
+    r = r_from_classes(K)
+    if not srg or r is None or r < 4:
+        return d_dnc, None
+    match = gram_match(C, srg_pre_gram(K), starts=_QAP_STARTS, metric="fro")
+    if match.distance is None:  # pragma: no cover - the Frobenius match always returns a distance
+        raise RuntimeError("gram_match returned no distance")
+    return d_dnc, float(match.distance)
+
+
 def _decide(m: Mapping[str, Any], criteria: HeadCriteria) -> tuple[str, str]:
     """The label and why from the measures ``m`` (the fields of :class:`HeadOutcome`), rules in order."""
     K = m["classes"]
-    spread = m.get("output_spread")
-    if spread is not None and spread <= criteria.zero_output:
+    spread, norm = m.get("output_spread"), m.get("output_norm")
+    if norm is not None and norm <= criteria.zero_output:
         return "zero", (
+            f"the output's class means have norm {_num(norm)} <= {criteria.zero_output:g} of the targets' "
+            "(‖O‖_F/√K: the zero solution)"
+        )
+    norm_text = "" if norm is None else f"; output norm ‖O‖_F/√K = {_num(norm)} > 0"
+    if spread is not None and spread <= criteria.zero_output:
+        return "constant", (
             f"the output's class means carry {_num(spread)} <= {criteria.zero_output:g} of the targets' "
-            "class-dependent part (a constant or zero output)"
+            f"class-dependent part (an input-independent output{norm_text})"
         )
     post = [f"H{l}" for l in range(2, m["layers"] + 1)] or ["H1"]
+    dead = [n for n in post if m["ranks"][n] == 0]
+    if dead:
+        return "zero", f"the class means of {dead[0]} are all zero (so is the bias-free head's output)"
     layer = min(post, key=lambda n: m["sigma2_ratios"][n])
     ratio = m["sigma2_ratios"][layer]
     if ratio <= criteria.zero_rtol:
-        return "zero", (
+        return "constant", (
             f"the class means of {layer} collapsed to one direction: σ_2/σ_1 = {_num(ratio)} <= "
-            f"{criteria.zero_rtol:g} (the output is one vector up to a per-class scale)"
+            f"{criteria.zero_rtol:g} (the output is one vector up to a per-class scale{norm_text})"
         )
     acc, dec = m.get("train_acc"), m.get("loss_decrease")
     if acc is not None and acc < criteria.min_train_acc:
@@ -417,6 +489,7 @@ def classify_head(
     spread = (
         None if O is None else float(np.linalg.norm(O - O.mean(axis=1, keepdims=True)) / math.sqrt(K - 1))
     )
+    norm = None if O is None else float(np.linalg.norm(O) / math.sqrt(K))
     ranks: dict[str, int] = {}
     coarse: dict[str, int] = {}
     ratios: dict[str, float] = {}
@@ -438,21 +511,15 @@ def classify_head(
     s_last = np.linalg.svd(M[last], compute_uv=False)
     cond = float(s_last[0] / s_last[K - 1]) if s_last.size >= K and s_last[K - 1] > 0 else None
     gram_layer = f"H~{L}" if L >= 2 else "H1"
-    C = cosine_gram(M[gram_layer].T @ M[gram_layer])
-    d_dnc = float(np.linalg.norm(C - np.eye(K)) / math.sqrt(K))
+    d_dnc, d_srg = gram_distances(M[gram_layer].T @ M[gram_layer], srg=L >= 2)
     r = r_from_classes(K)
-    d_srg: float | None = None
     note: str | None = None
     if L < 2:
         note = "srg_like is not defined for a head of L = 1 layer (the SRG needs a ReLU layer, L >= 2)"
         r = None
-    elif r is None or r < 4:
+    elif d_srg is None:
         note = f"srg_like is not defined for K = {K}: the SRG construction needs K = C(r, 2) with r >= 4"
         r = None
-    else:
-        match = gram_match(C, srg_pre_gram(K), starts=_QAP_STARTS, metric="fro")
-        assert match.distance is not None
-        d_srg = float(match.distance)
     m: dict[str, Any] = {
         "label": None,
         "why": None,
@@ -462,6 +529,7 @@ def classify_head(
         "ranks_coarse": coarse,
         "sigma2_ratios": ratios,
         "output_spread": spread,
+        "output_norm": norm,
         "bottleneck": bottleneck,
         "bottleneck_rank": ranks[bottleneck],
         "sv_gap": gaps[bottleneck],
@@ -490,6 +558,7 @@ def finalise_outcome(
     train_loss_per_epoch: Sequence[float | None] | None = None,
     classes: int | None = None,
     layers: int | None = None,
+    convergence: Any = None,
 ) -> HeadOutcome | None:
     """The outcome at the end of a run: the last evaluation's outcome decided again with what only the loop
     knows -- a non-finite loss (``diverged``) and the per-epoch training losses (the plateau test).
@@ -505,6 +574,10 @@ def finalise_outcome(
         The mean training loss of each epoch.
     classes, layers : int, optional
         ``K`` and ``L``, for a diverged run without a stored outcome.
+    convergence : Convergence, optional
+        The convergence criterion at the end of a run of ``until: converged``
+        (:func:`~deepcollapse.nets.convergence.check_convergence`): where it did not hold, the run is
+        ``not_converged`` unless ``diverged``, ``zero`` or ``constant``.
 
     Returns
     -------
@@ -537,4 +610,11 @@ def finalise_outcome(
     if train_loss_per_epoch is not None:
         data["loss_decrease"] = loss_decrease(train_loss_per_epoch, criteria.plateau_window)
     data["label"], data["why"] = _decide(data, criteria)
+    if (
+        convergence is not None
+        and not convergence.converged
+        and data["label"] not in ("zero", "constant", "not_converged")
+    ):
+        data["label"] = "not_converged"
+        data["why"] = f"stopped at max_epochs == {convergence.epoch} before converging ({convergence.why})"
     return HeadOutcome.from_dict(data)

@@ -88,11 +88,13 @@ def seeds_per_batch(config: NetConfig | Mapping[str, Any]) -> int | None:
     --------
     >>> seeds_per_batch({"batch_seeds": "on"}), seeds_per_batch({"batch_seeds": "auto", "device": "cpu"})
     (None, 1)
-    >>> seeds_per_batch({"batch_seeds": "4"})
-    4
+    >>> seeds_per_batch({"batch_seeds": "4"}), seeds_per_batch({"batch_seeds": "on", "until": "converged"})
+    (4, 1)
     """
     d = _as_dict(config)
     value = check_batch_seeds(d.get("batch_seeds", "auto"))
+    if d.get("until") == "converged":  # each run stops at its own epoch: trained alone
+        return 1
     if value == "off":
         return 1
     if value == "on":

@@ -260,6 +260,7 @@ def train_step(
     x: torch.Tensor,
     y: torch.Tensor,
     n_train: int,
+    correct: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """One optimisation step on the batch ``(x (B, C, H, W), y (B,))``; returns the detached batch loss
     ``fit + reg_h1 + reg_w`` (a device tensor: no synchronisation).
@@ -284,6 +285,9 @@ def train_step(
         The labels ``(B,)``.
     n_train : int
         Training samples (for ``lam_h_scale="dataset"``).
+    correct : torch.Tensor, optional
+        A 0-d int64 device tensor: the batch's correctly classified samples (before the step) are added to
+        it in place (no synchronisation); the loop's running training accuracy.
 
     Returns
     -------
@@ -312,6 +316,8 @@ def train_step(
     fit = fit_loss(config, out.float(), y)
     reg_h1, reg_w = regularisation(config, model, feats["H1"].float(), n_train)
     loss = fit + reg_h1 + reg_w
+    if correct is not None:
+        correct += (out.detach().argmax(dim=1) == y).sum()
     optimizer.zero_grad(set_to_none=True)
     scaler.scale(loss).backward()
     scaler.step(optimizer)

@@ -16,6 +16,7 @@ import torch
 
 from deepcollapse._core.results import Result
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.convergence import check_convergence
 from deepcollapse.nets.outcome import HeadOutcome, finalise_outcome
 
 __all__ = ["NetSummary", "run_summary"]
@@ -53,6 +54,14 @@ class NetSummary(Result):
         Training seconds over every call.
     train_loss_per_epoch : list of float
         Mean training loss of each epoch.
+    until : str
+        ``epochs`` or ``converged`` (the config's).
+    stop_reason : str
+        Why training stopped: ``epochs`` (ran its epochs), ``converged`` (the criterion held,
+        :mod:`deepcollapse.nets.convergence`), ``max_epochs`` (the budget ran out first) or ``diverged``.
+    convergence : dict or None
+        ``until: converged``: the criterion at the last epoch (:class:`~deepcollapse.nets.convergence.
+        Convergence`: ``converged``, ``window``, ``loss_change``, ``acc_change``, the tolerances, ``why``).
     epoch : int
         The epoch of the last evaluation.
     train_acc, test_acc : float or None
@@ -85,6 +94,9 @@ class NetSummary(Result):
     epoch_time_mean_s: float | None = None
     elapsed_s: float | None = None
     train_loss_per_epoch: list[float] | None = None
+    until: str | None = None
+    stop_reason: str | None = None
+    convergence: dict[str, Any] | None = None
     epoch: int | None = None
     train_acc: float | None = None
     test_acc: float | None = None
@@ -142,8 +154,8 @@ def run_summary(
     >>> summary = run_summary(config, state, None, torch.device("cpu"), n_params=100, n_train=9)
     >>> summary.num_classes, summary.epoch_time_mean_s, summary.train_loss_per_epoch
     (3, 0.75, [0.5, 0.25])
-    >>> list(summary)[-1], summary.outcome is None
-    ('train_loss_per_epoch', True)
+    >>> list(summary)[-3:], summary.outcome is None
+    (['train_loss_per_epoch', 'until', 'stop_reason'], True)
     """
     times = [h["epoch_time"] for h in state["history"]]
     out: dict[str, Any] = {
@@ -159,7 +171,17 @@ def run_summary(
         "epoch_time_mean_s": float(np.mean(times)) if times else None,
         "elapsed_s": state["elapsed"],
         "train_loss_per_epoch": [h["train_loss"] for h in state["history"]],
+        "until": config.until,
     }
+    conv = check_convergence(config, state["history"]) if config.until == "converged" else None
+    if state["diverged"]:
+        out["stop_reason"] = "diverged"
+    elif conv is not None:
+        out["stop_reason"] = "converged" if conv.converged else "max_epochs"
+    else:
+        out["stop_reason"] = "epochs"
+    if conv is not None:
+        out["convergence"] = conv.to_dict()
     if last is not None:
         out.update({k: last[k] for k in ("epoch", "train_acc", "test_acc", "loss", "fit", "reg")})
         out["layers"] = {
@@ -174,6 +196,7 @@ def run_summary(
         train_loss_per_epoch=out["train_loss_per_epoch"],
         classes=config.num_classes,
         layers=config.layers,
+        convergence=conv,
     )
     if outcome is not None:
         out["outcome"] = outcome

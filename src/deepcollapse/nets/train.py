@@ -71,6 +71,7 @@ from deepcollapse.nets.checkpoint import (
     stopped_error,
 )
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.convergence import check_convergence
 from deepcollapse.nets.data.datasets import DataSplits
 from deepcollapse.nets.evaluate import evaluate
 from deepcollapse.nets.step import epoch_order, fit_loss, lr_at, regularisation, train_step
@@ -163,11 +164,13 @@ def _loop(
     if run.needs_initial_record:
         record(0, {"lr": lr_at(config, 1), "train_loss_epoch": None, "epoch_time": 0.0})
 
+    converging = config.until == "converged"
+    converged = converging and check_convergence(config, state["history"]).converged  # a resumed run
     bar = progress_bar(
         total=config.epochs, initial=state["epoch"], disable=not progress, desc="net", unit="epoch"
     )
     model.train()
-    while state["epoch"] < config.epochs and not state["diverged"]:
+    while state["epoch"] < config.epochs and not state["diverged"] and not converged:
         epoch = state["epoch"] + 1
         lr = lr_at(config, epoch)
         for g in optimizer.param_groups:
@@ -175,6 +178,7 @@ def _loop(
         t0 = time.perf_counter()
         order = epoch_order(config, epoch, N).to(device)
         total = torch.zeros((), dtype=torch.float64, device=device)  # on the device: no sync per step
+        correct = torch.zeros((), dtype=torch.int64, device=device)
         seen = 0
         try:
             for start in range(0, N, config.batch_size):
@@ -182,7 +186,7 @@ def _loop(
                 if idx.numel() < 2:
                     continue
                 x, y = data.train.batch(idx)  # indexing device tensors: no host copy
-                loss = train_step(config, model, optimizer, scaler, x, y, N)
+                loss = train_step(config, model, optimizer, scaler, x, y, N, correct)
                 total += loss.double() * idx.numel()
                 seen += idx.numel()
                 if flag.stopped:  # the epoch is dropped: the last checkpoint is the previous epoch's
@@ -199,9 +203,10 @@ def _loop(
             state["diverged"] = True
             log.warning("training loss became %s in epoch %d: stopping (diverged)", train_loss, epoch)
             break
-        run.end_epoch(epoch, train_loss, epoch_time, lr)
+        run.end_epoch(epoch, train_loss, epoch_time, lr, int(correct) / max(seen, 1))
+        converged = converging and check_convergence(config, state["history"]).converged
         rec = None
-        if run.due(epoch):
+        if run.due(epoch) or converged:  # the last epoch of a converged run is evaluated too
             rec = record(epoch, {"lr": lr, "train_loss_epoch": train_loss, "epoch_time": epoch_time})
             log.info("epoch %d: loss %.5f train acc %.4f", epoch, rec["loss"], rec["train_acc"])
         run.save(model.state_dict(), optimizer, scaler)
@@ -209,7 +214,7 @@ def _loop(
         bar.set_postfix(loss=f"{train_loss:.4g}")
         if callback is not None:
             callback(epoch, rec or {"epoch": epoch, "train_loss_epoch": train_loss})
-        if flag.stopped and state["epoch"] < config.epochs:
+        if flag.stopped and state["epoch"] < config.epochs and not converged:
             bar.close()
             raise stopped_error(flag, out, epoch, written=True)
     bar.close()
@@ -350,6 +355,24 @@ def train_net(
     return _run(config, out, progress=progress, callback=callback)
 
 
+def budget_of(config: NetConfig, epochs: int | None, max_epochs: int | None, out: str) -> int | None:
+    """The new length asked of a resumed run: ``--epochs`` for ``until: epochs``, ``--max-epochs`` for
+    ``until: converged``; the other one is refused (``ConfigError`` naming the folder)."""
+    if config.until == "converged":
+        if epochs is not None:
+            raise ConfigError(
+                f"--epochs == {epochs}, must be --max-epochs for {out!r}: it trains until converged (its "
+                f"budget is --max-epochs {config.max_epochs})."
+            )
+        return max_epochs
+    if max_epochs is not None:
+        raise ConfigError(
+            f"--max-epochs == {max_epochs}, must be --epochs for {out!r}: it trains for a fixed number of "
+            f"epochs ({config.epochs})."
+        )
+    return epochs
+
+
 def resume_net(
     out_dir: str | Path,
     *,
@@ -357,6 +380,7 @@ def resume_net(
     progress: bool = True,
     callback: EpochCallback | None = None,
     batch_size: int | None = None,
+    max_epochs: int | None = None,
 ) -> NetSummary:
     """Continue the run in ``out_dir`` from its last checkpoint; a folder stopped before its first checkpoint
     (``config.yaml`` only) starts from epoch 0 with that config (logged).
@@ -379,6 +403,9 @@ def resume_net(
         :data:`EpochCallback`, ``callback(epoch, record)`` after each epoch's checkpoint.
     batch_size : int, optional
         A new batch size for the remaining epochs.
+    max_epochs : int, optional
+        A new budget for a run of ``until: converged`` (instead of ``epochs``): a run stopped at its budget
+        continues exactly as if it had been started with this one.
 
     Returns
     -------
@@ -401,6 +428,7 @@ def resume_net(
     if not (out / "config.yaml").is_file():
         raise ConfigError(f"out_dir == {str(out)!r}, must be a net run folder holding config.yaml.")
     config = NetConfig.from_yaml(out / "config.yaml")
+    epochs = budget_of(config, epochs, max_epochs, str(out))
     changed = False
     if epochs is not None and epochs != config.epochs:
         config, changed = same_schedule(config, int(epochs), out), True
