@@ -20,7 +20,9 @@ One package per concept (arrows point down only; ``docs/architecture.md`` states
 The front door: ``import deepcollapse as dc`` gives the names a notebook starts with, each imported on first
 use (PEP 562; ``import deepcollapse`` itself loads no torch):
 
-- the problem and its theory: ``dc.Problem``, ``dc.loss_dnc``, ``dc.loss_srg``, ``dc.compare``;
+- the problem and its theory: ``dc.Problem``, ``dc.loss_dnc``, ``dc.loss_srg``, ``dc.compare``, each for
+  the Problem's family (``loss`` × ``activation``, as ``deepcollapse theory compare --loss ... --activation
+  ...``; SRG of a linear activation is refused);
 - the batched L-DUFM: ``dc.DUFMConfig``, ``dc.fit_dufm`` (in memory) -> ``dc.DUFMFit``, ``dc.classify``
   with ``dc.Criteria`` -> ``dc.DUFMSummary``; ``dc.train_dufm`` / ``dc.resume_dufm`` / ``dc.analyze_dufm``
   (run folders);
@@ -34,6 +36,9 @@ Examples
 >>> dnc, srg = dc.loss_dnc(problem), dc.loss_srg(problem)  # L_DNC; L_SRG is undefined for K < 6
 >>> bool(dnc.loss < 0.5), srg  # below the all-zero network's 1/2
 (True, None)
+>>> ce = dc.compare(problem.with_family(loss="ce"))  # the cross-entropy family's candidates
+>>> ce.family, ce.loss_dnc == dc.loss_dnc(problem.with_family(loss="ce")).loss
+('ce+relu', True)
 >>> config = dc.DUFMConfig(classes=3, n=2, layers=2, width=4, steps=100, log_every=50, runs=2)
 >>> summary = dc.classify(dc.fit_dufm(config))
 >>> len(summary.runs), summary.step
@@ -53,9 +58,9 @@ __version__ = "0.1.0"
 # that submodule once it is imported)
 _FRONT_DOOR = {
     "Problem": "theory.problem",
-    "loss_dnc": "theory.constructions.closed_forms",
-    "loss_srg": "theory.constructions.closed_forms",
-    "compare": "theory.compare",
+    "loss_dnc": "theory.front_door",
+    "loss_srg": "theory.front_door",
+    "compare": "theory.front_door",
     "collapse_metrics": "metrics.collapse",
     "DUFMConfig": "dufm.config",
     "DUFMFit": "dufm.fit",

@@ -19,6 +19,7 @@ A new experiment module: define its experiments with ``register(Experiment(...))
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 
 import pandas as pd
@@ -44,8 +45,9 @@ __all__ = ["Context", "Experiment", "experiment_table", "get_experiment", "list_
 
 log = logging.getLogger(__name__)
 
-#: Modules that register experiments on import, in the order they appear in ``reproduce --list``.  Modules
-#: whose dependencies are missing (e.g. the supervised trainer) are skipped with a debug message.
+#: Modules that register experiments on import, in the order they appear in ``reproduce --list``.  A module
+#: that fails to import raises (:func:`_load_experiment_modules`); only one whose third-party dependency is
+#: not installed is skipped, with a warning naming the module and the package.
 EXPERIMENT_MODULES = (
     "deepcollapse.experiments.paper2024",
     "deepcollapse.experiments.paper2023",
@@ -60,12 +62,49 @@ EXPERIMENT_MODULES = (
 )
 
 
+def _missing_package(exc: ImportError) -> str | None:
+    """The top-level third-party package whose absence ``exc`` reports, else ``None`` (a broken import)."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    top = exc.name.partition(".")[0]
+    if top == "deepcollapse":
+        return None
+    try:
+        installed = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        installed = False
+    return None if installed else top
+
+
 def _load_experiment_modules() -> None:
+    """Import every module of :data:`EXPERIMENT_MODULES` (each registers its experiments).
+
+    A module whose third-party dependency is not installed is skipped with a warning naming both; any other
+    import failure (a typo, a missing name of this package) raises.
+
+    Raises
+    ------
+    ImportError
+        One line naming the experiment module and the import that failed (the original chained).
+    """
     for name in EXPERIMENT_MODULES:
         try:
             importlib.import_module(name)
-        except ImportError as exc:  # an optional part (e.g. the network trainer) is not available
-            log.debug("experiments of %s unavailable: %s", name, exc)
+        except ImportError as exc:
+            package = _missing_package(exc)
+            if package is None:
+                raise ImportError(
+                    f"experiment module {name} does not import: {type(exc).__name__}: {exc}; fix that "
+                    "import (a module of this package is broken, not an optional dependency missing).",
+                    name=exc.name,
+                    path=exc.path,
+                ) from exc
+            log.warning(
+                "experiments of %s are unavailable: it needs the package %r, which is not installed "
+                "(install it to list and run them).",
+                name,
+                package,
+            )
 
 
 def list_experiments() -> list[Experiment]:
@@ -75,8 +114,8 @@ def list_experiments() -> list[Experiment]:
     Returns
     -------
     list of Experiment
-        Every experiment of the modules that import here (a module whose optional part is missing is
-        left out).
+        Every experiment of :data:`EXPERIMENT_MODULES` (a module whose third-party dependency is not
+        installed is left out, with a warning).
 
     Examples
     --------

@@ -9,15 +9,18 @@
 * :mod:`.layers`: conditionally optimal layers and :func:`solution_from_class_means`.
 * :mod:`.graphs`: triangular graphs ``T_r`` (Definition 3).
 * :mod:`.constructions`: DNC (Definitions 1/10) and SRG (Definitions 4/9/11) solutions, optimal scales,
-  closed-form losses :func:`loss_dnc` / :func:`loss_srg`, the zero threshold, SRG Gram matrices.
-* :mod:`.compare`: :func:`compare` and :func:`grid`.
+  closed-form losses ``loss_dnc`` / ``loss_srg`` (mse+relu), the zero threshold, SRG Gram matrices.
+* :mod:`.compare`: ``compare`` (mse+relu) and :func:`grid`.
 * :mod:`.cross_entropy`: the DNC / SRG structures re-optimised under cross-entropy (issue 9).
 * :mod:`.linear`: the deep linear UFM's optimum (MSE) and simplex-ETF candidate (CE).
 * :mod:`.family_compare`: :func:`compare_family` / :func:`grid_family` for every loss × activation, with a
   status per candidate (closed form, numerical re-optimisation, explicit evaluation, unavailable).
+* :mod:`.front_door`: :func:`loss_dnc`, :func:`loss_srg`, :func:`compare` of a problem for its family (the
+  closed forms for mse+relu, the family's candidates otherwise; the names exported here and by
+  ``deepcollapse``).
 """
 
-from deepcollapse.theory.compare import Comparison, compare, grid, parse_range
+from deepcollapse.theory.compare import Comparison, grid, parse_range
 from deepcollapse.theory.constructions import (
     LOSS_ZERO,
     SRG_CONSTRUCTIONS,
@@ -26,8 +29,6 @@ from deepcollapse.theory.constructions import (
     chain_loss,
     dnc_geometry,
     dnc_solution,
-    loss_dnc,
-    loss_srg,
     loss_zero,
     optimise_scales,
     srg_defined,
@@ -50,6 +51,7 @@ from deepcollapse.theory.cross_entropy import (
     ce_symmetric_last_layer,
 )
 from deepcollapse.theory.family_compare import Candidate, FamilyComparison, compare_family, grid_family
+from deepcollapse.theory.front_door import compare, loss_dnc, loss_srg
 from deepcollapse.theory.graphs import (
     adjacency_matrix,
     incidence_matrix,

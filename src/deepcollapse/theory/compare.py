@@ -19,6 +19,7 @@ from deepcollapse.theory.constructions import (
     zero_threshold,
     zero_threshold_equal_lambda,
 )
+from deepcollapse.theory.constructions.closed_forms import closed_form_problem
 from deepcollapse.theory.problem import Problem, problem_of
 
 __all__ = ["Comparison", "compare", "grid", "parse_range", "single_threaded_blas"]
@@ -179,7 +180,9 @@ def compare(
     *,
     problem: Problem | None = None,
 ) -> Comparison:
-    """Optimal DNC, SRG and zero losses at one setting, as a :class:`Comparison` (``to_dict()``: JSON).
+    """Optimal DNC, SRG and zero losses of mse+relu at one setting, as a :class:`Comparison` (``to_dict()``:
+    JSON); a problem of another family is refused (:func:`deepcollapse.theory.front_door.compare` answers for
+    every family).
 
     Parameters
     ----------
@@ -199,7 +202,8 @@ def compare(
     >>> c.to_dict()["loss_zero"]
     0.5
     """
-    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
+    pb = problem_of(classes, layers, n, lam_h, lam_w, problem=problem)
+    K, L, n, lam_h, lams = closed_form_problem(pb, "compare").regularised().parts()
     per: dict[str, float] = {}
     with single_threaded_blas():
         dnc = loss_dnc(K, L, n, lam_h, lams)

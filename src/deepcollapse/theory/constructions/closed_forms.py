@@ -11,7 +11,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from scipy import optimize
 
-from deepcollapse._core.checks import check_choice, check_int
+from deepcollapse._core.checks import ConfigError, check_choice, check_int
 from deepcollapse._core.docs import fill_doc
 from deepcollapse.theory.constructions.geometry import (
     SRG_CONSTRUCTIONS,
@@ -35,6 +35,7 @@ __all__ = [
     "LOSS_ZERO",
     "ClosedForm",
     "best_srg_candidate",
+    "closed_form_problem",
     "loss_dnc",
     "loss_srg",
     "loss_zero",
@@ -125,6 +126,39 @@ def _closed(
     )
 
 
+def closed_form_problem(problem: Problem, name: str) -> Problem:
+    """``problem`` if its family has these closed forms (mse+relu), else a one-line ``ConfigError`` naming
+    the family and the family-aware function (never the mse+relu value for another family).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem.
+    name : str
+        The function asked (``loss_dnc``, ``loss_srg``, ``compare``), for the message.
+
+    Returns
+    -------
+    Problem
+        ``problem``.
+
+    Examples
+    --------
+    >>> closed_form_problem(Problem(3, 2, 1, 0.01, 0.01), "loss_dnc").family.name
+    'mse+relu'
+    >>> closed_form_problem(Problem(3, 2, 1, 0.01, 0.01, loss="ce"), "loss_dnc")
+    Traceback (most recent call last):
+        ...
+    deepcollapse._core.checks.ConfigError: family ce+relu has no closed form, ...
+    """
+    if not problem.family.has_closed_form:
+        raise ConfigError(
+            f"family {problem.family.name} has no closed form, this {name} is the mse+relu one: use "
+            f"deepcollapse.{name} (deepcollapse.theory.{name}), which answers for every family."
+        )
+    return problem
+
+
 @fill_doc
 def loss_dnc(
     classes: int | Problem | None = None,
@@ -135,7 +169,8 @@ def loss_dnc(
     *,
     problem: Problem | None = None,
 ) -> ClosedForm:
-    """Optimal DNC loss (Definitions 1/10), closed form in the scales:
+    """Optimal DNC loss (Definitions 1/10) of mse+relu, closed form in the scales (a problem of another
+    family is refused: :func:`deepcollapse.theory.front_door.loss_dnc` answers for every family):
 
         L_DNC(α) = √(λ_{W_1} nλ_{H_1}) K √α_2 + Σ_{l=2}^{L-1} (λ_{W_l}/2) K α_{l+1}/α_l
                    + K λ_{W_L} / (2 (α_L + K λ_{W_L}))
@@ -159,7 +194,8 @@ def loss_dnc(
     >>> round(c.loss, 6), c.rank, c.is_zero
     (0.044545, 3, False)
     """
-    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
+    pb = problem_of(classes, layers, n, lam_h, lam_w, problem=problem)
+    K, L, n, lam_h, lams = closed_form_problem(pb, "loss_dnc").regularised().parts()
     return _closed([dnc_geometry(K)], "dnc", K, L, n, lam_h, lams)
 
 
@@ -174,10 +210,11 @@ def loss_srg(
     *,
     problem: Problem | None = None,
 ) -> ClosedForm | None:
-    """Optimal SRG loss (Definitions 4/9 for ``K = C(r, 2)``, 11.1 / 11.2 otherwise), ``None`` where undefined
-    (``K < 6`` or ``L < 2``).  ``construction='best'`` returns the lower of ``def11.1`` and ``def11.2``
-    (``def9`` when ``K = C(r, 2)``, where all three coincide).  For ``L >= 3`` and ``K = C(r, 2)`` (``s² =
-    C(r-2,2)+1``):
+    """Optimal SRG loss of mse+relu (Definitions 4/9 for ``K = C(r, 2)``, 11.1 / 11.2 otherwise), ``None``
+    where undefined (``K < 6`` or ``L < 2``); a problem of another family is refused
+    (:func:`deepcollapse.theory.front_door.loss_srg` answers for every family).  ``construction='best'``
+    returns the lower of ``def11.1`` and ``def11.2`` (``def9`` when ``K = C(r, 2)``, where all three
+    coincide).  For ``L >= 3`` and ``K = C(r, 2)`` (``s² = C(r-2,2)+1``):
 
         L_SRG(α) = √(λ_{W_1} nλ_{H_1}) p_0 √α_2 + Σ_{l=2}^{L-2} (λ_{W_l}/2) r α_{l+1}/α_l
                    + (λ_{W_{L-1}}/2) Q α_L/α_{L-1} + Σ_i λ_{W_L}/(2(σ_i² + Kλ_{W_L}))
@@ -203,7 +240,8 @@ def loss_srg(
     >>> loss_srg(5, 3, 1, 0.001, 0.001) is None
     True
     """
-    K, L, n, lam_h, lams = problem_of(classes, layers, n, lam_h, lam_w, problem=problem).regularised().parts()
+    pb = problem_of(classes, layers, n, lam_h, lam_w, problem=problem)
+    K, L, n, lam_h, lams = closed_form_problem(pb, "loss_srg").regularised().parts()
     return srg_optimum(K, L, n, lam_h, lams, construction, _closed)
 
 
