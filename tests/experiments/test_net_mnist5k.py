@@ -11,7 +11,6 @@ from deepcollapse.experiments.net_mnist5k import (
     N_LAM_H1,
     PAPER_N_LAM_H1,
     dnc1_change,
-    gram_distances,
     mnist5k_spec,
 )
 from deepcollapse.nets.config import NetConfig
@@ -41,19 +40,6 @@ def test_fig2_scales_lambda_h1_as_one_over_n():
         assert cfg["reg"] == "dufm" and cfg["lam_h_scale"] == "dataset"
         assert cfg["n"] * cfg["lam_h"] == pytest.approx(N_LAM_H1)  # the same n λ_H1 at every n
         assert PAPER_N_LAM_H1 == pytest.approx(5000 * 5e-6)
-
-
-def test_gram_distances_against_hand_built_matrices():
-    from deepcollapse.theory.constructions import srg_gram
-
-    G = srg_gram(10)
-    scaled = 3.0 * G  # any positive scale: the measure normalises
-    assert gram_distances(scaled)["to_srg"] == pytest.approx(0.0, abs=1e-12)
-    d = gram_distances(np.eye(10) * 2.0)
-    assert d["to_dnc"] == pytest.approx(0.0, abs=1e-12)
-    # identity vs SRG: ‖I − C_SRG‖_F / ‖C_SRG‖_F from the off-diagonal entries, computed directly
-    off = G - np.diag(np.diag(G))
-    assert d["to_srg"] == pytest.approx(np.sqrt((off**2).sum()) / np.sqrt((G**2).sum()))
 
 
 def test_dnc1_change_reads_first_and_last_per_run():

@@ -21,6 +21,7 @@ from deepcollapse.nets.outcome import (
     HeadOutcome,
     classify_head,
     finalise_outcome,
+    gram_distances,
     loss_decrease,
 )
 from deepcollapse.theory.constructions.gram import srg_pre_gram
@@ -446,3 +447,26 @@ def test_real_run_that_diverges(tmp_path):
     _, summary, on_disk = _train(tmp_path, reg="dufm", lr=1e6, momentum=0.0, epochs=3)
     assert summary.diverged and summary.outcome.label == "diverged"
     assert on_disk["outcome"]["label"] == "diverged" and on_disk["outcome"].get("ranks") is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gram_distances_the_one_measure_srg_and_dnc_heads_score_zero(seed):
+    """Issue 43: one Gram distance for every report.  A head built exactly at SRG (its classes relabelled by
+    any permutation) is at distance 0 from the SRG's Gram and a DNC head at 0 from DNC's; the SRG head's
+    distance to DNC is ‖C_SRG − I‖_F / √K, from the Gram written out by hand."""
+    for r in (4, 5):
+        K = r * (r - 1) // 2
+        srg = classify_head(srg_means(r, seed=seed), train_acc=1.0)
+        assert srg.gram_distance_srg == pytest.approx(0.0, abs=1e-9), (r, seed)
+        C = srg_explicit_gram(r)
+        assert srg.gram_distance_dnc == pytest.approx(np.linalg.norm(C - np.eye(K)) / math.sqrt(K))
+        dnc = classify_head(dnc_means(K, seed=seed), train_acc=1.0)
+        assert dnc.gram_distance_dnc == pytest.approx(0.0, abs=1e-12)
+        assert dnc.gram_distance_srg == pytest.approx(np.linalg.norm(np.eye(K) - C) / np.linalg.norm(C))
+        # the function itself, on a Gram of any positive scale and a shuffled SRG Gram
+        P = np.eye(K)[np.random.default_rng(seed).permutation(K)]
+        to_dnc, to_srg = gram_distances(7.0 * P @ C @ P.T)
+        assert to_srg == pytest.approx(0.0, abs=1e-9) and to_dnc == pytest.approx(srg.gram_distance_dnc)
+        d_dnc, d_srg = gram_distances(2.0 * np.eye(K), srg=False)
+        assert d_dnc == pytest.approx(0.0, abs=1e-15) and d_srg is None
+    assert gram_distances(np.eye(7))[1] is None  # K = 7 is no C(r, 2): no SRG distance

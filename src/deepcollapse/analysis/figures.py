@@ -810,9 +810,11 @@ def plot_matrix(
     title: str | None = None,
     cmap: str = "viridis",
     symmetric: bool = False,
+    vmax: float | None = None,
 ) -> tuple[Figure, Axes]:
     """A heat map of a class-mean matrix or Gram matrix (2024 Figs. 1, 4 right, 5–8).  ``symmetric`` centres
-    the colour scale at 0 (for matrices with negative entries, e.g. pre-ReLU class means).
+    the colour scale at 0 (for matrices with negative entries, e.g. pre-ReLU class means); ``vmax`` fixes its
+    upper end (and, when symmetric, ``-vmax`` its lower), so matrices shown side by side share one scale.
 
     Parameters
     ----------
@@ -826,6 +828,9 @@ def plot_matrix(
         The colour map (``RdBu_r`` when ``symmetric``).
     symmetric : bool, default False
         A colour scale symmetric about 0.
+    vmax : float, optional
+        The colour scale's upper end (default: the matrix's largest entry, or largest magnitude when
+        symmetric).
 
     Returns
     -------
@@ -843,8 +848,10 @@ def plot_matrix(
     A = np.asarray(M, dtype=float)
     kw: dict[str, Any] = {"cmap": cmap}
     if symmetric:
-        v = float(np.max(np.abs(A))) or 1.0
+        v = vmax if vmax is not None else (float(np.max(np.abs(A))) or 1.0)
         kw.update(cmap="RdBu_r", vmin=-v, vmax=v)
+    elif vmax is not None:
+        kw.update(vmax=vmax)
     im = ax.imshow(A, aspect="auto", interpolation="nearest", **kw)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))

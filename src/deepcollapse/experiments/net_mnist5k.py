@@ -48,7 +48,7 @@ from deepcollapse.experiments.net_real import dnc_runs, rank_table, summarise
 from deepcollapse.nets.data.names import DATASET_LABELS
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
-__all__ = ["MNIST5K_EXPERIMENTS", "Mnist5kExperiment", "dnc1_change", "gram_distances", "mnist5k_spec"]
+__all__ = ["MNIST5K_EXPERIMENTS", "Mnist5kExperiment", "dnc1_change", "mnist5k_spec"]
 
 LABEL = DATASET_LABELS["mnist_5k"]
 
@@ -217,43 +217,6 @@ def dnc1_change(layers: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _cosine(G: np.ndarray) -> np.ndarray:
-    d = np.sqrt(np.clip(np.diag(G), 1e-300, None))
-    return G / np.outer(d, d)
-
-
-def gram_distances(gram: np.ndarray) -> dict[str, float]:
-    """Relative Frobenius distances of a class-mean Gram matrix (any positive scaling) to the SRG and the DNC
-    Grams, after cosine normalisation (unit diagonal) of all three.
-
-    Parameters
-    ----------
-    gram
-        ``(K, K)`` Gram matrix ``M^T M`` of the class means, ``K >= 6``.
-
-    Returns
-    -------
-    dict
-        ``to_srg = ‖C − C_SRG‖_F / ‖C_SRG‖_F`` with ``C_SRG`` :func:`deepcollapse.theory.srg_gram`, and
-        ``to_dnc = ‖C − I‖_F / ‖I‖_F`` (DNC2: orthogonal class means).
-
-    Examples
-    --------
-    >>> d = gram_distances(np.eye(10))  # DNC's Gram
-    >>> round(d["to_srg"], 3), d["to_dnc"]
-    (0.632, 0.0)
-    """
-    from deepcollapse.theory.constructions import srg_gram
-
-    C = _cosine(np.asarray(gram, dtype=float))
-    srg = srg_gram(C.shape[0])
-    eye = np.eye(C.shape[0])
-    return {
-        "to_srg": float(np.linalg.norm(C - srg) / np.linalg.norm(srg)),
-        "to_dnc": float(np.linalg.norm(C - eye) / np.linalg.norm(eye)),
-    }
-
-
 def _last_gram(folder: Path, layer: int, kind: str) -> np.ndarray | None:
     from deepcollapse.analysis.tables import read_jsonl
 
@@ -280,7 +243,8 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
     def body(ctx: Context) -> None:
         from deepcollapse.analysis.figures import plot_matrix
         from deepcollapse.analysis.net_real_plots import plot_dnc_panels
-        from deepcollapse.theory.constructions import srg_gram
+        from deepcollapse.nets.outcome import gram_distances
+        from deepcollapse.theory.constructions.gram import cosine_gram, srg_pre_gram
 
         result: SweepResult = ctx.sweep(mnist5k_spec(name, ctx.smoke), "net")
         tasks = result.spec.tasks(result.out_dir)
@@ -342,27 +306,43 @@ def _dnc_body(name: str) -> Callable[[Context], None]:
         for t in tasks:
             g = _last_gram(Path(t.out_dir), top, "pre")
             if g is not None:
-                grams.append({"seed": t.config["seed"], **gram_distances(g), "gram": g})
+                to_dnc, to_srg = gram_distances(g)  # the outcome's measure: pre-ReLU SRG, best permutation
+                grams.append({"seed": t.config["seed"], "to_srg": to_srg, "to_dnc": to_dnc, "gram": g})
         if grams:
             from matplotlib.figure import Figure
 
             figg = Figure(figsize=(8.4, 3.8))
             ax1, ax2 = figg.subplots(1, 2)
-            plot_matrix(_cosine(grams[0]["gram"]), ax=ax1, title=rf"cosine Gram of $\tilde M_{top}$ (seed 0)")
-            plot_matrix(srg_gram(10), ax=ax2, title="SRG Gram (K = 10, r = 5)")
+            # both cosine Grams (unit diagonal, entries in [-1, 1]) on one colour scale, -1 .. 1
+            plot_matrix(
+                cosine_gram(grams[0]["gram"]),
+                ax=ax1,
+                title=rf"cosine Gram of $\tilde M_{top}$ (seed 0)",
+                symmetric=True,
+                vmax=1.0,
+            )
+            plot_matrix(
+                srg_pre_gram(10),
+                ax=ax2,
+                title=r"SRG's $\tilde M_L$ Gram (K = 10, r = 5)",
+                symmetric=True,
+                vmax=1.0,
+            )
             figg.tight_layout()
             ctx.figure(
                 figg,
                 f"{name}_gram",
                 f"Left: cosine-normalised Gram matrix of the class means of M~_{top} (pre-ReLU, last head "
-                "layer) at the end of training, first seed. Right: the SRG solution's Gram "
-                "(deepcollapse.theory.srg_gram, the paper's Fig. 1 right).",
+                "layer) at the end of training, first seed. Right: the SRG solution's Gram of the same "
+                "layer, M~_L before the ReLU (deepcollapse.theory.constructions.gram.srg_pre_gram, the "
+                "paper's Fig. 1 middle right); one colour scale, -1 to 1.",
             )
             ctx.table(
                 pd.DataFrame([{k: v for k, v in g.items() if k != "gram"} for g in grams]),
                 f"{name}_gram_distance",
-                f"Relative Frobenius distance of the cosine Gram of M~_{top} to the SRG Gram and to the DNC "
-                "(identity) Gram.",
+                f"Relative Frobenius distance of the cosine Gram of M~_{top} to the SRG's pre-ReLU Gram "
+                "(best class permutation) and to the DNC (identity) Gram: deepcollapse.nets.outcome."
+                "gram_distances, the measure of the run's outcome.",
             )
 
     return body

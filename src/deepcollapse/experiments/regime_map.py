@@ -34,6 +34,7 @@ __all__ = [
     "PAPER_SETTINGS",
     "RegimeMap",
     "cell_table",
+    "norm_curves",
     "run_table",
     "task_rows",
 ]
@@ -282,7 +283,7 @@ class RegimeMap(ConfigMixin):
             f"{b.get('backbone', 'resnet20')} + {b.get('layers', 3)}-layer bias-free head"
             f"{'' if self.width else ' of width ' + str(b.get('width', 64))} on {b.get('dataset', 'digits')} "
             f"({b.get('n', 'all')} training and {b.get('n_test', 'all')} held-out images per class), "
-            f"{b.get('reg', 'dufm')} regularisation, {b.get('epochs', 10)} epochs of batch "
+            f"{b.get('reg', 'dufm')} regularisation, {_length(b)} of batch "
             f"{b.get('batch_size', 128)}, {b.get('optimizer', 'sgd')} (momentum {b.get('momentum', 0.9):g}), "
             f"{b.get('lr_schedule', 'multistep')} schedule; grid λ ∈ {vals(self.lam)} × η ∈ {vals(self.lr)}"
         )
@@ -302,6 +303,73 @@ class RegimeMap(ConfigMixin):
 # ------------------------------------------------------------------------------------------------------------
 # Tables
 # ------------------------------------------------------------------------------------------------------------
+
+
+def _length(base: dict[str, Any]) -> str:
+    """How long a map's runs train, in words."""
+    if base.get("until") == "converged":
+        return f"until converged within {base.get('max_epochs')} epochs"
+    return f"{base.get('epochs', 10)} epochs"
+
+
+def norm_curves(regime: RegimeMap, out_dir: str | Path) -> pd.DataFrame:
+    """The norms of every evaluation of every run of the map: one row per (run, epoch) with ``lam, lr, width,
+    variant, seed, epoch``, ``bn_scale_norm`` (``‖γ‖`` of the BatchNorm scales) and ``W<l>`` (``‖W_l‖_F`` of
+    head layer ``l``), read from the runs' ``metrics.jsonl``.
+
+    Parameters
+    ----------
+    regime : RegimeMap
+        The map.
+    out_dir : str or Path
+        Its folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Empty when no run has recorded norms (run folders of earlier releases).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> regime = RegimeMap(name="tiny", base={"dataset": "digits"}, lam=[0.01], lr=[0.04], seeds=1)
+    >>> out = Path(tempfile.mkdtemp())
+    >>> task = regime.spec().tasks(out)[0]
+    >>> Path(task.out_dir).mkdir(parents=True)
+    >>> rec = {"epoch": 5, "bn_scale_norm": 2.0, "head_weight_norms": [1.0, 0.5]}
+    >>> _ = (Path(task.out_dir) / "metrics.jsonl").write_text(json.dumps(rec) + "\\n")
+    >>> norm_curves(regime, out)[["epoch", "bn_scale_norm", "W1", "W2"]].values.tolist()
+    [[5.0, 2.0, 1.0, 0.5]]
+    """
+    from deepcollapse._core.io import read_jsonl
+
+    rows = []
+    for task in regime.spec().tasks(Path(out_dir)):
+        path = Path(task.out_dir) / "metrics.jsonl"
+        if not path.is_file():
+            continue
+        try:
+            records = read_jsonl(path)
+        except ConfigError:
+            continue
+        cfg = task.config
+        variant = regime.variant_of(task.meta["overrides"]) if regime.variants else ""
+        for rec in records:
+            norms = rec.get("head_weight_norms")
+            if not norms:
+                continue
+            row: dict[str, Any] = {
+                "lam": cfg["lam"],
+                "lr": cfg["lr"],
+                "width": cfg["width"],
+                "variant": variant,
+                "seed": cfg["seed"],
+                "epoch": rec["epoch"],
+                "bn_scale_norm": rec.get("bn_scale_norm"),
+            }
+            row.update({f"W{l + 1}": v for l, v in enumerate(norms)})
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _read_summary(folder: Path) -> dict[str, Any] | None:
@@ -403,6 +471,8 @@ def task_rows(tasks: Sequence[Any]) -> pd.DataFrame:
             "train_acc": s.get("train_acc"),
             "test_acc": s.get("test_acc"),
             "loss": s.get("loss"),
+            "epochs_done": s.get("epochs_done"),
+            "stop_reason": s.get("stop_reason", "epochs"),
             "elapsed_s": s.get("elapsed_s"),
         }
         levels = _levels(cfg, s.get("n_train"))
@@ -474,6 +544,7 @@ def cell_table(runs: pd.DataFrame) -> pd.DataFrame:
             "train_acc",
             "test_acc",
             "loss",
+            "epochs_done",
             *(c for c in ("L_DNC", "L_SRG") if c in runs),
             *rank_cols,
         ):

@@ -58,10 +58,11 @@ Labels (:data:`OUTCOMES`), the first rule that applies wins:
    collapsed layer reads ``constant``.
 4. ``not_converged`` -- training accuracy below :attr:`HeadCriteria.min_train_acc`, or the training loss still
    fell by more than :attr:`HeadCriteria.plateau_tol` (relative) over the last
-   :attr:`HeadCriteria.plateau_window` of the epochs, or (at the end of a run of ``until: converged``) the
-   convergence criterion did not hold before ``max_epochs`` (:mod:`deepcollapse.nets.convergence`).  Before
-   the structural labels: the structure of a network that has not fitted its training set is not where
-   training ends.
+   :attr:`HeadCriteria.plateau_window` of the epochs.  At the end of a run of ``until: converged`` its
+   stated criterion decides instead (:mod:`deepcollapse.nets.convergence`): ``not_converged`` when it did not
+   hold before ``max_epochs``; when it held, the structural labels follow whatever the training accuracy
+   (stated in ``why`` when below :attr:`HeadCriteria.min_train_acc`).  Before the structural labels: the
+   structure of a network that is still moving is not where training ends.
 5. ``srg_like`` -- ``gram_distance_srg <=`` :attr:`HeadCriteria.srg_gram_tol`.  Before ``low_rank``: an
    SRG-like head is low-rank (``C_SRG`` has rank ``r``) and the more specific label wins; no separate rank
    test (a match already implies a nearly rank-``r`` ``M~_L``).
@@ -365,9 +366,10 @@ def gram_distances(gram: ArrayLike, *, srg: bool = True) -> tuple[float, float |
     return d_dnc, float(match.distance)
 
 
-def _decide(m: Mapping[str, Any], criteria: HeadCriteria) -> tuple[str, str]:
-    """The label and why from the measures ``m`` (the fields of :class:`HeadOutcome`), rules in order."""
-    K = m["classes"]
+def _decide(m: Mapping[str, Any], criteria: HeadCriteria, convergence: Any = None) -> tuple[str, str]:
+    """The label and why from the measures ``m`` (the fields of :class:`HeadOutcome`), rules in order; a
+    run's :class:`~deepcollapse.nets.convergence.Convergence` (``until: converged``) replaces the accuracy and
+    plateau tests of ``not_converged``."""
     spread, norm = m.get("output_spread"), m.get("output_norm")
     if norm is not None and norm <= criteria.zero_output:
         return "zero", (
@@ -392,14 +394,30 @@ def _decide(m: Mapping[str, Any], criteria: HeadCriteria) -> tuple[str, str]:
             f"{criteria.zero_rtol:g} (the output is one vector up to a per-class scale{norm_text})"
         )
     acc, dec = m.get("train_acc"), m.get("loss_decrease")
-    if acc is not None and acc < criteria.min_train_acc:
+    if convergence is not None and not convergence.converged:
+        return "not_converged", (
+            f"stopped at max_epochs == {convergence.epoch} before converging ({convergence.why})"
+        )
+    if convergence is None and acc is not None and acc < criteria.min_train_acc:
         return "not_converged", f"training accuracy {_num(acc)} < {criteria.min_train_acc:g}"
-    if dec is not None and dec > criteria.plateau_tol:
+    if convergence is None and dec is not None and dec > criteria.plateau_tol:
         return "not_converged", (
             f"the training loss still fell by {_num(100 * dec)} % > {100 * criteria.plateau_tol:g} % "
             "over the "
             f"last {100 * criteria.plateau_window:g} % of the epochs"
         )
+    label, why = _structure(m, criteria)
+    if convergence is not None and acc is not None and acc < criteria.min_train_acc:
+        why += (
+            f"; converged at training accuracy {_num(acc)} < {criteria.min_train_acc:g}: a stationary "
+            "point that does not fit every training sample"
+        )
+    return label, why
+
+
+def _structure(m: Mapping[str, Any], criteria: HeadCriteria) -> tuple[str, str]:
+    """The structural rules (``srg_like``, ``dnc``, ``low_rank``, ``full_rank``) of a fitted head."""
+    K = m["classes"]
     tol = "machine-epsilon rule" if criteria.rank_rtol is None else f"{criteria.rank_rtol:g}·σ_1"
     d_srg = m.get("gram_distance_srg")
     if d_srg is not None and d_srg <= criteria.srg_gram_tol:
@@ -576,8 +594,10 @@ def finalise_outcome(
         ``K`` and ``L``, for a diverged run without a stored outcome.
     convergence : Convergence, optional
         The convergence criterion at the end of a run of ``until: converged``
-        (:func:`~deepcollapse.nets.convergence.check_convergence`): where it did not hold, the run is
-        ``not_converged`` unless ``diverged``, ``zero`` or ``constant``.
+        (:func:`~deepcollapse.nets.convergence.check_convergence`).  It decides ``not_converged`` in place of
+        the accuracy and plateau tests: where it did not hold, the run is ``not_converged`` (unless
+        ``diverged``, ``zero`` or ``constant``); where it held, the head gets its structural label (a
+        training accuracy below :attr:`HeadCriteria.min_train_acc` is stated in ``why``).
 
     Returns
     -------
@@ -609,12 +629,5 @@ def finalise_outcome(
         return None if data is None else HeadOutcome.from_dict(data)
     if train_loss_per_epoch is not None:
         data["loss_decrease"] = loss_decrease(train_loss_per_epoch, criteria.plateau_window)
-    data["label"], data["why"] = _decide(data, criteria)
-    if (
-        convergence is not None
-        and not convergence.converged
-        and data["label"] not in ("zero", "constant", "not_converged")
-    ):
-        data["label"] = "not_converged"
-        data["why"] = f"stopped at max_epochs == {convergence.epoch} before converging ({convergence.why})"
+    data["label"], data["why"] = _decide(data, criteria, convergence)
     return HeadOutcome.from_dict(data)
