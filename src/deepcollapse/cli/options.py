@@ -486,7 +486,9 @@ class Parser(argparse.ArgumentParser):
         Returns
         -------
         NoReturn
-            Never returns: prints ``PROG: error: ...`` on stderr and exits with status 2 (``SystemExit``).
+            Never returns: prints ``PROG: error: ...`` on stderr (``PROG`` the program's name,
+            ``deepcollapse`` for every sub-command too, as :func:`deepcollapse.cli.main` prints a config
+            error; the message names the sub-command's ``--help``) and exits with status 2 (``SystemExit``).
 
         Examples
         --------
@@ -503,7 +505,8 @@ class Parser(argparse.ArgumentParser):
         >>> print(err.getvalue().strip())
         demo: error: --classes == 'four', must be an integer (`demo --help` describes it).
         """
-        self.exit(2, f"{self.prog}: error: {self._user_message(message)}\n")
+        program = self.prog.split()[0] if self.prog.split() else self.prog  # `deepcollapse`, not `... train`
+        self.exit(2, f"{program}: error: {self._user_message(message)}\n")
 
     def _user_message(self, message: str) -> str:
         m = re.match(r"argument ([^:]+): invalid (\w+) value: (.*)$", message)
