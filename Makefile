@@ -52,10 +52,17 @@ bench: setup
 
 # GPU parity tests + throughput benchmarks on cuda (< 5 min), one JSON summary, also written to
 # GPU_CHECK_OUT (tools/runtime_table.py reads it); without a GPU it says so, writes nothing and exits 0.  Runs
-# from the source tree with $(PYTHON) (e.g. a GPU box's own CUDA PyTorch): installs nothing.
+# from the source tree with GPU_PYTHON: .venv's python where `make setup` made one (the torch `make demo` /
+# `make test` installed), else $(PYTHON); installs nothing.  A GPU box's own CUDA PyTorch:
+#   make gpu-check PYTHON=python3   (or GPU_PYTHON=/path/to/python)
+ifeq ($(origin PYTHON),command line)
+GPU_PYTHON ?= $(PYTHON)
+else
+GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+endif
 GPU_CHECK_OUT ?= benchmarks/results/gpu_check.json
 gpu-check:
-	PYTHONPATH=src $(PYTHON) benchmarks/gpu_check.py --out $(GPU_CHECK_OUT)
+	PYTHONPATH=src $(GPU_PYTHON) benchmarks/gpu_check.py --out $(GPU_CHECK_OUT)
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info src/*.egg-info

@@ -92,3 +92,23 @@ def test_errors_are_one_line_exit_2(tmp_path, capsys):
     assert "--force" in capsys.readouterr().err
     assert main(["dufm", "train", *SMALL, "--steps", "20", "--out", str(out), "--force"]) == 0
     assert main(["dufm", "analyze", str(tmp_path / "nothing")]) == 2
+
+
+def test_zero_steps_is_refused_before_anything_is_written(tmp_path, capsys):
+    """Issue 45, point 8: `dufm train --steps 0` wrote a run folder and classified its initialisation. Now one
+    line naming --steps (or the settings file's steps), must be >= 1, exit 2, no folder."""
+    out = tmp_path / "run"
+    for steps in ("0", "-3"):
+        assert main(["dufm", "train", *SMALL, "--steps", steps, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert err.startswith(f"deepcollapse: error: --steps == {steps}, must be >= 1 ")
+        assert "e.g. --steps 1000" in err
+        assert not out.exists()
+    cfg = tmp_path / "zero.yaml"
+    cfg.write_text("classes: 3\nn: 2\nlayers: 2\nwidth: 4\nsteps: 0\n")
+    assert main(["dufm", "train", "--config", str(cfg), "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"deepcollapse: error: steps (in --config {cfg}) == 0, must be >= 1 ")
+    assert not out.exists()
+    assert main(["dufm", "train", *SMALL, "--steps", "1", "--out", str(out)]) == 0  # one step is a run

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from deepcollapse._core.format import fmt_num
 from deepcollapse.cli import main
 from deepcollapse.theory import dufm_objective, loss_dnc, srg_solution
 
@@ -148,6 +149,14 @@ def test_grid_csv_and_markdown(capsys, tmp_path):
     assert code == 0 and out == "" and "wrote 2 rows" in err
     assert text.startswith("L_DNC and L_SRG of the L-DUFM at n = 50")  # the setting above the table
     assert "\n| classes | layers |" in text and text.count("\n") == 6
+    # issue 45, point 10a: the Markdown is for reading, 6 significant digits (the CSV above keeps them all)
+    header, _, *body = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()[2:]]
+    rows = [dict(zip(header, cells, strict=True)) for cells in body]
+    assert [r["classes"] for r in rows] == ["6", "10"]
+    for r, K in zip(rows, (6, 10), strict=True):
+        assert r["loss_dnc"] == fmt_num(loss_dnc(K, 4, 50, 0.004, 0.004).loss, 6)
+        for key in ("loss_dnc", "loss_srg", "ratio"):
+            assert len(r[key].replace("0.", "", 1).lstrip("0")) <= 6, r  # not repr's 17 digits
 
 
 def test_plots_write_png(capsys, tmp_path):

@@ -56,7 +56,7 @@ def test_classes_four_is_one_line(capsys):
     with pytest.raises(SystemExit):
         main(["dufm", "train", "--classes", "four", "--out", "x"])
     assert capsys.readouterr().err == (
-        "deepcollapse dufm train: error: --classes == 'four', must be an integer "
+        "deepcollapse: error: --classes == 'four', must be an integer "
         "(`deepcollapse dufm train --help` describes it).\n"
     )
 

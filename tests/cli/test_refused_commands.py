@@ -116,4 +116,6 @@ def test_a_refused_command_leaves_the_file_system_as_it_found_it(argv, workdir, 
     lines = [line for line in err.splitlines() if line.strip()]
     errors = [line for line in lines if ": error: " in line]
     assert len(errors) == 1 and "Traceback" not in err, err
+    # issue 45, point 10b: argparse's refusals start as the config errors do (not `deepcollapse dufm train:`)
+    assert errors[0].startswith("deepcollapse: error: "), errors[0]
     assert _tree(workdir) == before, f"{' '.join(argv)} changed the folder; it said: {err}"

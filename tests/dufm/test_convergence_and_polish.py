@@ -89,4 +89,53 @@ def test_the_polish_never_reports_more_than_the_run_it_started_from(tmp_path):
     assert r0.polished_loss <= r0.final_loss
     assert r0.dnc1[0] > 0.1 and r0.polish_refit_loss > r0.final_loss  # the collapsed re-fits are higher
     assert r0.polish_source == "run" and r0.polished_loss == r0.final_loss
-    assert r0.convergence_note.startswith("converged (gradient norm")
+    assert r0.convergence_note.startswith("not converged to a known structure: GD stopped (gradient norm")
+
+
+def _random_point(K: int = 3, n: int = 2, width: int = 4, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    config = DUFMConfig(classes=K, n=n, layers=2, width=width, lam_h=0.01, lam_w=0.01, runs=1, steps=100)
+    return config, [
+        rng.normal(size=(width, K * n)),
+        rng.normal(size=(width, width)),
+        rng.normal(size=(K, width)),
+    ]
+
+
+def test_a_run_still_falling_says_its_relative_loss_drop_as_a_percentage():
+    """Issue 45, point 7: "the loss fell 5 (relative)" was a relative change shown as a bare number. A point
+    whose logged loss at 90 % of the steps was 6 times its final one: the loss fell by 500 % of its final
+    value, said as a percentage with the rule's threshold."""
+    from deepcollapse.dufm.classify import classify
+
+    config, params = _random_point()
+    final = classify(params, config).runs[0].final_loss
+    history = {0: [(0, 10 * final), (90, 6 * final), (100, final)]}
+    run = classify(params, config, history=history).runs[0]
+    assert run.classification == "not_converged" and run.loss_decrease_last_10pct == pytest.approx(5.0)
+    note = run.convergence_note
+    assert note.startswith("not converged: gradient norm ")
+    assert "the loss fell by 500 % of its final value over the last 10 % of the steps (> 0.1 %)" in note
+    assert "(relative)" not in note
+
+
+def test_a_run_stopped_at_no_known_structure_does_not_call_itself_converged():
+    """Issue 45, point 7: label ``not_converged`` (rule 8: GD stopped at a full-rank point that is not DNC)
+    came with the note "converged ... more steps will not change this label". The note now says what the
+    label says: not converged to a known structure, GD stopped there."""
+    from deepcollapse.dufm.classify import classify
+    from deepcollapse.dufm.criteria import Criteria
+
+    config, params = _random_point()
+    stopped = Criteria(grad_tol=1e9)  # every gradient counts as small: rule 8 for this full-rank point
+    final = classify(params, config, stopped).runs[0].final_loss
+    history = {0: [(0, final * 1.00002), (90, final * 1.00001), (100, final)]}
+    run = classify(params, config, stopped, history=history).runs[0]
+    assert run.classification == "not_converged" and run.steps_to_verdict is None
+    note = run.convergence_note
+    assert note.startswith("not converged to a known structure: GD stopped (gradient norm ")
+    assert "the loss fell by 0.001 % of its final value over the last 10 % of the steps" in note
+    assert "at a full-rank point that is not DNC: M_L's σ_1/σ_K is " in note
+    assert note.endswith("more steps will not change this label")

@@ -161,3 +161,39 @@ def test_device_and_batch_seeds_where_they_have_no_meaning_or_no_device(argv, wo
     if "fig3-left" in argv:
         assert "run one that computes where you say (the network experiments, basins, basins-gpu)" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("no_progress", [False, True])
+def test_basins_gpu_without_a_gpu_says_so_at_once(no_progress, tmp_path, monkeypatch, capsys):
+    """Issue 45, point 3: `reproduce basins-gpu` on a CPU-only machine printed nothing for the minutes of its
+    runtime calibration. Now its first line, before any calibration or run (with --no-progress too), says
+    there is no GPU, what it does instead and what comes first."""
+    import deepcollapse.experiments.basins as basins
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    seen: list[str] = []
+
+    def record(ctx, atlas, estimate=False):
+        seen.append(capsys.readouterr().err)  # what was said before the calibration and the runs
+        assert atlas.device == "auto" and estimate
+
+    monkeypatch.setattr(basins, "run_atlas", record)
+    argv = ["reproduce", "basins-gpu", "--out", str(tmp_path / "out")]
+    assert main(argv + (["--no-progress"] if no_progress else [])) == 0
+    (err,) = seen
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("deepcollapse: basins-gpu: no GPU here (found torch "), err
+    total = f"{basins.BASINS_GPU.total_runs:,}"
+    assert f"device auto runs its {total} runs of 20,000 steps on the CPU instead" in lines[0]
+    assert "reproduce basins" in lines[0] and "calibration of its 8 cost shapes" in lines[0]
+
+
+def test_the_runtime_calibration_shows_its_progress(capsys):
+    from deepcollapse.experiments.basin_runtime import estimate_runtime
+
+    atlas = BasinAtlas(**TINY)  # type: ignore[arg-type]
+    estimate_runtime(atlas, 1, probe_seconds=0.01, progress=True)
+    err = capsys.readouterr().err
+    assert "runtime calibration: 100%" in err and "2/2" in err  # one step per cost shape (widths 6, 8)
+    estimate_runtime(atlas, 1, probe_seconds=0.01)  # the default: silent
+    assert capsys.readouterr().err == ""

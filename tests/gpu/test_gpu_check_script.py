@@ -30,6 +30,28 @@ def test_gpu_check_without_gpu_exits_0_with_a_json_reason():
     assert not (ROOT / "benchmarks" / "results" / "gpu_check.json.tmp").exists()
 
 
+def _gpu_check_command(*words: str) -> str:
+    proc = subprocess.run(["make", "-n", "gpu-check", *words], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [w for w in proc.stdout.splitlines() if "gpu_check.py" in w]
+    return line
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_gpu_check_uses_the_venv_python_and_keeps_the_python_override(tmp_path):
+    """Issue 45, point 5: right after `make demo`, `make gpu-check` ran the system python3 and said "torch is
+    not importable". It runs .venv's python where there is one, else $(PYTHON); `PYTHON=...` on the command
+    line (a GPU box's own CUDA PyTorch) and GPU_PYTHON still choose."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    assert f"PYTHONPATH=src {venv}/bin/python benchmarks/gpu_check.py" in _gpu_check_command(f"VENV={venv}")
+    no_venv = f"VENV={tmp_path / 'none'}"
+    assert "PYTHONPATH=src python3 benchmarks/gpu_check.py" in _gpu_check_command(no_venv)
+    assert "src python3.99 benchmarks" in _gpu_check_command(f"VENV={venv}", "PYTHON=python3.99")
+    assert "src /opt/py benchmarks" in _gpu_check_command(f"VENV={venv}", "GPU_PYTHON=/opt/py")
+
+
 def test_workloads_are_fractions_of_the_measured_ceilings_and_missing_fields_are_named(script_module):
     g = script_module("benchmarks/gpu_check.py")
     ceilings = {"fp32": 50.0, "tf32": 400.0, "bf16": 800.0}

@@ -299,14 +299,26 @@ def _option_of_field(args: argparse.Namespace) -> dict[str, str]:
     return names
 
 
+def _no_steps(where: str, steps: int) -> str:
+    default = shown_default(_field(DUFMConfig, "steps"))
+    return (
+        f"{where} == {steps}, must be >= 1 (a run trains at least one GD step): give the steps to train, "
+        f"e.g. --steps 1000 (default {default})."
+    )
+
+
 def _train(args: argparse.Namespace) -> int:
     from deepcollapse.cli.options import user_words
     from deepcollapse.dufm.trainer import train_dufm
 
+    if args.steps is not None and args.steps < 1:  # (a library fit of 0 steps classifies its start)
+        raise ConfigError(_no_steps("--steps", args.steps))
     try:
         config = build_config(args)
     except ConfigError as exc:
         raise user_words(exc, _option_of_field(args)) from None
+    if config.steps < 1:
+        raise ConfigError(_no_steps(f"steps (in --config {args.config})", config.steps))
     if args.max_steps is not None and args.max_steps < 0:
         raise ConfigError(f"max_steps == {args.max_steps}, must be >= 0.")
     summary = train_dufm(

@@ -486,7 +486,9 @@ class Parser(argparse.ArgumentParser):
         Returns
         -------
         NoReturn
-            Never returns: prints ``PROG: error: ...`` on stderr and exits with status 2 (``SystemExit``).
+            Never returns: prints ``PROG: error: ...`` on stderr (``PROG`` the program's name,
+            ``deepcollapse`` for every sub-command too, as :func:`deepcollapse.cli.main` prints a config
+            error; the message names the sub-command's ``--help``) and exits with status 2 (``SystemExit``).
 
         Examples
         --------
@@ -503,7 +505,8 @@ class Parser(argparse.ArgumentParser):
         >>> print(err.getvalue().strip())
         demo: error: --classes == 'four', must be an integer (`demo --help` describes it).
         """
-        self.exit(2, f"{self.prog}: error: {self._user_message(message)}\n")
+        program = self.prog.split()[0] if self.prog.split() else self.prog  # `deepcollapse`, not `... train`
+        self.exit(2, f"{program}: error: {self._user_message(message)}\n")
 
     def _user_message(self, message: str) -> str:
         m = re.match(r"argument ([^:]+): invalid (\w+) value: (.*)$", message)
@@ -646,7 +649,8 @@ def cli_spelling(message: str, parser: argparse.ArgumentParser, argv: Sequence[s
 
 def folder_kind(path: str | Path) -> str:
     """What a folder holds: ``"dufm"`` (a DUFM run), ``"net"`` (a network run), ``"sweep"``, ``"experiment"``
-    (a ``reproduce`` output), ``"missing"`` or ``"other"``.
+    (a ``reproduce`` output), ``"search"`` (a ``dufm search``), ``"registry"`` (a best-known registry),
+    ``"landscape"`` (a ``dufm landscape`` output), ``"missing"`` or ``"other"``.
 
     Parameters
     ----------
@@ -656,7 +660,8 @@ def folder_kind(path: str | Path) -> str:
     Returns
     -------
     str
-        ``"dufm"``, ``"net"``, ``"sweep"``, ``"experiment"``, ``"missing"`` or ``"other"``.
+        ``"dufm"``, ``"net"``, ``"sweep"``, ``"experiment"``, ``"search"``, ``"registry"``, ``"landscape"``,
+        ``"missing"`` or ``"other"``.
 
     Examples
     --------
@@ -676,6 +681,9 @@ def folder_kind(path: str | Path) -> str:
         return "experiment"
     if (p / "sweep.yaml").is_file():
         return "sweep"
+    for marker, kind in (("search.json", "search"), ("best_known.json", "registry")):
+        if (p / marker).is_file():
+            return kind
     cfg = p / "config.yaml"
     if cfg.is_file():
         import yaml
@@ -690,6 +698,8 @@ def folder_kind(path: str | Path) -> str:
             return "net"
         if isinstance(data, dict) and "layers" in data and "n" in data:
             return "dufm"
+    if (p / "landscape.json").is_file():  # after config.yaml: `dufm landscape --out` may be a run folder
+        return "landscape"
     return "other"
 
 
@@ -701,12 +711,16 @@ _WHAT = {
         "the sweep command again, e.g. deepcollapse sweep {dir}/sweep.yaml --out {dir}",
     ),
     "experiment": ("a reproduce output folder", "the reproduce command again (see {dir}/report.html)"),
+    "search": ("a search folder", "the same dufm search command to resume it (see {dir}/search.json)"),
+    "registry": ("a best-known registry folder", "--registry {dir} to offer points to it"),
+    "landscape": ("a landscape folder", "deepcollapse dufm landscape (see {dir}/landscape.json)"),
 }
 
 
-def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> None:
+def check_folder_kind(path: str | Path, expected: str, option: str = "DIR", *, new_ok: bool = False) -> None:
     """Raise a one-line :class:`ConfigError` when ``path`` is not a ``expected`` folder, saying what it is and
-    which command fits it.
+    which command fits it.  With ``new_ok`` (an output folder), a missing folder or one that holds none of the
+    kinds of :func:`folder_kind` (e.g. an empty one) passes too: only another kind of work is refused.
 
     Parameters
     ----------
@@ -716,11 +730,14 @@ def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> N
         The kind it must be (:func:`folder_kind`): ``"dufm"``, ``"net"``, ``"sweep"`` or ``"experiment"``.
     option : str, optional
         The argument's name in the message.
+    new_ok : bool, optional
+        Also accept a missing folder or one of kind ``"other"`` (the folder a command is about to fill).
 
     Returns
     -------
     None
-        Returns quietly when ``path`` is an ``expected`` folder; raises :class:`ConfigError` otherwise.
+        Returns quietly when ``path`` is an ``expected`` folder (or new, with ``new_ok``); raises
+        :class:`ConfigError` otherwise.
 
     Examples
     --------
@@ -735,11 +752,18 @@ def check_folder_kind(path: str | Path, expected: str, option: str = "DIR") -> N
     ...     print(str(exc).replace(str(d), "D"))  # doctest: +NORMALIZE_WHITESPACE
     DIR == 'D', must be a DUFM run folder; it is a reproduce output folder: use the reproduce command
     again (see D/report.html).
+    >>> check_folder_kind(d / "new", "dufm", "--out", new_ok=True)  # a folder to be made
     """
     kind = folder_kind(path)
-    if kind == expected:
+    if kind == expected or (new_ok and kind in ("missing", "other")):
         return
     want = _WHAT[expected][0]
+    if new_ok:
+        what, command = _WHAT[kind]
+        raise ConfigError(
+            f"{option} == {str(path)!r}, must be a new folder or {want}; it is {what} (its own command: "
+            f"{command.format(dir=path)}): choose another {option}."
+        )
     if kind in _WHAT:
         what, command = _WHAT[kind]
         raise ConfigError(

@@ -252,6 +252,10 @@ def run(args: argparse.Namespace) -> int:
     exp = get_experiment(args.name)
     if not args.out:
         raise ConfigError("--out == None, must be an output folder.")
+    from deepcollapse.cli.options import check_folder_kind, folder_kind
+
+    if folder_kind(args.out) != "sweep":  # a sweep or another experiment: refused below unless --force
+        check_folder_kind(args.out, "experiment", "--out", new_ok=True)  # a run, a search ...: always
     registry = None
     if args.registry is not None and args.name not in OFFERING:
         raise ConfigError(

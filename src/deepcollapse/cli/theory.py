@@ -316,21 +316,25 @@ def format_rows(
     Returns
     -------
     str
-        The table, ending in a newline (floats at full precision, lists joined with ``;``, ``None`` empty).
+        The table, ending in a newline: CSV and JSON (data) with floats at full precision, Markdown (for
+        reading) with 6 significant digits; lists joined with ``;``, ``None`` empty (``-`` in Markdown).
 
     Examples
     --------
-    >>> rows = [{"classes": 6, "layers": 4, "loss_dnc": 0.125, "ranks": [6, 4]}]
+    >>> rows = [{"classes": 6, "layers": 4, "loss_dnc": 0.1234567890123, "ranks": [6, 4]}]
     >>> print(format_rows(rows, "csv", ("classes", "layers", "loss_dnc", "ranks")), end="")
     classes,layers,loss_dnc,ranks
-    6,4,0.125,6;4
+    6,4,0.1234567890123,6;4
+    >>> print(format_rows(rows, "markdown", ("classes", "loss_dnc")).splitlines()[-1])
+    | 6 | 0.123457 |
     """
+    readable = fmt == "markdown"
 
     def cell(v: Any) -> str:
         if v is None:
             return ""
-        if isinstance(v, float):
-            return repr(v)  # files keep full precision (the shortest text that reads back the same float)
+        if isinstance(v, float):  # data keep full precision (the shortest text that reads back the float)
+            return fmt_num(v, 6) if readable else repr(v)
         if isinstance(v, list):
             return ";".join(cell(x) for x in v)
         return str(v)

@@ -57,8 +57,9 @@ rate shrinks per step; for GD the decrease per step is ``≈ lr ‖∇‖²``, s
 the last 10 % of ``T + N`` steps is the integral of the extrapolated rate, and the smallest ``N`` that brings
 it below ``PLATEAU_TOL`` is found by bisection.  The estimate is "at this rate": a run that leaves a plateau
 or changes basin will differ; where the decrease is not slowing (``r_b >= r_a``), or fewer than three losses
-were logged, no number is given and the note says why.  A run labelled ``not_converged`` by rule 8 has
-converged (the note says so, with its gradient norm): more steps will not change its label.
+were logged, no number is given and the note says why.  A run labelled ``not_converged`` by rule 8 has not
+converged to a known structure, but GD has stopped there (the note says so, with its gradient norm): more
+steps will not change its label.
 
 Polish: keep the class-mean structure ``M~_2 .. M~_L`` and re-optimise the layers with the conditionally
 optimal ones (:func:`~deepcollapse.theory.layers.solution_from_class_means`: balanced first layer, min-norm

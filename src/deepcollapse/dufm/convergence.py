@@ -106,6 +106,16 @@ def steps_to_verdict(
     return int(math.ceil(N)), f"until {which}, extrapolating the decay of the last logged losses"
 
 
+def _loss_change(plateau: float) -> str:
+    """The plateau rule's number in words: the relative loss decrease over the last 10 % of the steps, as a
+    percentage of the final loss (what it is divided by), e.g. ``"fell by 5 % of its final value over the
+    last 10 % of the steps"``."""
+    pct = 100 * abs(plateau)
+    shown = f"{pct:,.0f}" if pct >= 100 else fmt_num(pct, 2)  # 500, not 5e2
+    verb = "fell" if plateau >= 0 else "rose"
+    return f"{verb} by {shown} % of its final value over the last 10 % of the steps"
+
+
 @fill_doc
 def convergence_note(
     rec: dict[str, Any],
@@ -129,8 +139,8 @@ def convergence_note(
     Returns
     -------
     steps : int or None
-        :func:`steps_to_verdict`'s estimate; None for a run that converged to a point that is not DNC (more
-        steps will not change its label) or where there is no estimate.
+        :func:`steps_to_verdict`'s estimate; None for a run that stopped at a full-rank point that is not DNC
+        (more steps will not change its label) or where there is no estimate.
     note : str
         The sentence for the report.
 
@@ -145,20 +155,18 @@ def convergence_note(
     grad_tol, plateau_tol = criteria.grad_tol, criteria.plateau_tol
     g, plateau = rec["grad_norm"], rec["loss_decrease_last_10pct"]
     moving = g > grad_tol and not (plateau is not None and plateau <= plateau_tol)
-    if not moving:  # rule 8: converged to a full-rank point that is not DNC
-        flat = "" if plateau is None else f", loss decrease over the last 10 % {fmt_num(plateau, 2)}"
+    if not moving:  # rule 8: GD stopped at a full-rank point that is not DNC (no known structure)
+        flat = "" if plateau is None else f", and the loss {_loss_change(plateau)}"
         cond = rec["dnc2_cond"][-1] if rec.get("dnc2_cond") else None
         why = [f"M_L's σ_1/σ_K is {fmt_num(cond, 4)} (DNC: <= {1 + criteria.dnc2_tol:g})"]
         if loss_dnc:
             gap = rec["final_loss"] / loss_dnc - 1.0
             why.append(f"its loss is {fmt_num(100 * gap, 3)} % {'above' if gap >= 0 else 'below'} L_DNC")
         return None, (
-            f"converged (gradient norm {fmt_num(g, 2)}{flat}) to a full-rank point that is not DNC: "
-            f"{' and '.join(why)}; more steps will not change this label"
+            f"not converged to a known structure: GD stopped (gradient norm {fmt_num(g, 2)}{flat}) at a "
+            f"full-rank point that is not DNC: {' and '.join(why)}; more steps will not change this label"
         )
-    fell = (
-        "" if plateau is None else f" and the loss fell {fmt_num(plateau, 2)} (relative) over the last 10 %"
-    )
+    fell = "" if plateau is None else f" and the loss {_loss_change(plateau)} (> {100 * plateau_tol:g} %)"
     steps, how = steps_to_verdict(history, g, rec["final_loss"], criteria)
     head = f"not converged: gradient norm {fmt_num(g, 2)} (> {grad_tol:g}){fell}"
     if steps is None:

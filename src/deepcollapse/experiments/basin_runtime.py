@@ -387,6 +387,7 @@ def estimate_runtime(
     *,
     probe_seconds: float = 1.0,
     tasks: Sequence[Task] | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Estimate the atlas's wall time on this machine: :func:`atlas_runtime` of costs measured here.
 
@@ -405,6 +406,8 @@ def estimate_runtime(
         Time spent stepping each shape.
     tasks : sequence of Task, optional
         Only these tasks of the atlas (see :func:`atlas_runtime`); only their shapes are measured.
+    progress : bool, default False
+        A progress bar over the shapes on stderr (the calibration of a large atlas on a CPU takes minutes).
 
     Returns
     -------
@@ -419,11 +422,17 @@ def estimate_runtime(
     >>> df["source"].tolist(), df.attrs["wall_s"] > 0
     (['calibration on cpu'], True)
     """
+    from tqdm.auto import tqdm
+
     from deepcollapse.dufm.config import DUFMConfig
 
     costs = {}
     device = "cpu"
-    for shape, group in atlas_shapes(atlas, tasks).items():
+    shapes = atlas_shapes(atlas, tasks)
+    bar = tqdm(
+        shapes.items(), total=len(shapes), desc="runtime calibration", unit="shape", disable=not progress
+    )
+    for shape, group in bar:
         cfg = DUFMConfig.from_dict({**group[0].config, "runs": atlas.runs_per_task, "seed": 0})
         device = cfg.device
         step_s = measure_shape(cfg, probe_seconds, len(group) * atlas.steps)

@@ -81,6 +81,7 @@ __all__ = [
     "describe_atlas",
     "estimate_runtime",
     "fig3_right_comparison",
+    "no_gpu_text",
     "offer_cell_minima",
     "read_best_known",
     "reference_loss",
@@ -604,7 +605,7 @@ def runtime_estimate(ctx: Context, atlas: BasinAtlas, pending: Sequence[Task]) -
         est = atlas_runtime(atlas, costs, ctx.workers, device, pending)
         source = f"the rates measured in {atlas.rates}"
     else:
-        est = estimate_runtime(atlas, ctx.workers, tasks=pending)
+        est = estimate_runtime(atlas, ctx.workers, tasks=pending, progress=ctx.progress)
         source = f"a calibration on this machine ({est.attrs['device']})"
     a = est.attrs
     text = (
@@ -752,7 +753,44 @@ def _basins(ctx: Context) -> None:
 
 
 def _basins_gpu(ctx: Context) -> None:
-    run_atlas(ctx, _atlas(ctx, BASINS_GPU), estimate=True)
+    atlas = _atlas(ctx, BASINS_GPU)
+    if atlas.device == "auto":
+        import torch
+
+        if not torch.cuda.is_available():  # said at once: the calibration alone takes minutes on a CPU
+            ctx.announce(f"{ctx.experiment.name}: {no_gpu_text(atlas)}")
+    run_atlas(ctx, atlas, estimate=True)
+
+
+def no_gpu_text(atlas: BasinAtlas) -> str:
+    """What ``reproduce basins-gpu`` (device ``auto``) says at once on a machine without a GPU: that it
+    runs on the CPU instead, how large the atlas is, and what comes first (the runtime calibration).
+
+    Parameters
+    ----------
+    atlas : BasinAtlas
+        The atlas about to run on the CPU.
+
+    Returns
+    -------
+    str
+        One line.
+
+    Examples
+    --------
+    >>> no_gpu_text(BASINS_GPU).startswith("no GPU here (found torch ")
+    True
+    """
+    from deepcollapse._core.devices import cuda_found
+    from deepcollapse.experiments.basin_runtime import atlas_shapes
+
+    shapes = len(atlas_shapes(atlas))
+    return (
+        f"no GPU here (found {cuda_found()}): device auto runs its {atlas.total_runs:,} runs of "
+        f"{atlas.steps:,} steps on the CPU instead, far slower (the CPU size: reproduce basins; --device "
+        f"cuda refuses without a GPU); first a runtime estimate from a calibration of its {shapes} cost "
+        "shapes"
+    )
 
 
 def describe_atlas(atlas: BasinAtlas) -> str:
