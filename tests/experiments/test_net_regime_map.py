@@ -63,11 +63,18 @@ def test_shipped_map_files_load_and_their_headers_hold():
         regime = RegimeMap.from_yaml(path)
         head = path.read_text().split("\nname:")[0]
         assert f"deepcollapse reproduce net-regime-map --config configs/regime/{path.name}" in head, path
-        m = re.search(r"(\d+) cells? x (\d+) variants x (\d+) seeds = (\d+) runs of (\d+) epochs", head)
+        m = re.search(
+            r"(\d+) cells? x (\d+) variants x (\d+) seeds = (\d+) runs of (?:at most )?(\d+) epochs", head
+        )
         assert m, f"{path.name}: the header states the map's size"
         cells, variants, seeds, total, epochs = (int(g) for g in m.groups())
         assert cells * variants == len(regime.cells) and variants == len(regime.variants or {"": 0})
-        assert (seeds, total, epochs) == (regime.seeds, regime.total_runs, regime.base["epochs"])
+        # trained until converged: the header's epochs are the budget, max_epochs
+        budget = (
+            regime.base["max_epochs"] if regime.base.get("until") == "converged" else regime.base["epochs"]
+        )
+        assert (seeds, total, epochs) == (regime.seeds, regime.total_runs, budget)
+        assert ("at most" in m.group(0)) == (regime.base.get("until") == "converged")
 
 
 def test_variants_are_a_further_axis_and_name_each_runs_conventions(tmp_path):

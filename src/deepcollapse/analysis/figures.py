@@ -207,8 +207,9 @@ SMOKE_MARK = "SMOKE RUN: reduced settings, not the paper's result"
 def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
     """Add a strip of ``strip`` inches below ``fig`` holding :data:`SMOKE_MARK` (red, boxed), so that a smoke
     run's figure is never taken for the full experiment's, also outside its report.  The figure's content
-    keeps its size: its axes and texts move into the upper part (through the layout engine's ``rect`` where
-    the figure has one).
+    keeps its size.  Under constrained layout the mark is the figure's ``supxlabel``, which the layout keeps
+    clear of the axes and of legends placed outside them; otherwise the axes and texts move into the upper
+    part (through the layout engine's ``rect`` where the figure has one).
 
     Parameters
     ----------
@@ -231,10 +232,21 @@ def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
     """
     from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 
+    style = {
+        "fontsize": 8,
+        "color": "#b2182b",
+        "fontweight": "bold",
+        "bbox": {"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b"},
+    }
     width, height = fig.get_size_inches()
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine) and getattr(fig, "_supxlabel", None) is None:
+        # the layout engine itself keeps the mark clear of the panels and of every legend outside them
+        fig.set_size_inches(width, height + strip)
+        fig.supxlabel(SMOKE_MARK, **style)
+        return
     frac = height / (height + strip)  # the part of the new figure the old content takes, at the top
     fig.set_size_inches(width, height + strip)
-    engine = fig.get_layout_engine()
     if isinstance(engine, ConstrainedLayoutEngine):
         engine.set(rect=(0.0, 1.0 - frac, 1.0, frac))  # (left, bottom, width, height)
     elif isinstance(engine, TightLayoutEngine):
@@ -246,17 +258,7 @@ def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
     for text in fig.texts:  # the suptitle and other figure texts, in figure coordinates
         x, y = text.get_position()
         text.set_position((x, 1.0 - frac + y * frac))
-    fig.text(
-        0.5,
-        0.5 * strip / (height + strip),
-        SMOKE_MARK,
-        ha="center",
-        va="center",
-        fontsize=8,
-        color="#b2182b",
-        fontweight="bold",
-        bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#b2182b"},
-    )
+    fig.text(0.5, 0.5 * strip / (height + strip), SMOKE_MARK, ha="center", va="center", **style)
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str, dpi: int = 130) -> tuple[Path, Path]:

@@ -24,7 +24,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from deepcollapse.analysis.stats import geometric_grid_base
 
-__all__ = ["OUTCOME_COLOURS", "OUTCOME_TEXT", "plot_outcome_map", "plot_value_map"]
+__all__ = ["OUTCOME_COLOURS", "OUTCOME_TEXT", "plot_norm_curves", "plot_outcome_map", "plot_value_map"]
 
 #: Legend text of each network outcome (:data:`deepcollapse.nets.outcome.OUTCOMES`).
 OUTCOME_TEXT = {
@@ -74,15 +74,16 @@ def _axis_title(name: str, values: np.ndarray) -> str:
 
 
 def _position(values: np.ndarray, v: float) -> float | None:
-    """Fractional cell index of ``v`` on an equally spaced (log) axis; ``None`` outside the drawn range."""
+    """Fractional cell index of ``v`` on an equally spaced (log) axis; ``None`` outside the grid's range
+    ``[min, max]`` (the rule of :func:`~deepcollapse.experiments.regime_location.locate`, so a setting the
+    report calls outside the grid is not drawn on it)."""
     vs = np.sort(values)
-    if len(vs) == 1:
-        return 0.0 if math.isclose(vs[0], v, rel_tol=1e-9) else None
-    t = np.log(vs)
-    x = float(np.interp(math.log(v), t, np.arange(len(vs))))
-    if math.log(v) < t[0] - 0.5 * (t[1] - t[0]) or math.log(v) > t[-1] + 0.5 * (t[-1] - t[-2]):
+    lo, hi = float(vs[0]), float(vs[-1])
+    if not (lo <= v <= hi or math.isclose(v, lo, rel_tol=1e-9) or math.isclose(v, hi, rel_tol=1e-9)):
         return None
-    return x
+    if len(vs) == 1:
+        return 0.0
+    return float(np.interp(math.log(v), np.log(vs), np.arange(len(vs))))
 
 
 def _panels(cells: pd.DataFrame, title: str, per_panel: tuple[float, float]) -> tuple[Figure, list, list]:
@@ -102,6 +103,11 @@ def _panels(cells: pd.DataFrame, title: str, per_panel: tuple[float, float]) -> 
 def _panel_title(key: dict) -> str:
     text = f"head width {int(key['width'])}"
     return text + (f", {key['variant']}" if key.get("variant") else "")
+
+
+def _shown(marks: Sequence[Mark], lams: np.ndarray, lrs: np.ndarray) -> list[Mark]:
+    """The marks inside the grid: those drawn, and so those the legend names."""
+    return [m for m in marks if _position(lams, m[1]) is not None and _position(lrs, m[2]) is not None]
 
 
 def _frame(ax, lams: np.ndarray, lrs: np.ndarray, marks: Sequence[Mark], title: str) -> None:
@@ -139,7 +145,8 @@ def plot_outcome_map(cells: pd.DataFrame, marks: Sequence[Mark] = (), *, title: 
     cells : DataFrame
         :func:`~deepcollapse.experiments.regime_map.cell_table`.
     marks : sequence of (label, λ, η)
-        Settings outlined on the map (the paper's); one outside the grid is left out.
+        Settings outlined on the map (the paper's); one outside the grid (``[min, max]`` of each axis) is left
+        out, of the legend too.
     title : str, optional
         The figure's title.
 
@@ -163,6 +170,7 @@ def plot_outcome_map(cells: pd.DataFrame, marks: Sequence[Mark] = (), *, title: 
     labels = list(OUTCOME_COLOURS)
     cmap = ListedColormap([OUTCOME_COLOURS[k] for k in labels])
     lams, lrs = np.sort(cells["lam"].unique()), np.sort(cells["lr"].unique())
+    marks = _shown(marks, lams, lrs)
     fig, axes, groups = _panels(cells, title or "Where the network lands", (1.1 * len(lams) + 1.6, 4.2))
     for ax, (panel, sub) in zip(axes, groups):
         grid = np.full((len(lrs), len(lams)), np.nan)
@@ -252,6 +260,7 @@ def plot_value_map(
     (2, ['3.0', '2.5', '2.0', '0.0'])
     """
     lams, lrs = np.sort(cells["lam"].unique()), np.sort(cells["lr"].unique())
+    marks = _shown(marks, lams, lrs)
     fig, axes, groups = _panels(cells, title or label, (1.0 * len(lams) + 1.4, 4.0))
     values = pd.to_numeric(cells[column], errors="coerce")
     lo = float(np.nanmin(values)) if vmin is None and values.notna().any() else (vmin or 0.0)
@@ -277,5 +286,85 @@ def plot_value_map(
             )
             for k in range(len(marks))
         ]
-        fig.legend(handles, [m[0] for m in marks], loc="outside lower center", fontsize=8, frameon=False)
+        # under the first panel's x label, as part of that axes: the layout keeps it clear of the colour bar
+        # and of a smoke mark below (analysis.figures.mark_smoke, the figure's supxlabel)
+        axes[0].legend(
+            handles,
+            [m[0] for m in marks],
+            loc="upper left",
+            bbox_to_anchor=(0.0, -0.22),
+            ncols=min(len(marks), 2),
+            fontsize=8,
+            frameon=False,
+        )
+    return fig
+
+
+def plot_norm_curves(curves: pd.DataFrame, *, title: str | None = None, by: str = "variant") -> Figure:
+    """The mechanism behind a constant or zero head: the norm of the BatchNorm scales and of every head
+    layer's weights over training, one colour per ``by`` group (mean over seeds, each seed a thin line).
+
+    Parameters
+    ----------
+    curves : DataFrame
+        :func:`~deepcollapse.experiments.regime_map.norm_curves` (``epoch``, ``bn_scale_norm``, ``W1`` ..).
+    title : str, optional
+        The figure's title.
+    by : str, default "variant"
+        The column whose groups get one colour each (e.g. ``variant``, or ``lam``).
+
+    Returns
+    -------
+    Figure
+        One panel for ``‖γ‖`` (where the network has BatchNorm) and one per head layer, log-scale norms.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curves = pd.DataFrame({"variant": ["a", "a", "b", "b"], "seed": 0, "epoch": [0, 10, 0, 10],
+    ...                        "bn_scale_norm": [8.0, 2.0, 8.0, 7.0], "W1": [1.0, 0.2, 1.0, 0.9],
+    ...                        "W2": [1.0, 0.3, 1.0, 1.1]})
+    >>> fig = plot_norm_curves(curves)
+    >>> [ax.get_title() for ax in fig.axes]
+    ['BatchNorm scales ‖γ‖₂', 'head layer 1: ‖W_1‖_F', 'head layer 2: ‖W_2‖_F']
+    """
+    layers = sorted(
+        (c for c in curves.columns if c.startswith("W") and c[1:].isdigit()), key=lambda c: int(c[1:])
+    )
+    has_bn = (
+        "bn_scale_norm" in curves and pd.to_numeric(curves["bn_scale_norm"], errors="coerce").notna().any()
+    )
+    columns = (["bn_scale_norm"] if has_bn else []) + layers
+    cols = min(len(columns), 3)
+    rows = -(-len(columns) // cols)
+    fig = Figure(figsize=(3.4 * cols + 1.8, 2.7 * rows + 0.5), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(columns) :]:
+        ax.set_visible(False)
+    groups = list(curves.groupby(by, sort=False)) if by in curves else [("", curves)]
+    palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"]
+    for ax, col in zip(axes, columns):
+        for k, (name, sub) in enumerate(groups):
+            colour = palette[k % len(palette)]
+            for _, seed in sub.groupby("seed"):
+                seed = seed.sort_values("epoch")
+                ax.plot(seed["epoch"], seed[col], color=colour, linewidth=0.6, alpha=0.45)
+            mean = sub.groupby("epoch")[col].mean()
+            ax.plot(
+                mean.index, mean.values, color=colour, linewidth=1.8, label=str(name) if name != "" else None
+            )
+        ax.set_yscale("log")
+        ax.set_xlabel("epoch", fontsize=9)
+        ax.set_ylabel("norm (log scale)", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_title(
+            "BatchNorm scales ‖γ‖₂" if col == "bn_scale_norm" else f"head layer {col[1:]}: ‖W_{col[1:]}‖_F",
+            fontsize=9,
+        )
+    if len(groups) > 1:
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False, title=by)
+    if title:
+        fig.suptitle(textwrap.fill(title, max(40, int(11 * fig.get_figwidth()))), fontsize=10)
     return fig

@@ -34,7 +34,7 @@ import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
 from deepcollapse.experiments.regime_location import CELLS_TABLE, SETTINGS_FILE, locate, panel_name
-from deepcollapse.experiments.regime_map import PAPER_SETTINGS, RegimeMap, cell_table, run_table
+from deepcollapse.experiments.regime_map import PAPER_SETTINGS, RegimeMap, cell_table, norm_curves, run_table
 from deepcollapse.nets.outcome import OUTCOMES
 
 __all__ = ["REGIME_GPU", "REGIME_LAPTOP", "REGIME_SMOKE", "run_map"]
@@ -141,6 +141,20 @@ def _in_words(cells: pd.DataFrame, marks: list[tuple[str, float, float]], regime
     return text
 
 
+def _convergence_words(runs: pd.DataFrame) -> str:
+    """How the runs stopped, in words: the share not converged and the epochs used."""
+    n = len(runs)
+    stops = runs["stop_reason"].value_counts() if "stop_reason" in runs else pd.Series(dtype=int)
+    epochs = pd.to_numeric(runs.get("epochs_done", pd.Series(dtype=float)), errors="coerce")
+    k = int((runs["label"] == "not_converged").sum())
+    text = f"{k} of {n} runs ({100 * k / n:.0f} %) ended not_converged."
+    if len(stops):
+        text += " Training stopped: " + ", ".join(f"{reason} {int(c)}" for reason, c in stops.items()) + "."
+    if epochs.notna().any():
+        text += f" Epochs used: median {epochs.median():.0f}, range {epochs.min():.0f}-{epochs.max():.0f}."
+    return text
+
+
 def run_map(ctx: Context, regime: RegimeMap) -> None:
     """Run ``regime`` into ``ctx.out_dir`` and write its report: tables, figures, the map in words.
 
@@ -172,7 +186,7 @@ def run_map(ctx: Context, regime: RegimeMap) -> None:
     >>> sorted(p.name for p in (ctx.out_dir / "tables").iterdir())
     ['regime_cells.csv', 'regime_runs.csv']
     """
-    from deepcollapse.analysis.regime_plots import plot_outcome_map, plot_value_map
+    from deepcollapse.analysis.regime_plots import plot_norm_curves, plot_outcome_map, plot_value_map
 
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     regime.to_yaml(ctx.out_dir / SETTINGS_FILE)
@@ -188,6 +202,8 @@ def run_map(ctx: Context, regime: RegimeMap) -> None:
     ctx.report.section(
         "Regime map",
         _in_words(cells, marks, regime)
+        + " "
+        + _convergence_words(runs)
         + f" Wall time of this call: {wall:.0f} s with {ctx.workers or 1} worker(s); training time summed "
         f"over the {len(runs)} runs: {float(pd.to_numeric(runs['elapsed_s']).sum()):.0f} s (runs finished "
         "by an earlier call are reused and count only there).",
@@ -256,11 +272,24 @@ def run_map(ctx: Context, regime: RegimeMap) -> None:
         "regime_train_acc",
         "Training accuracy at the end of training, mean over seeds (0.1 = chance).",
     )
+    curves = norm_curves(regime, result.out_dir)
+    if not curves.empty and curves.groupby(["lam", "lr", "width", "variant", "seed"]).size().max() > 1:
+        by = "variant" if regime.variants else "lam"
+        ctx.figure(
+            plot_norm_curves(curves, by=by, title=f"Norms over training: {net}"),
+            "regime_norms",
+            "Norm of all BatchNorm scales together, ‖γ‖₂, and of each head layer's weights, ‖W_l‖_F, at "
+            "every evaluation (log scale); one colour per "
+            f"{'convention' if by == 'variant' else 'weight decay λ'}, thick: mean over seeds, thin: each "
+            "seed. Weight decay on every parameter shrinks them at the pure-decay rate once the fit's "
+            "gradient no longer holds them up: the features lose their spread and the output becomes "
+            "input-independent (the constant or zero outcome).",
+        )
     shown = ["lam", "lr", "width", "variant", "seeds", "outcome", "agreement", "outcomes"]
     for k in OUTCOMES:
         if cells[f"p_{k}"].max() > 0:
             shown += [f"p_{k}", f"p_{k}_lo", f"p_{k}_hi"]
-    shown += ["bottleneck_rank", "gram_to_srg", "gram_to_dnc", "train_acc", "test_acc", "loss"]
+    shown += ["bottleneck_rank", "gram_to_srg", "gram_to_dnc", "train_acc", "test_acc", "loss", "epochs_done"]
     shown += [c for c in ("L_DNC", "L_SRG") if c in cells]
     ctx.table(
         cells,
@@ -271,7 +300,10 @@ def run_map(ctx: Context, regime: RegimeMap) -> None:
         columns=shown,
     )
     ctx.table(
-        runs, "regime_runs", "Per run: outcome, ranks, Gram distances, accuracies, loss, training time."
+        runs,
+        "regime_runs",
+        "Per run: outcome, ranks, Gram distances, accuracies, loss, epochs used and why training stopped "
+        "(epochs, converged, max_epochs, diverged), training time.",
     )
 
 
