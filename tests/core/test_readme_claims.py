@@ -21,3 +21,15 @@ def test_readme_theory_compare_output(capsys):
     assert len(shown) >= 3
     for number in shown:
         assert number in out, f"README shows {number}, `{m.group(1)}` prints:\n{out}"
+
+
+def test_readme_and_demo_state_one_demo_runtime():
+    """Issue 45, point 10: the README said the demo takes ≈ 3 min, the demo's --help about 1 min (up to ~10
+    min on a busy machine); both now say the demo's own words."""
+    from deepcollapse.cli.demo import __doc__ as demo_doc
+
+    line = next(
+        line for line in README.read_text().splitlines() if line.startswith("deepcollapse demo --out")
+    )
+    assert "1 min on an idle 2-core CPU, up to ~10 min on a busy one" in line
+    assert "1 min on an idle 2-core CPU, up to ~10 min on a busy one" in " ".join(demo_doc.split())

@@ -32,8 +32,8 @@ __all__ = ["NET_RUNTIMES"]
 # table of paper-scale runtimes on a GPU is computed from `make gpu-check`'s measured images/s
 # (tools/runtime_table.py).  On a 2-core CPU a 200-epoch CIFAR-10 run takes days.
 NET_RUNTIMES = {
-    name: "estimated at the start from a calibration on the device (--device cuda: seeds batched); "
-    "hours on one GPU (README: measured by make gpu-check)"
+    name: "estimated at the start from a calibration on the device (--device cuda: seeds batched); on one "
+    "GPU: the README's table of paper-scale runtimes, where make gpu-check has measured it"
     for name in NET_PRESETS
 }
 
