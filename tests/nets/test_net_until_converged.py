@@ -142,3 +142,35 @@ def test_the_outcome_follows_the_stated_criterion():
     flat = {k: torch.ones(K, 4).numpy() for k in frame}  # every class the same mean: a constant output
     assert finalise_outcome(classify_head(flat, train_acc=1 / K), convergence=going).label == "constant"
     assert math.isclose(done.loss_change, 0.0)
+
+
+def test_net_train_says_why_it_stopped_and_how_to_continue(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["--dataset", "digits", "--classes", "0,1,2", "--n", "10", "--n-test", "2", "--backbone", "mlp"]
+    args += [
+        "--layers",
+        "3",
+        "--width",
+        "8",
+        "--batch-size",
+        "10",
+        "--lr-schedule",
+        "constant",
+        "--threads",
+        "1",
+    ]
+    args += ["--until", "converged", "--max-epochs", "12", "--converge-rtol", "1e-9", "--no-progress"]
+    assert main(["net", "train", *args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    line = f"stopped at --max-epochs 12 before converging; continue with: deepcollapse net resume {out}"
+    assert (
+        line + " --max-epochs 24" in printed
+        and "outcome: not_converged (stopped at max_epochs == 12" in printed
+    )
+    assert main(["net", "resume", str(out), "--max-epochs", "24", "--no-progress"]) == 0
+    assert json.loads((out / "summary.json").read_text())["epochs_done"] == 24
+    assert (
+        main(["net", "resume", str(out), "--epochs", "30", "--no-progress"]) == 2
+    )  # the other budget's name
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "must be --max-epochs" in err[0]

@@ -175,6 +175,18 @@ def _print_summary(summary: Mapping[str, Any], out: str, config: Any = None) -> 
         print("\n".join("  " + line for line in fmt_table(rows, digits=4).splitlines()))
     if config is not None and summary.get("n_train") and summary.get("loss") is not None:
         _print_theory(summary, config)
+    conv = summary.get("convergence")
+    if conv:
+        if conv.get("converged"):
+            print(f"stopped at epoch {summary['epochs_done']}: {conv['why']}")
+        elif not summary.get("diverged"):
+            import shlex
+
+            more = 2 * int(summary["epochs_done"])
+            print(
+                f"stopped at --max-epochs {summary['epochs_done']} before converging; continue with: "
+                f"deepcollapse net resume {shlex.quote(str(out))} --max-epochs {more}"
+            )
     outcome = summary.get("outcome")
     if outcome:
         print(f"outcome: {outcome['label']} ({outcome['why']})")
