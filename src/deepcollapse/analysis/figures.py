@@ -232,7 +232,7 @@ def mark_smoke(fig: Figure, strip: float = 0.32) -> None:
     """
     from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 
-    style = {
+    style: dict[str, Any] = {
         "fontsize": 8,
         "color": "#b2182b",
         "fontweight": "bold",

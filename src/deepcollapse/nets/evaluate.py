@@ -111,7 +111,7 @@ def bn_scale_norm(model: torch.nn.Module) -> float | None:
         for m in model.modules()
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.weight is not None
     ]
-    return float(torch.sqrt(sum((g**2).sum() for g in scales))) if scales else None
+    return float(torch.linalg.vector_norm(torch.cat(scales))) if scales else None
 
 
 def _finite(x: Any) -> Any:
