@@ -45,11 +45,8 @@ Examples
 (2, 100)
 """
 
-from deepcollapse import _compat
 from deepcollapse._core.checks import ConfigError, DeepCollapseError
 from deepcollapse._core.lazy import lazy_exports as _lazy_exports
-
-_compat.install()
 
 __version__ = "0.1.0"
 

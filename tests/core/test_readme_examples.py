@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from deepcollapse._compat import MOVED_MODULES
-
 README = Path(__file__).resolve().parents[2] / "README.md"
 FENCE = re.compile(r"^```python\n(.*?)^```", flags=re.M | re.S)
 
@@ -47,22 +45,11 @@ def test_fence_extraction_keeps_order_and_line_numbers():
     assert readme_sections(text) == [("A", [(4, "x = 1\n")]), ("B", [(11, "y = x\n")])]
 
 
-def stale_paths(code: str) -> list[str]:
-    """The 0.2 module paths (``deepcollapse._compat.MOVED_MODULES``) that ``code`` names; read from the text,
-    since a moved module warns only on its first import in a process."""
-    return [
-        f"deepcollapse.{old}"
-        for old in MOVED_MODULES
-        if re.search(rf"\bdeepcollapse\.{re.escape(old)}\b", code)
-    ]
-
-
 def run_blocks(blocks: list[tuple[int, str]]) -> None:
-    """Execute ``blocks`` in order in one namespace; fail on a deprecated deepcollapse name (by text or by
-    warning) and on a block that prints nothing."""
+    """Execute ``blocks`` in order in one namespace; fail on a deprecated deepcollapse name (a warning) and
+    on a block that prints nothing."""
     namespace: dict[str, object] = {"__name__": "readme_example"}
     for line, code in blocks:
-        assert stale_paths(code) == [], f"README.md:{line} uses moved modules {stale_paths(code)}"
         out = io.StringIO()
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
             warnings.simplefilter("always", DeprecationWarning)
@@ -72,12 +59,12 @@ def run_blocks(blocks: list[tuple[int, str]]) -> None:
         assert out.getvalue().strip(), f"README.md:{line} prints nothing: an example shows its result"
 
 
-def test_the_runner_refuses_moved_modules_and_silent_blocks():
-    with pytest.raises(AssertionError, match="moved modules"):
-        run_blocks([(1, "from deepcollapse.training.dufm import train_dufm\nprint(1)\n")])
+def test_the_runner_refuses_deprecated_names_and_silent_blocks():
+    warn = "import warnings\nwarnings.warn('deepcollapse x is deprecated', DeprecationWarning)\nprint(1)\n"
+    with pytest.raises(AssertionError, match="deprecated deepcollapse name"):
+        run_blocks([(1, warn)])
     with pytest.raises(AssertionError, match="prints nothing"):
         run_blocks([(1, "x = 1\n")])
-    assert stale_paths("from deepcollapse.nets.data import load_dataset") == []
     run_blocks([(1, "x = 2\nprint(x)\n"), (5, "print(x + 1)\n")])  # a later block sees an earlier one's names
 
 

@@ -6,6 +6,11 @@ A config class is a ``@dataclass`` that validates itself in ``__post_init__`` an
 they are not given explicitly (the ``lam`` alias of the DUFM config sets ``lam_h`` and ``lam_w``);
 ``_RENAMED`` maps an old key to the field that replaced it (accepted with a ``DeprecationWarning`` for one
 release, so YAML files and run folders written before the rename still load).
+
+:class:`KeywordChecked` (a base of :class:`ConfigMixin`, and of the ``Problem`` and ``Criteria`` values)
+turns a misspelt keyword of the constructor itself (``DUFMConfig(widht=3)``) into a one-line
+:class:`ConfigError` with the nearest field (``did you mean 'width'?``) instead of the dataclass's bare
+``TypeError``.
 """
 
 from __future__ import annotations
@@ -18,13 +23,47 @@ from typing import Any, ClassVar, Self
 
 import yaml
 
-from deepcollapse._core.checks import ConfigError, check_keys
+from deepcollapse._core.checks import ConfigError, check_keys, one_of_message
 from deepcollapse._core.io import atomic_write_text, parse_yaml, read_yaml
 
-__all__ = ["ConfigMixin"]
+__all__ = ["ConfigMixin", "KeywordChecked"]
 
 
-class ConfigMixin:
+class KeywordChecked:
+    """A dataclass base whose constructor names a misspelt keyword and its nearest field (``ConfigError``).
+
+    The check runs in ``__new__``, before the generated ``__init__``: every keyword must be an ``init``
+    field of the dataclass.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Job(KeywordChecked):
+    ...     width: int = 1
+    >>> Job(width=3).width
+    3
+    >>> try:
+    ...     Job(widht=3)
+    ... except ConfigError as e:
+    ...     print(e)
+    unknown keyword Job(widht=...): did you mean 'width'? Must be one of width.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if kwargs and dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls) if f.init]
+            for key in kwargs:
+                if key not in names:
+                    raise ConfigError(
+                        one_of_message(
+                            f"unknown keyword {cls.__name__}({key}=...)", key, names, show_value=False
+                        )
+                    )
+        return super().__new__(cls)
+
+
+class ConfigMixin(KeywordChecked):
     """``to_dict`` / ``from_dict`` / ``to_yaml`` / ``from_yaml`` / ``replace`` for a config dataclass."""
 
     _ALIASES: ClassVar[dict[str, tuple[str, ...]]] = {}

@@ -207,6 +207,16 @@ params : sequence of ndarray
     "landscape_problem": """\
 problem : Problem
     The instance of eq. (1): its ``λ``s, ``n`` and model family.""",
+    "landscape_source": """\
+params : sequence of ndarray, DUFMFit, str or Path
+    The point ``[H_1 (d_1, K n), W_1 (d_2, d_1), ..., W_L (K, d_L)]`` (float64), or one run of a
+    :class:`~deepcollapse.dufm.fit.DUFMFit` or of a DUFM run folder
+    (:func:`~deepcollapse.dufm.points.as_point`).
+problem : Problem, optional
+    The instance of eq. (1): its ``λ``s, ``n`` and model family; required with arrays (a fit or a folder
+    brings its own).
+run : int, optional
+    The run of a fit or a folder (default: its lowest float64 loss).""",
     "landscape_pattern": """\
 pattern : sequence of ndarray of bool, optional
     The activation pattern ``D_2 .. D_L`` of the piece ``f_D`` (default the current one); ignored for a

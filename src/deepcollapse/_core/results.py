@@ -18,10 +18,13 @@ Which keys a result holds is part of its value: a DUFM run that diverged has no 
 early by ``max_steps`` only ``step`` and ``finished``. ``from_dict`` records the keys (and their order) of the
 dict it reads; a result built directly from its fields holds all of them, in declaration order.
 
-To add a result: ``@dataclass(frozen=True, eq=False) class MyResult(Result)`` with one field per key (each
-with a default, so that older files lacking it stay readable) and a numpydoc ``Attributes`` section; name the
-fields that hold nested results in ``_nested`` (a result or a list of them) or ``_nested_values`` (a dict of
-them).
+To add a result: ``@dataclass(frozen=True, eq=False) class MyResult(Result)`` with one field per key and a
+numpydoc ``Attributes`` section; a key every produced instance holds may be a required field
+(``kw_only=True``), the others default to ``None``; ``from_dict`` reads a key an older file lacks as
+``None`` either way.  Name the fields that hold nested results in ``_nested`` (a result or a list of them)
+or ``_nested_values`` (a dict of them).
+
+Equality compares the ``to_dict()`` values, with NaN equal to NaN in the same place.
 """
 
 from __future__ import annotations
@@ -62,6 +65,18 @@ def to_jsonable(x: Any, *, strict: bool = False) -> Any:
     if isinstance(x, (float, np.floating)):
         return None if strict and not math.isfinite(x) else float(x)
     return x
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` for JSON values, with NaN equal to NaN in the same place (a result holding NaN equals
+    itself)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 # names a field may not take: the Mapping and conversion methods of Result
@@ -127,8 +142,12 @@ class Result(Mapping[str, Any]):
             return data
         if not isinstance(data, Mapping):
             raise TypeError(f"{cls.__name__}.from_dict needs a mapping, got {type(data).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        names = {f.name for f in fields}
         kwargs = {k: cls._read(k, v) for k, v in data.items() if k in names}
+        for f in fields:  # a required field an older file lacks reads as None (and stays missing)
+            if f.name not in kwargs and f.default is f.default_factory is dataclasses.MISSING:
+                kwargs[f.name] = None
         obj = cls(**kwargs)
         object.__setattr__(obj, "_present", tuple(data))
         object.__setattr__(obj, "_unknown", {k: v for k, v in data.items() if k not in names})
@@ -162,9 +181,9 @@ class Result(Mapping[str, Any]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Result):
-            return type(self) is type(other) and self.to_dict() == other.to_dict()
+            return type(self) is type(other) and _same(self.to_dict(), other.to_dict())
         if isinstance(other, Mapping):
-            return self.to_dict() == to_jsonable(other)
+            return _same(self.to_dict(), to_jsonable(other))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

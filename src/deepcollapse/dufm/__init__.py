@@ -14,6 +14,8 @@
   run); :mod:`.criteria` -- its thresholds (``Criteria``); :mod:`.convergence` -- how far a run is from a
   verdict; :mod:`.results` -- ``DUFMRun``, ``DUFMSummary`` and the typed results of the steps;
   :mod:`.summary` -- ``analyze_dufm``: a run folder read and classified, ``summary.json``.
+- :mod:`.points` -- ``as_runs``: a ``DUFMFit`` or a run folder as :class:`~.points.TrainedRuns`, what
+  ``classify``, ``landscape``, ``polish`` and ``collapse_metrics`` take; ``as_point``: one run of it.
 
 Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
 ``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
@@ -53,6 +55,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "observe_run": "trainer",
         "RUN_FILES": "trainer",
         "analyze_dufm": "summary",
+        "TrainedRuns": "points",
+        "as_runs": "points",
         "DUFMSummary": "results",
         "DUFMRun": "results",
         "PolishResult": "results",

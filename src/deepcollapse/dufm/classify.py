@@ -88,6 +88,7 @@ import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -98,6 +99,7 @@ from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.convergence import convergence_note, steps_to_verdict
 from deepcollapse.dufm.criteria import Criteria
 from deepcollapse.dufm.kernel import numpy_gradients
+from deepcollapse.dufm.points import as_runs, check_problem
 from deepcollapse.dufm.results import DUFMRun, DUFMSummary, PolishResult
 from deepcollapse.family import Family
 from deepcollapse.metrics.functional import nc1_trace_ratio, nc2_cond, numerical_rank
@@ -506,12 +508,6 @@ def theory_of(config: DUFMConfig) -> Comparison:
 # ------------------------------------------------------------------------------------------------------------
 # every run at once: parameters in memory -> DUFMSummary
 # ------------------------------------------------------------------------------------------------------------
-def _is_fit(x: Any) -> bool:
-    # duck-typed rather than isinstance(x, DUFMFit): importing dufm.fit would load torch, and the
-    # classification is numpy/scipy only
-    return all(hasattr(x, a) for a in ("config", "H1", "weights", "diverged", "logged_steps", "history"))
-
-
 def _config_for(problem: Problem, params: Sequence[np.ndarray], step: int) -> DUFMConfig:
     """The :class:`DUFMConfig` of ``problem`` with the widths of ``params`` (``runs`` of them, ``steps =
     step``): what the classification reads (the family, ``K``, ``n``, the λs, ``rank_rtol``, ``polish``)."""
@@ -534,7 +530,7 @@ def _config_for(problem: Problem, params: Sequence[np.ndarray], step: int) -> DU
 
 
 def classify(
-    params: DUFMFit | Sequence[Any],
+    params: DUFMFit | str | Path | Sequence[Any],
     problem: Problem | DUFMConfig | None = None,
     criteria: Criteria = _DEFAULT,
     *,
@@ -547,8 +543,9 @@ def classify(
 
     Parameters
     ----------
-    params : DUFMFit or sequence of array
-        A :class:`~deepcollapse.dufm.fit.DUFMFit` (its config, divergence steps, loss history and step are
+    params : DUFMFit, str, Path or sequence of array
+        A :class:`~deepcollapse.dufm.fit.DUFMFit` or a DUFM run folder (read alike by
+        :func:`~deepcollapse.dufm.points.as_runs`: its config, divergence steps, loss history and step are
         used), or ``[H1, W_1 .. W_L]`` with a leading run axis (``H1`` of shape ``(R, d_1, K n)``) or of
         one run (``H1`` of shape ``(d_1, K n)``); numpy arrays or CPU tensors, computed in float64.
     problem : Problem or DUFMConfig, optional
@@ -595,15 +592,14 @@ def classify(
     ['dnc', 'low_rank', 'dnc', 'dnc']
     """
     config: DUFMConfig | None = None
-    if _is_fit(params):
-        fit: Any = params
-        config = problem if isinstance(problem, DUFMConfig) else fit.config
-        if isinstance(problem, Problem) and problem != fit.config.problem:
-            raise ConfigError("problem: differs from the fit's config.problem; pass the fit alone.")
-        arrays: list[Any] = list(fit.params)
-        diverged = fit.diverged if diverged is None else diverged
-        history = {r: fit.history(r) for r in range(len(fit.H1))} if history is None else history
-        step = fit.step if step is None else step
+    runs = as_runs(params)
+    if runs is not None:
+        config = problem if isinstance(problem, DUFMConfig) else runs.config
+        check_problem(problem if isinstance(problem, Problem) else None, runs)
+        arrays: list[Any] = list(runs.params)
+        diverged = runs.diverged if diverged is None else diverged
+        history = runs.histories if history is None else history
+        step = runs.step if step is None else step
     elif problem is None:
         raise ConfigError(
             "problem: required with arrays (a Problem, or the DUFMConfig they were trained with)."

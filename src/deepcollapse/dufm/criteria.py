@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_float
+from deepcollapse._core.config import KeywordChecked
 
 __all__ = ["Criteria"]
 
 
 @dataclass(frozen=True)
-class Criteria:
+class Criteria(KeywordChecked):
     """The tolerances that turn a trained run's numbers into a label (``dnc``, ``srg_like``, ...).
 
     Parameters

@@ -42,6 +42,7 @@ from deepcollapse.dufm.config import DUFMConfig
 from deepcollapse.dufm.kernel import one_blas_thread
 from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.numpy_engine import NumpyEngine, loss_parts
+from deepcollapse.dufm.points import as_runs
 from deepcollapse.dufm.torch_engine import TorchEngine
 
 if TYPE_CHECKING:
@@ -177,6 +178,35 @@ class DUFMFit:
         ((4, 4), [(4, 4), (2, 4)])
         """
         return self.H1[r], [W[r] for W in self.weights]
+
+    def collapse_inputs(self, run: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(features, labels, weights)`` of one run's last layer: what ``collapse_metrics(fit)`` reads.
+
+        Parameters
+        ----------
+        run : int, optional
+            The run (default: the lowest float64 loss).
+
+        Returns
+        -------
+        features : ndarray, (N, d_L)
+            ``H_L^T`` in float64.
+        labels : ndarray of int, (N,)
+            The class of each column.
+        weights : ndarray, (K, d_L)
+            ``W_L``, the classifier.
+
+        Examples
+        --------
+        >>> import deepcollapse as dc
+        >>> config = dc.DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
+        >>> features, labels, W = dc.fit_dufm(config).collapse_inputs(run=0)
+        >>> features.shape, labels.tolist(), W.shape
+        ((4, 4), [0, 0, 1, 1], (2, 4))
+        """
+        runs = as_runs(self)
+        assert runs is not None  # a fit
+        return runs.collapse_inputs(run)
 
     def history(self, r: int) -> list[tuple[int, float | None]]:
         """Run ``r``'s loss history as ``[(step, loss or None)]`` (``None``: not finite or diverged), as read

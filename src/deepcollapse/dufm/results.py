@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["DUFMRun", "DUFMSummary", "PolishResult", "RunObservation"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class DUFMRun(Result):
     """One run of a DUFM run folder, analysed in float64 from ``params.pt`` (an entry of
     :attr:`~deepcollapse.dufm.summary.DUFMSummary.runs`; the classification rules are in the module
@@ -28,6 +28,8 @@ class DUFMRun(Result):
     A diverged run holds only ``run, seed, diverged, diverged_step, final_loss, fit, reg, classification,
     ranks, ranks_pre, dnc1, dnc2_cond, polished_loss, grad_norm, srg_gram_distance, below_dnc`` (all but the
     first four ``None`` / ``False``); ``norms``, ``loss_decrease_last_10pct`` and ``polish_*`` are absent.
+    Those fields but ``run`` and ``seed`` are required (keyword-only); ``from_dict`` reads one an older file
+    lacks as ``None``.
 
     Attributes
     ----------
@@ -82,25 +84,25 @@ class DUFMRun(Result):
 
     run: int | None = None
     seed: int | None = None
-    diverged: bool | None = None
-    diverged_step: int | None = None
-    final_loss: float | None = None
-    fit: float | None = None
-    reg: float | None = None
+    diverged: bool | None
+    diverged_step: int | None
+    final_loss: float | None
+    fit: float | None
+    reg: float | None
     norms: dict[str, Any] | None = None
-    grad_norm: float | None = None
+    grad_norm: float | None
     loss_decrease_last_10pct: float | None = None
-    ranks: list[int] | None = None
-    ranks_pre: list[int] | None = None
-    dnc1: list[float | None] | None = None
-    dnc2_cond: list[float | None] | None = None
-    srg_gram_distance: float | None = None
-    classification: str | None = None
-    polished_loss: float | None = None
+    ranks: list[int] | None
+    ranks_pre: list[int] | None
+    dnc1: list[float | None] | None
+    dnc2_cond: list[float | None] | None
+    srg_gram_distance: float | None
+    classification: str | None
+    polished_loss: float | None
     polish_scales: list[float] | None = None
     polish_source: str | None = None
     polish_refit_loss: float | None = None
-    below_dnc: bool | None = None
+    below_dnc: bool | None
     steps_to_verdict: int | None = None
     convergence_note: str | None = None
 

@@ -13,9 +13,8 @@ Imports: figure modules import matplotlib (through :mod:`deepcollapse.analysis`)
 inside the figure functions, on purpose: ``reproduce --list`` and ``--help`` import every figure module and
 load neither (a test in tests/cli keeps the parsers torch-free).
 
-Execution (executors, sweeps, task kinds) lives in :mod:`deepcollapse.runs`; ``run_tasks``, ``run_sweep``,
-``SweepSpec``, ... are still importable from here for one release (:data:`deepcollapse._compat.MOVED_NAMES`,
-with a ``DeprecationWarning``).
+Execution (executors, sweeps, task kinds) lives in :mod:`deepcollapse.runs` (``run_tasks``, ``run_sweep``,
+``SweepSpec``, ...).
 
 Extension point: a new figure is one function decorated with ``register`` in a figure module (a new module is
 one line in ``registry.EXPERIMENT_MODULES``), with a ``smoke`` variant that the check tier runs.

@@ -43,14 +43,19 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deepcollapse._core.docs import fill_doc
+from deepcollapse.dufm.points import as_point
 from deepcollapse.theory import objective_torch as torch_eq1
 from deepcollapse.theory.objective import objective_from_output
 from deepcollapse.theory.problem import Problem
+
+if TYPE_CHECKING:
+    from deepcollapse.dufm.fit import DUFMFit
 
 __all__ = [
     "PolishResult",
@@ -589,9 +594,10 @@ class PolishResult:
 
 @fill_doc
 def polish(
-    params: Sequence[np.ndarray],
-    problem: Problem,
+    params: Sequence[np.ndarray] | DUFMFit | str | Path,
+    problem: Problem | None = None,
     *,
+    run: int | None = None,
     lbfgs_iter: int = 5000,
     newton_rounds: int = 4,
     newton_iter: int = 30,
@@ -607,8 +613,7 @@ def polish(
 
     Parameters
     ----------
-    %(landscape_params)s
-    %(landscape_problem)s
+    %(landscape_source)s
     lbfgs_iter : int, default 5000
         L-BFGS iterations.
     newton_rounds : int, default 4
@@ -636,6 +641,7 @@ def polish(
     """
     from scipy.optimize import minimize
 
+    params, problem = as_point(params, problem, run=run)
     shapes = [np.shape(p) for p in params]
     x = flatten(params)
     f0 = value(unflatten(x, shapes), problem)

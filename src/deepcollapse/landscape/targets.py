@@ -85,7 +85,7 @@ def load_point(
     from pathlib import Path
 
     from deepcollapse._core.checks import ConfigError, check_choice
-    from deepcollapse.landscape.piecewise import Problem, value
+    from deepcollapse.landscape.piecewise import Problem
     from deepcollapse.landscape.solution_file import check_family_matches, load_solution
 
     given: dict[str, Any] = {"loss": loss, "activation": activation, "eps": eps}
@@ -119,7 +119,7 @@ def load_point(
         return data.params, problem, f"solution file {path}"
     if path.is_dir() and (path / "config.yaml").is_file():
         from deepcollapse.dufm.config import DUFMConfig
-        from deepcollapse.dufm.summary import read_run_params
+        from deepcollapse.dufm.points import as_runs
 
         config = DUFMConfig.from_yaml(path / "config.yaml")
         if not (path / "params.pt").is_file() and not (path / "checkpoint.pt").is_file():
@@ -127,15 +127,11 @@ def load_point(
                 f"TARGET == {str(path)!r} has no params.pt or checkpoint.pt, must be {TARGET_HELP}."
             )
         check_family_matches(config.family, f"TARGET == {str(path)!r}", **given)
-        _, arrays = read_run_params(path, config)
-        problem = Problem(
-            config.classes, config.layers, config.n, config.lam_h, tuple(config.lam_w)
-        ).with_family(config.loss, config.activation, config.eps)
-        R = arrays[0].shape[0]
-        if run is None:
-            losses = [value([a[r] for a in arrays], problem) for r in range(R)]
-            run = int(np.nanargmin(np.where(np.isfinite(losses), losses, np.inf)))
+        runs = as_runs(path)
+        assert runs is not None  # a folder
+        R = len(runs.params[0])
+        run = runs.best_run() if run is None else run
         if not 0 <= run < R:
             raise ConfigError(f"--run == {run}, must be in 0 .. {R - 1}.")
-        return [a[run] for a in arrays], problem, f"run {run} of {path}"
+        return runs.point(run), runs.problem, f"run {run} of {path}"
     raise ConfigError(f"TARGET == {str(target)!r}, must be {TARGET_HELP}.")

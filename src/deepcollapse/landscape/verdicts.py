@@ -62,12 +62,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
+from deepcollapse.dufm.points import as_point
 from deepcollapse.landscape.explain import explain
 from deepcollapse.landscape.hessian import hessian_spectrum, symmetry_basis
 from deepcollapse.landscape.piecewise import (
@@ -95,6 +97,9 @@ from deepcollapse.landscape.probes import (
 from deepcollapse.landscape.slices import loss_slices  # re-exported: landscape.verdicts.loss_slices
 from deepcollapse.landscape.targets import TARGET_HELP as TARGET_HELP
 from deepcollapse.landscape.targets import load_point as load_point
+
+if TYPE_CHECKING:
+    from deepcollapse.dufm.fit import DUFMFit
 
 __all__ = [
     "KINK_RTOL",
@@ -231,9 +236,10 @@ _ARRAY_KEYS = ("directions", "descent_direction")  # flat vectors for the slices
 
 @fill_doc
 def landscape(
-    params: Sequence[np.ndarray],
-    problem: Problem,
+    params: Sequence[np.ndarray] | DUFMFit | str | Path,
+    problem: Problem | None = None,
     *,
+    run: int | None = None,
     k: int = 6,
     grad_tol: float = 1e-6,
     eig_tol: float = 1e-6,
@@ -266,8 +272,7 @@ def landscape(
 
     Parameters
     ----------
-    %(landscape_params)s
-    %(landscape_problem)s
+    %(landscape_source)s
     k : int, default 6
         How many of the lowest Hessian eigenvalues.
     grad_tol : float, default 1e-6
@@ -303,6 +308,7 @@ def landscape(
     """
     from threadpoolctl import threadpool_limits
 
+    params, problem = as_point(params, problem, run=run)
     with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
         witness = None
         if clarke_witness is not None:

@@ -4,10 +4,11 @@
 float64) and :func:`collapse_metrics`, every metric in one call (a :class:`CollapseMetrics`).
 ``streaming.CollapseStatistics`` accumulates sum-reducible statistics over batches and calls the same
 functional core.
-``capture.layer_metrics`` (imports torch and pandas; import it from :mod:`deepcollapse.metrics.capture`)
-measures any ``torch.nn.Module`` layer by layer.
+``layer_metrics`` (:mod:`deepcollapse.metrics.capture`, imports torch and pandas on first use:
+``from deepcollapse.metrics import layer_metrics``) measures any ``torch.nn.Module`` layer by layer.
 """
 
+from deepcollapse._core.lazy import lazy_exports as _lazy_exports
 from deepcollapse.metrics.functional import (
     METRIC_KEYS,
     CollapseMetrics,
@@ -42,7 +43,11 @@ from deepcollapse.metrics.functional import (
 )
 from deepcollapse.metrics.streaming import CollapseStatistics, NCCStatistics, two_pass_metrics
 
+# imported on first use (PEP 562): `import deepcollapse.metrics` loads no torch
+__getattr__, _lazy_dir, _lazy_all = _lazy_exports(__name__, {"layer_metrics": "capture"})
+
 __all__ = [
+    *_lazy_all,
     "METRIC_KEYS",
     "CollapseMetrics",
     "CollapseStatistics",
@@ -77,3 +82,7 @@ __all__ = [
     "stable_rank",
     "within_class_cov",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_lazy_all))

@@ -6,11 +6,13 @@ values → ``None`` + a warning).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.metrics._inputs import ArrayLike, as_bias, as_weights, prepare, restrict_to_kept
@@ -59,6 +61,12 @@ METRIC_KEYS = (
     "negative_fraction",
     "warnings",
 )
+
+
+class CollapseInputs(Protocol):
+    """What :func:`collapse_metrics` reads from a fit: ``collapse_inputs()`` -> features, labels, weights."""
+
+    def collapse_inputs(self) -> tuple[Any, Any, Any]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,8 +307,8 @@ def finalize(
 
 @fill_doc
 def collapse_metrics(
-    features: ArrayLike,
-    labels: ArrayLike,
+    features: ArrayLike | CollapseInputs,
+    labels: ArrayLike | None = None,
     weights: ArrayLike | None = None,
     *,
     bias: ArrayLike | None = None,
@@ -328,12 +336,16 @@ def collapse_metrics(
     unweighted. ``rtol``/``dtype``: rank tolerance (default from the features' own dtype, see
     :func:`numerical_rank`).
 
+    ``features`` may also be a :class:`~deepcollapse.dufm.fit.DUFMFit` or a DUFM run folder read by
+    :func:`~deepcollapse.dufm.points.as_runs` (anything with a ``collapse_inputs()`` method): its lowest-loss
+    run's last layer ``H_L^T`` with its labels and ``W_L`` as the classifier.
+
     Parameters
     ----------
-    features : array_like, (N, D)
-        One sample per row (numpy array or torch tensor; computed in float64).
+    features : array_like, (N, D), or DUFMFit or TrainedRuns
+        One sample per row (numpy array or torch tensor; computed in float64), or a fit.
     labels : array_like of int, (N,)
-        Class labels in ``0..K-1``.
+        Class labels in ``0..K-1`` (required with arrays; a fit brings its own).
     weights : array_like, (P, D), optional
         A matrix applied to these features; ``P == K`` means a classifier.
     bias : array_like, (K,), optional
@@ -364,6 +376,17 @@ def collapse_metrics(
     >>> m.to_dict()["classes"], m.warnings
     ([0, 1], [])
     """
+    if hasattr(features, "collapse_inputs"):  # a DUFMFit or TrainedRuns (deepcollapse.dufm.points)
+        if labels is not None or weights is not None:
+            raise ConfigError("labels, weights: a fit brings its own; pass the fit alone.")
+        features, labels, weights = features.collapse_inputs()
+    elif isinstance(features, (str, os.PathLike)):
+        raise ConfigError(
+            f"features == {str(features)!r}, must be arrays or a fit; read a DUFM run folder with "
+            "deepcollapse.dufm.points.as_runs(folder) and pass that."
+        )
+    elif labels is None:
+        raise ConfigError("labels: required with features (N, D), one class label per row.")
     d = prepare(features, labels, num_classes, drop_empty)
     m = moments_of(d, scatter=pinv)
     out = _core(m, weighted=weighted, rtol=rtol, dtype=dtype)

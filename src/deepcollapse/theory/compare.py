@@ -25,12 +25,14 @@ from deepcollapse.theory.problem import Problem, problem_of
 __all__ = ["Comparison", "compare", "grid", "parse_range", "single_threaded_blas"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Comparison(Result):
     """Optimal DNC, SRG and zero losses at one setting: the result of :func:`compare` (``theory compare``).
 
     Read-only key access (``c["loss_dnc"]``) works as for the dict of earlier releases; ``to_dict()`` is the
-    JSON of ``deepcollapse theory compare --json``.
+    JSON of ``deepcollapse theory compare --json``.  ``loss_dnc``, ``loss_srg`` and ``loss_zero`` are
+    required (keyword-only; ``None`` where there is no closed form, as in
+    :func:`~deepcollapse.dufm.classify.theory_of`); ``from_dict`` reads one an older file lacks as ``None``.
 
     Attributes
     ----------
@@ -84,11 +86,11 @@ class Comparison(Result):
     lam_h: float | None = None
     lam_w: list[float] | None = None
     Lambda: float | None = None
-    loss_dnc: float | None = None
-    loss_srg: float | None = None
+    loss_dnc: float | None
+    loss_srg: float | None
     srg_construction: str | None = None
     loss_srg_constructions: dict[str, float] | None = None
-    loss_zero: float | None = None
+    loss_zero: float | None
     scales_dnc: list[float] | None = None
     scales_srg: list[float] | None = None
     scales_srg_dnc_block: list[float] | None = None

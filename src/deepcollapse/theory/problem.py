@@ -24,6 +24,7 @@ import numpy as np
 
 from deepcollapse._core import flagship as _flagship
 from deepcollapse._core.checks import ConfigError, check_float, check_int, check_per_layer
+from deepcollapse._core.config import KeywordChecked
 from deepcollapse._core.problem_fields import PROBLEM_HELP, check_problem_fields
 from deepcollapse.family import Family, get_family, targets
 
@@ -31,7 +32,7 @@ __all__ = ["FLAGSHIP", "Problem", "problem_of"]
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(KeywordChecked):
     """An instance of eq. (1) (module docstring), validated at construction.
 
     Parameters
