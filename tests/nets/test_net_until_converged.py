@@ -174,3 +174,13 @@ def test_net_train_says_why_it_stopped_and_how_to_continue(tmp_path, capsys):
     )  # the other budget's name
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "must be --max-epochs" in err[0]
+
+
+def test_several_folders_resume_each_with_its_own_budget(tmp_path):
+    """``net resume A B --max-epochs M``: runs of until converged resume alone (each stops on its own)."""
+    cfgs = [NetConfig(**MLP, until="converged", converge_rtol=1e-12, max_epochs=11, seed=s) for s in (0, 1)]
+    outs = [tmp_path / f"s{s}" for s in (0, 1)]
+    for cfg, out in zip(cfgs, outs):
+        train_net(cfg, out, progress=False)
+    assert main(["net", "resume", *map(str, outs), "--max-epochs", "13", "--no-progress"]) == 0
+    assert [json.loads((o / "summary.json").read_text())["epochs_done"] for o in outs] == [13, 13]

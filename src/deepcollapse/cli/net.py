@@ -267,18 +267,13 @@ def _resume(args: argparse.Namespace) -> int:
     else:
         from deepcollapse.nets.batched import resume_nets
 
-        if args.max_epochs is not None:
-            raise ConfigError(
-                "--max-epochs resumes one run of --until converged at a time (each stops on its own): give "
-                "one folder."
-            )
-
         summaries = resume_nets(
             args.out,
             epochs=args.epochs,
             batch_size=args.batch_size,
             batch_seeds=args.batch_seeds,
             progress=not args.no_progress,
+            max_epochs=args.max_epochs,
         )
     for summary, out in zip(summaries, args.out):
         _print_summary(summary, out, NetConfig.from_yaml(f"{out}/config.yaml"))

@@ -59,6 +59,7 @@ from deepcollapse.nets.checkpoint import (
     RunFolder,
     batch_oom_error,
     batch_stopped_error,
+    budget_of,
     load_run_checkpoint,
     same_schedule,
 )
@@ -417,6 +418,7 @@ def resume_nets(
     batch_seeds: str | int | None = None,
     progress: bool = True,
     callback: BatchCallback | None = None,
+    max_epochs: int | None = None,
 ) -> list[NetSummary]:
     """Continue the net run folders ``out_dirs`` from their checkpoints, batched where their configs allow
     (the folders of one batched run resume as one batch again); return their summaries.
@@ -437,6 +439,9 @@ def resume_nets(
         How many runs share a batch from now on (``config.batch_seeds``).
     progress : bool
         A progress bar per batch.
+    max_epochs : int, optional
+        A new budget for runs of ``until: converged`` (``epochs`` is refused for them, ``max_epochs`` for the
+        others: :func:`~deepcollapse.nets.train.budget_of`; they train alone, each stopping on its own).
     callback : callable, optional
         :data:`BatchCallback`, after each seed's checkpoint is on disk.
 
@@ -467,8 +472,9 @@ def resume_nets(
         if not (out / "config.yaml").is_file():
             raise ConfigError(f"out_dir == {str(out)!r}, must be a net run folder holding config.yaml.")
         config, change = NetConfig.from_yaml(out / "config.yaml"), False
-        if epochs is not None and epochs != config.epochs:
-            config, change = same_schedule(config, int(epochs), out), True
+        length = budget_of(config, epochs, max_epochs, str(out))
+        if length is not None and length != config.epochs:
+            config, change = same_schedule(config, int(length), out), True
         if batch_size is not None and batch_size != config.batch_size:
             config, change = config.replace(batch_size=batch_size), True
         if batch_seeds is not None and batch_seeds != config.batch_seeds:

@@ -46,6 +46,7 @@ __all__ = [
     "RunFolder",
     "batch_oom_error",
     "batch_stopped_error",
+    "budget_of",
     "load_run_checkpoint",
     "oom_error",
     "resume_command",
@@ -242,6 +243,46 @@ def same_schedule(config: NetConfig, epochs: int, out: Path) -> NetConfig:
         kept = [max(e, 0.4) / epochs for e in at if e < epochs]  # max: a milestone at epoch 0 stays at 0
         return config.replace(epochs=epochs, lr_milestones=kept, **_budget(config, epochs))
     return config.replace(epochs=epochs, **_budget(config, epochs))
+
+
+def budget_of(config: NetConfig, epochs: int | None, max_epochs: int | None, out: str) -> int | None:
+    """The new length asked of a resumed run: ``--epochs`` for ``until: epochs``, ``--max-epochs`` for
+    ``until: converged``; the other one is refused (``ConfigError`` naming the folder).
+
+    Parameters
+    ----------
+    config : NetConfig
+        The run's config.
+    epochs, max_epochs : int or None
+        What the command asked for.
+    out : str
+        The run folder, for the message.
+
+    Returns
+    -------
+    int or None
+        The new length (``None``: unchanged).
+
+    Examples
+    --------
+    >>> budget_of(NetConfig(until="converged", max_epochs=10), None, 20, "run")
+    20
+    >>> budget_of(NetConfig(epochs=10), 20, None, "run")
+    20
+    """
+    if config.until == "converged":
+        if epochs is not None:
+            raise ConfigError(
+                f"--epochs == {epochs}, must be --max-epochs for {out!r}: it trains until converged (its "
+                f"budget is --max-epochs {config.max_epochs})."
+            )
+        return max_epochs
+    if max_epochs is not None:
+        raise ConfigError(
+            f"--max-epochs == {max_epochs}, must be --epochs for {out!r}: it trains for a fixed number of "
+            f"epochs ({config.epochs})."
+        )
+    return epochs
 
 
 def _budget(config: NetConfig, epochs: int) -> dict[str, int]:

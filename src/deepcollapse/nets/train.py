@@ -65,6 +65,7 @@ from deepcollapse.nets.checkpoint import (
     DeviceMemoryError,
     MemoryRun,
     RunFolder,
+    budget_of,
     load_run_checkpoint,
     oom_error,
     same_schedule,
@@ -353,24 +354,6 @@ def train_net(
     out = prepare_run_folder(out_dir, RUN_FILES, force, "`deepcollapse net resume`")
     config.to_yaml(out / "config.yaml")
     return _run(config, out, progress=progress, callback=callback)
-
-
-def budget_of(config: NetConfig, epochs: int | None, max_epochs: int | None, out: str) -> int | None:
-    """The new length asked of a resumed run: ``--epochs`` for ``until: epochs``, ``--max-epochs`` for
-    ``until: converged``; the other one is refused (``ConfigError`` naming the folder)."""
-    if config.until == "converged":
-        if epochs is not None:
-            raise ConfigError(
-                f"--epochs == {epochs}, must be --max-epochs for {out!r}: it trains until converged (its "
-                f"budget is --max-epochs {config.max_epochs})."
-            )
-        return max_epochs
-    if max_epochs is not None:
-        raise ConfigError(
-            f"--max-epochs == {max_epochs}, must be --epochs for {out!r}: it trains for a fixed number of "
-            f"epochs ({config.epochs})."
-        )
-    return epochs
 
 
 def resume_net(
