@@ -169,11 +169,6 @@ history : list of (step, loss)
     "dufm_state": """\
 state : FitState
     The loop's state: a live view, valid during the call only (read it, do not change the parameters).""",
-    "dufm_engine_advance": """\
-start : int
-    The step number of ``lrs[0]`` (a diverged run reports the step it diverged at).
-lrs : numpy.ndarray
-    One learning rate per step.""",
     "dufm_progress": """\
 progress : bool, default True
     Show a progress bar of the steps (:class:`~deepcollapse.dufm.fit.ProgressBar`).""",

@@ -6,7 +6,8 @@
 - :mod:`.kernel` -- the numpy CPU kernel (``advance``, ``advance_limited``, ``numpy_gradients``);
   :mod:`.compiled` -- the same step loop compiled with numba (optional, used when installed).
 - :mod:`.fit` -- ``fit_dufm(config, callbacks) -> DUFMFit``: the GD loop, in memory, nothing written;
-  :mod:`.numpy_engine` and :mod:`.torch_engine` -- the engines it steps.
+  :mod:`.engine` -- the protocol ``Engine`` of the engines it steps, :mod:`.numpy_engine` and
+  :mod:`.torch_engine`.
 - :mod:`.trainer` -- ``train_dufm`` / ``resume_dufm``: that loop plus the run folder (checkpoints,
   ``metrics.jsonl`` with per-layer metrics) as callbacks.
 - :mod:`.classify` -- ``classify(params, problem, criteria) -> DUFMSummary``: runs in memory classified
@@ -17,8 +18,8 @@
 - :mod:`.points` -- ``as_runs``: a ``DUFMFit`` or a run folder as :class:`~.points.TrainedRuns`, what
   ``classify``, ``landscape``, ``polish`` and ``collapse_metrics`` take; ``as_point``: one run of it.
 
-Extension point: a new engine implements the step loop of :mod:`.kernel` (``advance``) and is chosen in
-``trainer``; a new model family is added in :mod:`deepcollapse.family`, not here.
+Extension point: a new engine implements :class:`.engine.Engine` and is chosen in :mod:`.fit` (by
+``backend``); a new model family is added in :mod:`deepcollapse.family`, not here.
 """
 
 from deepcollapse._core.lazy import lazy_exports

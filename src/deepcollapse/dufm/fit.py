@@ -18,7 +18,8 @@ with ``out=`` buffers), one BLAS thread, ``sub_batch`` runs at a time; ``workers
 that many single-threaded processes (one per core is the fastest layout on CPU).  ``backend='torch'``:
 :mod:`deepcollapse.dufm.torch_engine`, batched ``bmm``/``baddbmm`` analytic gradients or autograd
 (``grad='autograd'``), on ``cpu`` or ``cuda``, stepped by ``step_loop`` (graph-safe chunks with one host
-synchronisation each, on cuda replayed as CUDA graphs); its chunks last about 1.5 s.
+synchronisation each, on cuda replayed as CUDA graphs); its chunks last about 1.5 s.  Both implement
+:class:`~deepcollapse.dufm.engine.Engine`, the loop's one contract with them (no branch on the engine).
 
 Divergence: a run whose output sum (numpy) or gradient (torch) is not finite at step ``t`` is marked
 diverged at ``t`` and frozen there; the other runs go on.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from deepcollapse._core.checks import ConfigError
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.progress import progress_bar
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.engine import Engine
 from deepcollapse.dufm.kernel import one_blas_thread
 from deepcollapse.dufm.model import init_params
 from deepcollapse.dufm.numpy_engine import NumpyEngine, loss_parts
@@ -539,8 +541,11 @@ class ProgressBar(FitCallback):
 # ------------------------------------------------------------------------------------------------------------
 # the loop
 # ------------------------------------------------------------------------------------------------------------
-def _engine(params: list[np.ndarray], config: DUFMConfig) -> NumpyEngine | TorchEngine:
-    return NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
+#: the engine of each ``config.resolved_backend`` (the contract: :class:`~deepcollapse.dufm.engine.Engine`)
+_ENGINES: dict[str, Callable[[list[np.ndarray], DUFMConfig], Engine]] = {
+    "numpy": NumpyEngine,
+    "torch": TorchEngine,
+}
 
 
 def _log_losses(state: FitState, rows: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]) -> None:
@@ -602,15 +607,15 @@ def fit_loop(
     >>> fit.step, fit.finished, fit.logged_steps.tolist()
     (10, False, [0, 10])
     """
-    engine = _engine(params, config)
+    engine = _ENGINES[config.resolved_backend](params, config)
     engine.freeze(list(diverged))
     state = FitState(config, step, step, stop_at, diverged, _engine=engine)
     rows: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
     t0, step0 = time.perf_counter(), step
-    if isinstance(engine, NumpyEngine):
-        chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // math.ceil(config.runs / config.workers)))
-    else:
+    if engine.timed_chunks:
         chunk = 10  # then about _CHUNK_SECONDS long, from the rate measured on the previous chunk
+    else:
+        chunk = max(10, min(_CHUNK, _CHUNK_RUN_STEPS // math.ceil(config.runs / config.workers)))
     try:
         if log_start:
             _log_losses(state, rows)
@@ -629,7 +634,7 @@ def fit_loop(
             for r, s in new.items():
                 diverged[r] = s
                 log.warning("run %d (seed %d) diverged at step %d", r, config.run_seeds[r], s)
-            if not isinstance(engine, NumpyEngine):  # (advance synchronised with the device)
+            if engine.timed_chunks:  # (advance returned when the work was done)
                 rate = (nxt - step) / max(time.perf_counter() - t_chunk, 1e-9)
                 chunk = int(min(_CHUNK, max(10, rate * _CHUNK_SECONDS)))
             step = nxt

@@ -1,9 +1,9 @@
 """The CPU engine of the DUFM loop: parameters as numpy arrays, stepped by the numpy / compiled kernel.
 
 :class:`NumpyEngine` is what :func:`deepcollapse.dufm.fit.fit_loop` steps for ``resolved_backend == "numpy"``
-(the torch one is :class:`deepcollapse.dufm.torch_engine.TorchEngine`; both have ``advance``, ``freeze``,
-``best_loss``, ``numpy_params``, ``close``).  :func:`loss_parts` is eq. (1) of one run in float64, the number
-the loop's loss history and the progress bar's ``best=`` hold.
+(the torch one is :class:`deepcollapse.dufm.torch_engine.TorchEngine`; both implement the protocol
+:class:`deepcollapse.dufm.engine.Engine`, documented there).  :func:`loss_parts` is eq. (1) of one run in
+float64, the number the loop's loss history and the progress bar's ``best=`` hold.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import math
 import signal
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from deepcollapse._core.docs import fill_doc
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.engine import Engine
 from deepcollapse.dufm.kernel import advance_limited, one_blas_thread, resolve_kernel
 from deepcollapse.theory.objective import evaluate
 
@@ -77,9 +78,11 @@ def _ignore_sigint() -> None:  # worker initialiser: Ctrl-C is handled by the pa
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class NumpyEngine:
+class NumpyEngine(Engine):
     """The CPU engine: parameters as numpy arrays, stepped by :func:`deepcollapse.dufm.kernel.advance`
     in-process or in worker processes (the loop picks it for ``resolved_backend == "numpy"``)."""
+
+    timed_chunks = False  # chunks of a fixed number of run-steps per process
 
     def __init__(self, params: list[np.ndarray], config: DUFMConfig):
         self.params = params
@@ -99,30 +102,8 @@ class NumpyEngine:
                 initializer=_ignore_sigint,
             )
 
-    @fill_doc
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
-        """Advance every alive run by ``len(lrs)`` steps (step ``start + i`` with learning rate ``lrs[i]``),
-        by :func:`~deepcollapse.dufm.kernel.advance_limited` in-process or split over the worker processes.
-
-        Parameters
-        ----------
-        %(dufm_engine_advance)s
-
-        Returns
-        -------
-        dict of int to int
-            ``{run: step}`` of the runs that diverged in these steps (frozen there).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = NumpyEngine(initial_params(config), config)
-        >>> engine.advance(0, np.full(5, 0.1))
-        {}
-        """
+        # by kernel.advance_limited, in-process or split over the worker processes
         c = self.config
         if not self._logged:  # (here, not in __init__: importing numba must not delay the signal handlers)
             # compiled (numba) or numpy: the same GD to float rounding; float32 trajectories of cross-entropy
@@ -154,92 +135,20 @@ class NumpyEngine:
                 self.alive[g[j]] = False
         return diverged
 
-    def freeze(self, runs: Sequence[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint).
-
-        Parameters
-        ----------
-        runs : iterable of int
-            The runs' indices.
-
-        Returns
-        -------
-        None
-            The runs are marked not alive in place.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = NumpyEngine(initial_params(config), config)
-        >>> engine.freeze([1])
-        >>> engine.advance(0, np.full(5, 0.1))
-        {}
-        >>> bool(engine.alive[1])
-        False
-        """
+    def freeze(self, runs: Iterable[int]) -> None:
         self.alive[list(runs)] = False
 
     def best_loss(self) -> float:
-        """The lowest finite float64 loss (:func:`loss_parts`) among the alive runs; NaN if there is none.
-
-        Returns
-        -------
-        float
-            The lowest loss of the alive runs at the current parameters.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = NumpyEngine(initial_params(config), config)
-        >>> 0 < engine.best_loss() < 1
-        True
-        """
+        """:meth:`Engine.best_loss` in float64 (:func:`loss_parts`)."""
         with one_blas_thread():
             return _best_loss(self.params, self.alive, self.config)
 
     def numpy_params(self) -> list[np.ndarray]:
-        """The parameters: the arrays being trained themselves (not copied).
-
-        Returns
-        -------
-        list of numpy.ndarray
-            ``[H1, W_1 .. W_L]`` with the run axis.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = NumpyEngine(initial_params(config), config)
-        >>> [p.shape for p in engine.numpy_params()]
-        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
-        """
+        """:meth:`Engine.numpy_params`: the arrays trained, not copies."""
         return self.params
 
     def close(self) -> None:
-        """Shut down the worker processes, if any.
-
-        Returns
-        -------
-        None
-            The engine's resources are released; it is not stepped again.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = NumpyEngine(initial_params(config), config)
-        >>> engine.close()
-        """
+        # the worker processes, if any
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None

@@ -46,6 +46,7 @@ import torch
 
 from deepcollapse._core.docs import fill_doc
 from deepcollapse.dufm.config import DUFMConfig
+from deepcollapse.dufm.engine import Engine
 from deepcollapse.dufm.model import analytic_gradients, autograd_gradients, targets
 from deepcollapse.family import Family
 from deepcollapse.theory.objective_torch import objective
@@ -213,7 +214,7 @@ class _Group:
         return self.P, self.alive, self.first_bad
 
 
-class TorchEngine:
+class TorchEngine(Engine):
     """Parameters as torch tensors on ``config.device``, stepped by the loop of ``config.step_loop``
     (module docstring).
 
@@ -236,6 +237,8 @@ class TorchEngine:
     groups : list of (int, int)
         The run ranges stepped together.
     """
+
+    timed_chunks = True  # advance returns when the device is done: chunks sized from the measured rate
 
     def __init__(
         self,
@@ -274,30 +277,8 @@ class TorchEngine:
             self._compiled = torch.compile(gd_step, dynamic=False, fullgraph=True)
 
     # --- the loops -------------------------------------------------------------------------------------
-    @fill_doc
     def advance(self, start: int, lrs: np.ndarray) -> dict[int, int]:
-        """Advance every alive run by ``len(lrs)`` steps (step ``start + i`` with learning rate ``lrs[i]``);
-        return ``{run: step}`` of the runs that diverged in these steps.
-
-        Parameters
-        ----------
-        %(dufm_engine_advance)s
-
-        Returns
-        -------
-        dict of int to int
-            ``{run: step}`` of the runs that diverged in these steps (frozen there).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = TorchEngine(initial_params(config), config)
-        >>> engine.advance(0, np.full(5, 0.1))
-        {}
-        """
+        # by the loop of step_loop: one host synchronisation per call (per step with eager)
         if len(lrs) == 0:
             return {}
         if self.step_loop == "eager":
@@ -403,53 +384,11 @@ class TorchEngine:
 
     # --- state -----------------------------------------------------------------------------------------
     def freeze(self, runs: Iterable[int]) -> None:
-        """Stop stepping ``runs`` (diverged before this engine was made, e.g. read from a checkpoint).
-
-        Parameters
-        ----------
-        runs : iterable of int
-            The runs' indices.
-
-        Returns
-        -------
-        None
-            The runs are marked not alive in place.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = TorchEngine(initial_params(config), config)
-        >>> engine.freeze([1])
-        >>> engine.advance(0, np.full(5, 0.1))
-        {}
-        >>> bool(engine.alive[1])
-        False
-        """
         for r in runs:
             self.alive[int(r)] = False
 
     def best_loss(self) -> float:
-        """The lowest finite loss (eq. (1), in the config's dtype, on the device, by the one torch form
-        :func:`~deepcollapse.theory.objective_torch.objective`) among the alive runs; NaN if there is none.
-
-        Returns
-        -------
-        float
-            The lowest loss of the alive runs at the current parameters.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = TorchEngine(initial_params(config), config)
-        >>> 0 < engine.best_loss() < 1
-        True
-        """
+        """:meth:`Engine.best_loss` in the config's dtype, on the device."""
         c = self.config
         best = torch.full((), float("inf"), dtype=c.torch_dtype, device=self.device)
         with torch.no_grad():
@@ -461,42 +400,11 @@ class TorchEngine:
         return value if np.isfinite(value) else float("nan")
 
     def numpy_params(self) -> list[np.ndarray]:
-        """The parameters, copied to the host as numpy arrays.
-
-        Returns
-        -------
-        list of numpy.ndarray
-            ``[H1, W_1 .. W_L]`` with the run axis.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = TorchEngine(initial_params(config), config)
-        >>> [p.shape for p in engine.numpy_params()]
-        [(2, 4, 4), (2, 4, 4), (2, 2, 4)]
-        """
+        """:meth:`Engine.numpy_params`, copied to the host."""
         return [p.detach().cpu().numpy().copy() for p in self.params]
 
     def close(self) -> None:
-        """Drop the captured CUDA graphs.
-
-        Returns
-        -------
-        None
-            The engine's resources are released; it is not stepped again.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from deepcollapse.dufm.config import DUFMConfig
-        >>> from deepcollapse.dufm.fit import initial_params
-        >>> config = DUFMConfig(classes=2, layers=2, n=2, width=4, runs=2, steps=20, log_every=10)
-        >>> engine = TorchEngine(initial_params(config), config)
-        >>> engine.close()
-        """
+        # the captured CUDA graphs
         for g in self._groups:
             g.graphs.clear()
         self._pool = None
