@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DUFMFit",
+    "ENGINES",
     "FitCallback",
     "FitState",
     "ProgressBar",
@@ -542,7 +543,7 @@ class ProgressBar(FitCallback):
 # the loop
 # ------------------------------------------------------------------------------------------------------------
 #: the engine of each ``config.resolved_backend`` (the contract: :class:`~deepcollapse.dufm.engine.Engine`)
-_ENGINES: dict[str, Callable[[list[np.ndarray], DUFMConfig], Engine]] = {
+ENGINES: dict[str, Callable[[list[np.ndarray], DUFMConfig], Engine]] = {
     "numpy": NumpyEngine,
     "torch": TorchEngine,
 }
@@ -607,7 +608,7 @@ def fit_loop(
     >>> fit.step, fit.finished, fit.logged_steps.tolist()
     (10, False, [0, 10])
     """
-    engine = _ENGINES[config.resolved_backend](params, config)
+    engine = ENGINES[config.resolved_backend](params, config)
     engine.freeze(list(diverged))
     state = FitState(config, step, step, stop_at, diverged, _engine=engine)
     rows: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []

@@ -143,13 +143,11 @@ def measure_shape(config: Any, probe_seconds: float = 1.0, total_steps: int | No
     >>> measure_shape(cell_config(atlas, atlas.base, seed=0, runs=2), probe_seconds=0.01) > 0
     True
     """
+    from deepcollapse.dufm.fit import ENGINES
     from deepcollapse.dufm.model import init_params
-    from deepcollapse.dufm.trainer import NumpyEngine, TorchEngine
 
     params = [t.numpy().copy() for t in init_params(config).tensors()]
-    engine = (
-        NumpyEngine(params, config) if config.resolved_backend == "numpy" else TorchEngine(params, config)
-    )
+    engine = ENGINES[config.resolved_backend](params, config)  # the fit loop's own choice
     try:
         engine.advance(0, np.full(20, config.lr))  # warm-up; advance synchronises with a device
         t0 = time.perf_counter()  # a short call gives the rate, then one call of about probe_seconds
