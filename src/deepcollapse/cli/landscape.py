@@ -107,12 +107,9 @@ def register_landscape(sub: Any) -> None:
 
 
 def _landscape(args: argparse.Namespace) -> int:
-    import textwrap
-
-    from deepcollapse._core.io import finite_or_none
     from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
     from deepcollapse.landscape.probes import CLARKE_ITER
-    from deepcollapse.landscape.verdicts import landscape, load_point
+    from deepcollapse.landscape.verdicts import load_point
 
     check_int("--descend", args.descend, min=0)  # before the point is read
     check_int("--clarke-iter", args.clarke_iter, min=1)
@@ -144,6 +141,28 @@ def _landscape(args: argparse.Namespace) -> int:
 
         registry = open_registry(args.registry)  # checked before anything is written
     claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
+    from deepcollapse._core.devices import torch_threads
+
+    with torch_threads(1):  # small autograd graphs: more threads only wait on each other (issue 45)
+        return _judge(args, out, params, problem, what, inputs, registry, offers)
+
+
+def _judge(
+    args: argparse.Namespace,
+    out: Path,
+    params: Any,
+    problem: Any,
+    what: str,
+    inputs: dict[str, Any],
+    registry: Any,
+    offers: bool,
+) -> int:
+    """The verdict at the point :func:`_landscape` read (refined, descended): saved in ``out``, printed."""
+    import textwrap
+
+    from deepcollapse._core.io import finite_or_none
+    from deepcollapse.landscape.verdicts import landscape
+
     progress = not args.no_progress
     budget = {"k": args.k, "eig_tol": args.eig_tol, "clarke_iter": args.clarke_iter}
     land = landscape(params, problem, grad_tol=args.grad_tol, progress=progress, **budget)

@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcollapse._core.devices import torch_threads
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.landscape.explain import explain
@@ -303,7 +304,8 @@ def landscape(
     """
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
+    # small dense products and autograd graphs: threads only cost here (on a busy machine many times over)
+    with threadpool_limits(limits=1, user_api="blas"), torch_threads(1):
         witness = None
         if clarke_witness is not None:
             witness = [np.asarray(D, dtype=np.float64) for D in clarke_witness]
