@@ -136,7 +136,8 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, points, capsys):
     assert not (tmp_path / "x").exists() and not (tmp_path / "fresh").exists()
 
 
-def test_dufm_search_offers_its_best_point(tmp_path, capsys):
+def test_dufm_search_offers_its_best_point(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the rows' commands name their folders relative to here (issue 45)
     reg = tmp_path / "reg"
     args = ["dufm", "search", "--classes", "3", "--layers", "3", "--n", "2", "--width", "4", "--runs", "2"]
     args += ["--steps", "50", "--rounds", "1", "--out", str(tmp_path / "s"), "--no-progress", "--json"]
@@ -170,16 +171,48 @@ def test_dufm_search_offers_its_best_point(tmp_path, capsys):
     capsys.readouterr()
     (found,) = shown(capsys, fresh)
     search, landscape = found["provenance"]["command"].split(" && ")
-    assert landscape.startswith("deepcollapse dufm landscape " + shlex.quote(str(tmp_path / "s")))
+    # the absolute paths typed are relative to the folder the commands ran in: no machine's layout
+    assert landscape.startswith("deepcollapse dufm landscape s --refine-kinks --out l2 ")
     words = shlex.split(search)
     assert words[:3] == ["deepcollapse", "dufm", "search"]
-    assert words[words.index("--out") + 1] == str(tmp_path / "s")
-    words[words.index("--out") + 1] = str(tmp_path / "again")
+    assert words[words.index("--out") + 1] == "s"
+    words[words.index("--out") + 1] = "again"
     assert main([*words[1:], "--no-progress", "--json", "--registry", "off"]) == 0
     assert json.loads(capsys.readouterr().out)["best_loss"] == pytest.approx(summary["best_loss"], rel=1e-12)
-    # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
+    # off, or no --registry: nothing offered, the default registry ($DEEPCOLLAPSE_REGISTRY, see conftest)
+    # untouched
     assert main([*args, "--registry", "off", "--force"]) == 0
+    assert main([*args, "--force"]) == 0
     assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()
+
+
+def test_throwaway_and_smoke_runs_write_no_registry(tmp_path, capsys, monkeypatch):
+    """Issue 45: a 20-second `dufm search --budget 0.3` in a temporary folder (here: one round) and
+    `reproduce best-known --smoke` added rows to the user registry.  Only a command asked to (`--registry
+    DIR`, or a full-size table experiment) writes to one; asking a smoke run, or a plain landscape, to is
+    refused in one line."""
+    from deepcollapse.theory import dnc_solution
+
+    monkeypatch.chdir(tmp_path)
+    user = Path(os.environ["DEEPCOLLAPSE_REGISTRY"])
+    search = ["dufm", "search", "--classes", "3", "--layers", "3", "--n", "2", "--width", "4", "--runs", "2"]
+    assert main([*search, "--steps", "50", "--rounds", "1", "--out", "s", "--no-progress", "--json"]) == 0
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    point = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    land = ["dufm", "landscape", str(point), "--refine-kinks", "--descend", "1", "--no-progress", "--json"]
+    assert main(land) == 0
+    capsys.readouterr()
+    assert not user.exists() or not any(user.iterdir())
+    # what a smoke run would write: refused before anything is written, one line naming the option
+    for words, what in [
+        (["reproduce", "best-known", "--smoke", "--out", "bk", "--registry", "reg"], "--smoke"),
+        (["dufm", "landscape", str(point), "--out", "plain", "--registry", "reg"], "--refine-kinks"),
+    ]:
+        assert main(words) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("deepcollapse: error: --registry == 'reg'") and what in err and "\n" not in err
+        assert not (tmp_path / "reg").exists() and not (tmp_path / words[words.index("--out") + 1]).exists()
+    assert not user.exists() or not any(user.iterdir())
 
 
 def test_landscape_refine_kinks_offers_its_point_with_the_verdict(tmp_path, capsys):
@@ -417,3 +450,44 @@ def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, 
     assert main([*words, "--clarke-iter", "0", "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip()
     assert "--clarke-iter" in err and "\n" not in err and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    ("words", "writes"),
+    [
+        (["best-known", "--smoke"], None),  # a smoke run: never
+        (["best-known", "--smoke", "--registry", "off"], None),
+        (["depth-bound", "--smoke"], None),
+        (["best-known"], "user"),  # the full-size table experiments: the user registry, as documented
+        (["depth-bound"], "user"),
+        (["best-known", "--registry", "off"], None),
+        (["best-known", "--registry", "mine"], "mine"),
+        (["basins"], None),  # the others: only a registry named
+        (["basins", "--registry", "mine"], "mine"),
+    ],
+)
+def test_reproduce_offers_to_a_registry_only_where_asked(words, writes, tmp_path, monkeypatch):
+    """Which registry `reproduce` hands its experiment (issue 45): the experiment itself is replaced by one
+    that records it, so no search runs here."""
+    import types
+
+    import deepcollapse.cli.summary_tables as summary_tables
+    import deepcollapse.experiments.registry as experiments
+
+    monkeypatch.chdir(tmp_path)
+    given = []
+
+    def run(out, **kwargs):
+        given.append(kwargs["registry"])
+        Path(out).mkdir()
+        return Path(out) / "report.html"
+
+    monkeypatch.setattr(experiments, "get_experiment", lambda name: types.SimpleNamespace(run=run))
+    monkeypatch.setattr(summary_tables, "print_experiment_tables", lambda folder: None)
+    assert main(["reproduce", *words, "--out", "out", "--no-progress"]) == 0
+    (registry,) = given
+    if writes is None:
+        assert registry is None
+    else:
+        user = Path(os.environ["DEEPCOLLAPSE_REGISTRY"])
+        assert Path(registry.path).resolve() == (user if writes == "user" else tmp_path / writes).resolve()

@@ -7,8 +7,12 @@ Examples::
     deepcollapse best-known add other_machine/best_known          # merge another registry
     deepcollapse best-known export --out registry_copy            # a folder another machine can add
 
-``--registry DIR|off`` (here and on ``dufm search``, ``dufm landscape``, ``reproduce``): the user registry
-(default ``$DEEPCOLLAPSE_REGISTRY``, else ``~/.local/share/deepcollapse/best_known``); ``off``: none.
+``--registry DIR|off``: the user registry.  ``best-known show | add | export`` read (``add`` writes) the
+default one, ``$DEEPCOLLAPSE_REGISTRY``, else ``~/.local/share/deepcollapse/best_known``, as does a full-size
+``reproduce best-known`` / ``depth-bound`` (a table of best-known points); ``dufm search``, ``dufm landscape``
+and ``reproduce basins`` offer their points only to a registry named with ``--registry DIR``, and a smoke run
+(``reproduce ... --smoke``) to none (issue 45).  ``off``: none.  A row's command names its paths relative to
+the folder it ran in (:func:`~deepcollapse.landscape.best_known_types.relative_command`).
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ from typing import Any
 from deepcollapse._core.checks import ConfigError
 
 REGISTRY_HELP = (
-    "best-known registry folder that this command reads and offers its best point to (kept only if "
-    "lower than the cell's row after a float64 re-evaluation), or off"
+    "best-known registry folder that this command offers its best point to (kept only if lower than the "
+    "cell's row after a float64 re-evaluation), or off"
 )
 REGISTRY_DEFAULT = "$DEEPCOLLAPSE_REGISTRY, else ~/.local/share/deepcollapse/best_known"
+#: the shown default of the commands that write to a registry only when one is named (issue 45)
+REGISTRY_NONE = "none, nothing is offered; `best-known add` offers a point later"
 
 
-def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -> None:
+def add_registry_option(
+    p: argparse.ArgumentParser, help: str = REGISTRY_HELP, shown_default: str = REGISTRY_DEFAULT
+) -> None:
     """``--registry DIR|off`` (one definition for every command that offers or reads).
 
     Parameters
@@ -37,6 +45,9 @@ def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -
         The sub-command's parser.
     help : str, optional
         The option's description in this command (default: :data:`REGISTRY_HELP`).
+    shown_default : str, optional
+        What the command does without the option (default: :data:`REGISTRY_DEFAULT`, the user registry;
+        :data:`REGISTRY_NONE` for a command that writes to a registry only when one is named).
 
     Returns
     -------
@@ -53,7 +64,7 @@ def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -
     """
     from deepcollapse.cli.options import add_option
 
-    add_option(p, "--registry", help, shown_default=REGISTRY_DEFAULT, metavar="DIR|off")
+    add_option(p, "--registry", help, shown_default=shown_default, metavar="DIR|off")
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -143,6 +154,32 @@ def register(subparsers: Any) -> None:
     e.set_defaults(func=_export)
 
 
+def named_registry(spec: str | None) -> Any:
+    """The registry a command that writes only when asked offers to: ``--registry DIR``'s, else ``None``
+    (the option left out, or ``off``).
+
+    Parameters
+    ----------
+    spec : str or None
+        The ``--registry`` value.
+
+    Returns
+    -------
+    Registry or None
+        The folder's registry (read and checked now), or ``None``: nothing is offered.
+
+    Examples
+    --------
+    >>> named_registry(None) is None, named_registry("off") is None
+    (True, True)
+    """
+    if spec is None:
+        return None
+    from deepcollapse.landscape.best_known import open_registry
+
+    return open_registry(spec)
+
+
 def _user(spec: str | None, *, writable: bool = False) -> Any:
     from deepcollapse.landscape.best_known import open_registry
 
@@ -159,7 +196,10 @@ def _show(args: argparse.Namespace) -> int:
         print(rows_json(rows))
         return 0
     if not rows:
-        print("no rows yet: `deepcollapse dufm search` and `reproduce best-known` offer their best points")
+        print(
+            "no rows yet: a full-size `reproduce best-known`, `dufm search --registry DIR` and "
+            "`best-known add FILE.npz` offer points"
+        )
         return 0
     print(
         f"{'family':<10} {'K':>3} {'L':>2} {'n':>4} {'width':>5} {'λ':>7} {'loss':>16}  "
