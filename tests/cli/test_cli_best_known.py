@@ -47,6 +47,18 @@ def points(tmp_path):
     return (a, fa, b, fb) if fa > fb else (b, fb, a, fa)
 
 
+def paragraphs(text: str) -> list[str]:
+    """The lines of ``best-known show``, each note wrapped over several lines (continued with an indent of
+    two) joined into one."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("  ") and out and not line.startswith("   "):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
 def _tree(path: Path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
@@ -77,7 +89,9 @@ def test_add_show_export(tmp_path, points, capsys):
     assert row["loss"] == pytest.approx(f_low, rel=1e-12) and row["classes"] == K and row["registry"] == reg
     assert row["provenance"]["command"].startswith("deepcollapse best-known add")
     assert main(["best-known", "show", "--registry", reg]) == 0
-    assert f"{f_low:.12f}" in capsys.readouterr().out
+    assert f"{f_low:.6f}" in capsys.readouterr().out  # the table: 6 digits
+    assert main(["best-known", "show", "--registry", reg, "--wide"]) == 0
+    assert f"{f_low:.12f}" in capsys.readouterr().out  # --wide: today's 12, to tell rows apart
     # export, then merge the export into another registry holding the higher point
     assert main(["best-known", "export", "--out", str(tmp_path / "copy"), "--registry", reg]) == 0
     other = str(tmp_path / "other")
@@ -377,7 +391,7 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
     assert main(["best-known", "show", "--registry", "off", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert main(["best-known", "show", "--registry", "off"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = paragraphs(capsys.readouterr().out)
     cells = [(k, depth) for depth in (3, 4, 5) for k in range(3, 17)]
     total = certified_total = 0
     for family in sorted({r["family"] for r in rows}):
@@ -413,7 +427,8 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
             assert k in ks
         total, certified_total = total + 42, certified_total + certified
     if total > 42:
-        assert f"tables together: {certified_total} of {total} cells certified" in out[-1]
+        (together,) = [x for x in out if x.startswith(f"the {total // 42} tables together: ")]
+        assert f"tables together: {certified_total} of {total} cells certified" in together
 
 
 def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, monkeypatch):
@@ -491,3 +506,50 @@ def test_reproduce_offers_to_a_registry_only_where_asked(words, writes, tmp_path
     else:
         user = Path(os.environ["DEEPCOLLAPSE_REGISTRY"])
         assert Path(registry.path).resolve() == (user if writes == "user" else tmp_path / writes).resolve()
+
+
+def test_show_is_a_narrow_table_with_a_legend_of_the_verdicts(capsys):
+    """Issue 45: `best-known show` printed lines of 250+ characters, and its verdicts and "certified" were
+    explained nowhere a newcomer looks.  The table is family, K, L, loss, verdict, loss / L_DNC and
+    loss / L_SRG in at most 110 characters a line, the verdicts explained under it and in --help; --wide
+    has the other columns, --json is unchanged."""
+    from deepcollapse.landscape.verdict_classes import CERTIFIED, SHORT_MEANINGS
+    from deepcollapse.theory.compare import compare
+
+    assert main(["best-known", "show", "--registry", "off", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert main(["best-known", "show", "--registry", "off"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 110
+    assert lines[0].split() == ["family", "K", "L", "loss", "verdict", "loss/L_DNC", "loss/L_SRG"]
+    body = lines[1 : 1 + len(rows)]
+    for row, line in zip(rows, body, strict=True):  # the JSON's order, its numbers to 6 digits
+        family, k, depth, loss, *verdict, over_dnc, over_srg = line.split()
+        assert (family, int(k), int(depth)) == (row["family"], row["classes"], row["layers"])
+        assert float(loss) == pytest.approx(row["loss"], abs=5e-7)
+        assert " ".join(verdict) == (row["verdict"] or "not judged").split(" (")[0]
+        if row["family"] == "mse+relu":  # the closed forms
+            c = compare(row["classes"], row["layers"], row["n"], row["lam_h"], row["lam_w"])
+            assert float(over_dnc) == pytest.approx(row["loss"] / c.loss_dnc, abs=5e-6)
+            assert (
+                over_srg == "-"
+                if c.loss_srg is None
+                else float(over_srg) == pytest.approx(row["loss"] / c.loss_srg, abs=5e-6)
+            )
+    legend = lines[lines.index("", 1 + len(rows)) + 1 :]
+    assert all(c in legend[0] for c in CERTIFIED) and "certified" in legend[0]
+    for verdict in [*SHORT_MEANINGS, "not judged"]:
+        assert any(x.startswith(f"  {verdict}:") for x in legend), verdict
+    # --help of best-known and of best-known show explain the verdicts too
+    for words in (["best-known", "--help"], ["best-known", "show", "--help"]):
+        with pytest.raises(SystemExit):
+            main(words)
+        help_text = capsys.readouterr().out
+        assert "count as certified" in help_text and "undecided at kinks:" in help_text, words
+    # --wide: today's columns beside them, the command that found each point
+    assert main(["best-known", "show", "--registry", "off", "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    assert wide[0].split()[:9] == ["family", "K", "L", "n", "width", "λ", "loss", "verdict", "Clarke"]
+    assert wide[0].split()[-4:] == ["loss/L_SRG", "registry", "date", "command"]
+    assert all(line.endswith(row["provenance"]["command"]) for row, line in zip(rows, wide[1:], strict=False))
