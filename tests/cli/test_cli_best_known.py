@@ -47,6 +47,18 @@ def points(tmp_path):
     return (a, fa, b, fb) if fa > fb else (b, fb, a, fa)
 
 
+def paragraphs(text: str) -> list[str]:
+    """The lines of ``best-known show``, each note wrapped over several lines (continued with an indent of
+    two) joined into one."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("  ") and out and not line.startswith("   "):
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
 def _tree(path: Path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
@@ -77,7 +89,9 @@ def test_add_show_export(tmp_path, points, capsys):
     assert row["loss"] == pytest.approx(f_low, rel=1e-12) and row["classes"] == K and row["registry"] == reg
     assert row["provenance"]["command"].startswith("deepcollapse best-known add")
     assert main(["best-known", "show", "--registry", reg]) == 0
-    assert f"{f_low:.12f}" in capsys.readouterr().out
+    assert f"{f_low:.6f}" in capsys.readouterr().out  # the table: 6 digits
+    assert main(["best-known", "show", "--registry", reg, "--wide"]) == 0
+    assert f"{f_low:.12f}" in capsys.readouterr().out  # --wide: today's 12, to tell rows apart
     # export, then merge the export into another registry holding the higher point
     assert main(["best-known", "export", "--out", str(tmp_path / "copy"), "--registry", reg]) == 0
     other = str(tmp_path / "other")
@@ -136,7 +150,8 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, points, capsys):
     assert not (tmp_path / "x").exists() and not (tmp_path / "fresh").exists()
 
 
-def test_dufm_search_offers_its_best_point(tmp_path, capsys):
+def test_dufm_search_offers_its_best_point(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the rows' commands name their folders relative to here (issue 45)
     reg = tmp_path / "reg"
     args = ["dufm", "search", "--classes", "3", "--layers", "3", "--n", "2", "--width", "4", "--runs", "2"]
     args += ["--steps", "50", "--rounds", "1", "--out", str(tmp_path / "s"), "--no-progress", "--json"]
@@ -170,16 +185,48 @@ def test_dufm_search_offers_its_best_point(tmp_path, capsys):
     capsys.readouterr()
     (found,) = shown(capsys, fresh)
     search, landscape = found["provenance"]["command"].split(" && ")
-    assert landscape.startswith("deepcollapse dufm landscape " + shlex.quote(str(tmp_path / "s")))
+    # the absolute paths typed are relative to the folder the commands ran in: no machine's layout
+    assert landscape.startswith("deepcollapse dufm landscape s --refine-kinks --out l2 ")
     words = shlex.split(search)
     assert words[:3] == ["deepcollapse", "dufm", "search"]
-    assert words[words.index("--out") + 1] == str(tmp_path / "s")
-    words[words.index("--out") + 1] = str(tmp_path / "again")
+    assert words[words.index("--out") + 1] == "s"
+    words[words.index("--out") + 1] = "again"
     assert main([*words[1:], "--no-progress", "--json", "--registry", "off"]) == 0
     assert json.loads(capsys.readouterr().out)["best_loss"] == pytest.approx(summary["best_loss"], rel=1e-12)
-    # off: nothing offered; the default registry is $DEEPCOLLAPSE_REGISTRY (a test folder, see conftest)
+    # off, or no --registry: nothing offered, the default registry ($DEEPCOLLAPSE_REGISTRY, see conftest)
+    # untouched
     assert main([*args, "--registry", "off", "--force"]) == 0
+    assert main([*args, "--force"]) == 0
     assert not Path(os.environ["DEEPCOLLAPSE_REGISTRY"], "best_known.json").exists()
+
+
+def test_throwaway_and_smoke_runs_write_no_registry(tmp_path, capsys, monkeypatch):
+    """Issue 45: a 20-second `dufm search --budget 0.3` in a temporary folder (here: one round) and
+    `reproduce best-known --smoke` added rows to the user registry.  Only a command asked to (`--registry
+    DIR`, or a full-size table experiment) writes to one; asking a smoke run, or a plain landscape, to is
+    refused in one line."""
+    from deepcollapse.theory import dnc_solution
+
+    monkeypatch.chdir(tmp_path)
+    user = Path(os.environ["DEEPCOLLAPSE_REGISTRY"])
+    search = ["dufm", "search", "--classes", "3", "--layers", "3", "--n", "2", "--width", "4", "--runs", "2"]
+    assert main([*search, "--steps", "50", "--rounds", "1", "--out", "s", "--no-progress", "--json"]) == 0
+    sol = dnc_solution(K, L, N_PER, LAM, LAM, width=WIDTH)
+    point = save_solution(tmp_path / "dnc.npz", sol.H1, sol.weights, n=N_PER, lam_h=LAM, lam_w=[LAM] * L)
+    land = ["dufm", "landscape", str(point), "--refine-kinks", "--descend", "1", "--no-progress", "--json"]
+    assert main(land) == 0
+    capsys.readouterr()
+    assert not user.exists() or not any(user.iterdir())
+    # what a smoke run would write: refused before anything is written, one line naming the option
+    for words, what in [
+        (["reproduce", "best-known", "--smoke", "--out", "bk", "--registry", "reg"], "--smoke"),
+        (["dufm", "landscape", str(point), "--out", "plain", "--registry", "reg"], "--refine-kinks"),
+    ]:
+        assert main(words) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("deepcollapse: error: --registry == 'reg'") and what in err and "\n" not in err
+        assert not (tmp_path / "reg").exists() and not (tmp_path / words[words.index("--out") + 1]).exists()
+    assert not user.exists() or not any(user.iterdir())
 
 
 def test_landscape_refine_kinks_offers_its_point_with_the_verdict(tmp_path, capsys):
@@ -344,7 +391,7 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
     assert main(["best-known", "show", "--registry", "off", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert main(["best-known", "show", "--registry", "off"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    out = paragraphs(capsys.readouterr().out)
     cells = [(k, depth) for depth in (3, 4, 5) for k in range(3, 17)]
     total = certified_total = 0
     for family in sorted({r["family"] for r in rows}):
@@ -380,7 +427,8 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
             assert k in ks
         total, certified_total = total + 42, certified_total + certified
     if total > 42:
-        assert f"tables together: {certified_total} of {total} cells certified" in out[-1]
+        (together,) = [x for x in out if x.startswith(f"the {total // 42} tables together: ")]
+        assert f"tables together: {certified_total} of {total} cells certified" in together
 
 
 def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, monkeypatch):
@@ -417,3 +465,91 @@ def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, 
     assert main([*words, "--clarke-iter", "0", "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip()
     assert "--clarke-iter" in err and "\n" not in err and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    ("words", "writes"),
+    [
+        (["best-known", "--smoke"], None),  # a smoke run: never
+        (["best-known", "--smoke", "--registry", "off"], None),
+        (["depth-bound", "--smoke"], None),
+        (["best-known"], "user"),  # the full-size table experiments: the user registry, as documented
+        (["depth-bound"], "user"),
+        (["best-known", "--registry", "off"], None),
+        (["best-known", "--registry", "mine"], "mine"),
+        (["basins"], None),  # the others: only a registry named
+        (["basins", "--registry", "mine"], "mine"),
+    ],
+)
+def test_reproduce_offers_to_a_registry_only_where_asked(words, writes, tmp_path, monkeypatch):
+    """Which registry `reproduce` hands its experiment (issue 45): the experiment itself is replaced by one
+    that records it, so no search runs here."""
+    import types
+
+    import deepcollapse.cli.summary_tables as summary_tables
+    import deepcollapse.experiments.registry as experiments
+
+    monkeypatch.chdir(tmp_path)
+    given = []
+
+    def run(out, **kwargs):
+        given.append(kwargs["registry"])
+        Path(out).mkdir()
+        return Path(out) / "report.html"
+
+    monkeypatch.setattr(experiments, "get_experiment", lambda name: types.SimpleNamespace(run=run))
+    monkeypatch.setattr(summary_tables, "print_experiment_tables", lambda folder: None)
+    assert main(["reproduce", *words, "--out", "out", "--no-progress"]) == 0
+    (registry,) = given
+    if writes is None:
+        assert registry is None
+    else:
+        user = Path(os.environ["DEEPCOLLAPSE_REGISTRY"])
+        assert Path(registry.path).resolve() == (user if writes == "user" else tmp_path / writes).resolve()
+
+
+def test_show_is_a_narrow_table_with_a_legend_of_the_verdicts(capsys):
+    """Issue 45: `best-known show` printed lines of 250+ characters, and its verdicts and "certified" were
+    explained nowhere a newcomer looks.  The table is family, K, L, loss, verdict, loss / L_DNC and
+    loss / L_SRG in at most 110 characters a line, the verdicts explained under it and in --help; --wide
+    has the other columns, --json is unchanged."""
+    from deepcollapse.landscape.verdict_classes import CERTIFIED, SHORT_MEANINGS
+    from deepcollapse.theory.compare import compare
+
+    assert main(["best-known", "show", "--registry", "off", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert main(["best-known", "show", "--registry", "off"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 110
+    assert lines[0].split() == ["family", "K", "L", "loss", "verdict", "loss/L_DNC", "loss/L_SRG"]
+    body = lines[1 : 1 + len(rows)]
+    for row, line in zip(rows, body, strict=True):  # the JSON's order, its numbers to 6 digits
+        family, k, depth, loss, *verdict, over_dnc, over_srg = line.split()
+        assert (family, int(k), int(depth)) == (row["family"], row["classes"], row["layers"])
+        assert float(loss) == pytest.approx(row["loss"], abs=5e-7)
+        assert " ".join(verdict) == (row["verdict"] or "not judged").split(" (")[0]
+        if row["family"] == "mse+relu":  # the closed forms
+            c = compare(row["classes"], row["layers"], row["n"], row["lam_h"], row["lam_w"])
+            assert float(over_dnc) == pytest.approx(row["loss"] / c.loss_dnc, abs=5e-6)
+            assert (
+                over_srg == "-"
+                if c.loss_srg is None
+                else float(over_srg) == pytest.approx(row["loss"] / c.loss_srg, abs=5e-6)
+            )
+    legend = lines[lines.index("", 1 + len(rows)) + 1 :]
+    assert all(c in legend[0] for c in CERTIFIED) and "certified" in legend[0]
+    for verdict in [*SHORT_MEANINGS, "not judged"]:
+        assert any(x.startswith(f"  {verdict}:") for x in legend), verdict
+    # --help of best-known and of best-known show explain the verdicts too
+    for words in (["best-known", "--help"], ["best-known", "show", "--help"]):
+        with pytest.raises(SystemExit):
+            main(words)
+        help_text = capsys.readouterr().out
+        assert "count as certified" in help_text and "undecided at kinks:" in help_text, words
+    # --wide: today's columns beside them, the command that found each point
+    assert main(["best-known", "show", "--registry", "off", "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    assert wide[0].split()[:9] == ["family", "K", "L", "n", "width", "λ", "loss", "verdict", "Clarke"]
+    assert wide[0].split()[-4:] == ["loss/L_SRG", "registry", "date", "command"]
+    assert all(line.endswith(row["provenance"]["command"]) for row, line in zip(rows, wide[1:], strict=False))

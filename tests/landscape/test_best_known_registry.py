@@ -303,6 +303,13 @@ def test_shipped_registry_is_read_only_and_readable(tmp_path):
         if "--config" in words:
             config = words[words.index("--config") + 1]
             assert not Path(config).is_absolute() and (root / config).is_file(), row.provenance.command
+    # issue 45: no row names this or another machine's absolute folders (`--out /work/runs/...`)
+    import shlex
+
+    for row in shipped.rows:
+        words = shlex.split(row.provenance.command.replace(" && ", " "))
+        absolute = [w for w in words if Path(w.partition("=")[2] if w.startswith("--") else w).is_absolute()]
+        assert not absolute, row.provenance.command
     _, _, low, _ = two_points(tmp_path)
     with pytest.raises(ConfigError, match="read-only"):
         shipped.offer(low, PROV)

@@ -215,3 +215,35 @@ def test_a_point_far_out_gives_inf_without_a_runtime_warning():
         warnings.simplefilter("error")
         f, grads = value_and_grad(far, problem)
     assert f == np.inf and not np.isfinite(grads[0]).all()
+
+
+def test_the_landscape_computes_with_one_torch_thread_and_restores_the_count(monkeypatch, tmp_path):
+    # issue 45: `dufm landscape --construction srg --classes 10 ...` took 350 s on a busy 2-core machine,
+    # torch's one thread per core waiting on each other over tiny autograd graphs; one thread is the cure
+    import torch
+
+    import deepcollapse.landscape.verdicts as verdicts
+    from deepcollapse.cli import main
+
+    seen = []
+    real = verdicts.hessian_spectrum
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verdicts, "hessian_spectrum", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        params, problem = _dnc_k2()
+        assert landscape(params, problem).verdict == "local minimum"
+        assert torch.get_num_threads() == 2  # restored
+        out = tmp_path / "land"
+        args = ["dufm", "landscape", "--construction", "dnc", "--classes", "2", "--layers", "3", "--n", "3"]
+        assert main([*args, "--lam", "0.01", "--width", "2", "--out", str(out), "--no-progress"]) == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
+    assert json.loads((out / "landscape.json").read_text())["verdict"] == "local minimum"

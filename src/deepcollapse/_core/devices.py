@@ -8,12 +8,14 @@ says ``cpu`` stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from deepcollapse._core.checks import ConfigError
 
-__all__ = ["check_cuda_device", "cuda_found", "cuda_missing_message", "synchronize"]
+__all__ = ["check_cuda_device", "cuda_found", "cuda_missing_message", "synchronize", "torch_threads"]
 
 if TYPE_CHECKING:
     import torch
@@ -77,3 +79,35 @@ def synchronize(device: torch.device) -> None:
         import torch
 
         torch.cuda.synchronize(device)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """``n`` torch threads inside the block, the previous count restored after; ``None``: leave it alone.
+
+    The landscape's work (autograd through matrices of a few dozen rows: Hessian-vector products, the Clarke
+    residual's L-BFGS) runs with one: torch's default of one thread per core only adds synchronisation there,
+    and on a machine whose cores are busy with other work it made ``dufm landscape`` several times slower
+    (issue 45).
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with torch_threads(1):
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
+    """
+    if n is None:
+        yield
+        return
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)

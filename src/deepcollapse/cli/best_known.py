@@ -7,28 +7,46 @@ Examples::
     deepcollapse best-known add other_machine/best_known          # merge another registry
     deepcollapse best-known export --out registry_copy            # a folder another machine can add
 
-``--registry DIR|off`` (here and on ``dufm search``, ``dufm landscape``, ``reproduce``): the user registry
-(default ``$DEEPCOLLAPSE_REGISTRY``, else ``~/.local/share/deepcollapse/best_known``); ``off``: none.
+``--registry DIR|off``: the user registry.  ``best-known show | add | export`` read (``add`` writes) the
+default one, ``$DEEPCOLLAPSE_REGISTRY``, else ``~/.local/share/deepcollapse/best_known``, as does a full-size
+``reproduce best-known`` / ``depth-bound`` (a table of best-known points); ``dufm search``, ``dufm landscape``
+and ``reproduce basins`` offer their points only to a registry named with ``--registry DIR``, and a smoke run
+(``reproduce ... --smoke``) to none (issue 45).  ``off``: none.  A row's command names its paths relative to
+the folder it ran in (:func:`~deepcollapse.landscape.best_known_types.relative_command`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError
 
 REGISTRY_HELP = (
-    "best-known registry folder that this command reads and offers its best point to (kept only if "
-    "lower than the cell's row after a float64 re-evaluation), or off"
+    "best-known registry folder that this command offers its best point to (kept only if lower than the "
+    "cell's row after a float64 re-evaluation), or off"
 )
 REGISTRY_DEFAULT = "$DEEPCOLLAPSE_REGISTRY, else ~/.local/share/deepcollapse/best_known"
+#: the longest line of the default ``best-known show`` (issue 45)
+SHOW_WIDTH = 110
+#: what the ratio columns of ``best-known show`` are (under its table and in its ``--help``)
+RATIOS_NOTE = (
+    "loss/L_DNC, loss/L_SRG: the row's loss over the DNC and the SRG construction's (the closed forms under "
+    "mse+relu, the constructions re-optimised for another family, as in `reproduce best-known`); below 1: "
+    "lower than the construction; -: none (SRG needs K >= 6)."
+)
+#: the shown default of the commands that write to a registry only when one is named (issue 45)
+REGISTRY_NONE = "none, nothing is offered; `best-known add` offers a point later"
 
 
-def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -> None:
+def add_registry_option(
+    p: argparse.ArgumentParser, help: str = REGISTRY_HELP, shown_default: str = REGISTRY_DEFAULT
+) -> None:
     """``--registry DIR|off`` (one definition for every command that offers or reads).
 
     Parameters
@@ -37,6 +55,9 @@ def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -
         The sub-command's parser.
     help : str, optional
         The option's description in this command (default: :data:`REGISTRY_HELP`).
+    shown_default : str, optional
+        What the command does without the option (default: :data:`REGISTRY_DEFAULT`, the user registry;
+        :data:`REGISTRY_NONE` for a command that writes to a registry only when one is named).
 
     Returns
     -------
@@ -53,7 +74,7 @@ def add_registry_option(p: argparse.ArgumentParser, help: str = REGISTRY_HELP) -
     """
     from deepcollapse.cli.options import add_option
 
-    add_option(p, "--registry", help, shown_default=REGISTRY_DEFAULT, metavar="DIR|off")
+    add_option(p, "--registry", help, shown_default=shown_default, metavar="DIR|off")
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -101,17 +122,44 @@ def register(subparsers: Any) -> None:
     >>> args.command, args.best_known_command, args.out, args.registry
     ('best-known', 'export', 'registry_copy', None)
     """
+    from deepcollapse.landscape.verdict_classes import verdicts_legend
+
+    legend = "\n".join(verdicts_legend(SHOW_WIDTH - 10))
+    legend += "\n" + textwrap.fill(RATIOS_NOTE, SHOW_WIDTH - 10, subsequent_indent="  ")
     p = subparsers.add_parser(
         "best-known",
         help="the registry of the lowest points found per problem: show, add, export",
-        description="The best-known registry: one row per problem (family, K, L, n, widths, λ's) holding the "
-        "lowest point found so far by any search, re-evaluated in float64 (theory check).",
+        description=textwrap.fill(
+            "The best-known registry: one row per problem (family, K, L, n, widths, λ's) holding the lowest "
+            "point found so far by any search, re-evaluated in float64 (theory check), with its verdict "
+            "(dufm landscape's, below) where one was judged.",
+            79,
+        ),
+        epilog=legend,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(dest="best_known_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    s = sub.add_parser("show", help="the rows of the shipped and the user registry (cell-wise minimum)")
+    s = sub.add_parser(
+        "show",
+        help="the rows of the shipped and the user registry (cell-wise minimum)",
+        description=textwrap.fill(
+            "One row per problem (the cell-wise minimum of the shipped and the user registry): family, K, L, "
+            "loss, verdict and the loss over L_DNC and L_SRG (the DNC and SRG constructions'); then what the "
+            "verdicts mean, and per family how many cells are certified.  --wide adds n, width, λ, the "
+            "Clarke residual, the full verdict, registry, date and the command that found the point.",
+            79,
+        ),
+        epilog=legend,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_registry_option(s, "user registry folder shown beside the shipped one, or off (the shipped one only)")
+    s.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column: n, width, λ, Clarke residual, full verdict, registry, date, command",
+    )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_show)
 
@@ -143,6 +191,32 @@ def register(subparsers: Any) -> None:
     e.set_defaults(func=_export)
 
 
+def named_registry(spec: str | None) -> Any:
+    """The registry a command that writes only when asked offers to: ``--registry DIR``'s, else ``None``
+    (the option left out, or ``off``).
+
+    Parameters
+    ----------
+    spec : str or None
+        The ``--registry`` value.
+
+    Returns
+    -------
+    Registry or None
+        The folder's registry (read and checked now), or ``None``: nothing is offered.
+
+    Examples
+    --------
+    >>> named_registry(None) is None, named_registry("off") is None
+    (True, True)
+    """
+    if spec is None:
+        return None
+    from deepcollapse.landscape.best_known import open_registry
+
+    return open_registry(spec)
+
+
 def _user(spec: str | None, *, writable: bool = False) -> Any:
     from deepcollapse.landscape.best_known import open_registry
 
@@ -159,29 +233,117 @@ def _show(args: argparse.Namespace) -> int:
         print(rows_json(rows))
         return 0
     if not rows:
-        print("no rows yet: `deepcollapse dufm search` and `reproduce best-known` offer their best points")
-        return 0
-    print(
-        f"{'family':<10} {'K':>3} {'L':>2} {'n':>4} {'width':>5} {'λ':>7} {'loss':>16}  "
-        f"{'verdict':<20} {'Clarke':>8}  {'registry':<8} {'date':<25} command"
-    )
-    for r in rows:
-        k = r.key
-        width = str(k.widths[0]) if len(set(k.widths)) == 1 else ",".join(map(str, k.widths))
-        lam = (
-            f"{k.lam_h:g}"
-            if set(k.lam_w) == {k.lam_h}
-            else f"{k.lam_h:g}/" + ",".join(f"{x:g}" for x in k.lam_w)
-        )
-        clarke = "-" if r.clarke_residual is None else f"{r.clarke_residual:.1e}"
         print(
-            f"{k.family:<10} {k.classes:>3} {k.layers:>2} {k.n:>4} {width:>5} {lam:>7} {r.loss:>16.12f}  "
-            f"{r.verdict or '-':<20} {clarke:>8}  {r.registry:<8} {r.provenance.date:<25} "
-            f"{r.provenance.command}"
+            "no rows yet: a full-size `reproduce best-known`, `dufm search --registry DIR` and "
+            "`best-known add FILE.npz` offer points"
         )
-    for line in [*_verdict_summary(rows), *_table_summary(rows)]:
+        return 0
+    for line in _table(rows, wide=args.wide):
         print(line)
     return 0
+
+
+def _table(rows: list[Any], *, wide: bool = False) -> list[str]:
+    """The lines of ``best-known show``: one row per cell (family, K, L, loss, verdict class, loss over L_DNC
+    and over L_SRG; ``wide``: n, width, λ, Clarke residual, full verdict, registry, date and command too),
+    the legend of the verdicts and columns, then the counts per family (every line at most
+    :data:`SHOW_WIDTH` characters unless ``wide``)."""
+    from deepcollapse.experiments.best_known_settings import BestKnownSettings
+    from deepcollapse.landscape.verdict_classes import verdict_class, verdicts_legend
+
+    table = BestKnownSettings()
+    fam = max(8, *(len(r.key.family) + 1 for r in rows))
+    ratios = f"{'loss/L_DNC':>10} {'loss/L_SRG':>10}"
+    if wide:
+        head = (
+            f"{'family':<{fam}} {'K':>3} {'L':>2} {'n':>4} {'width':>5} {'λ':>7} {'loss':>15}  "
+            f"{'verdict':<20} {'Clarke':>8} {ratios}  {'registry':<8} {'date':<25} command"
+        )
+    else:
+        head = f"{'family':<{fam}} {'K':>3} {'L':>2} {'loss':>9}  {'verdict':<18} {ratios}"
+    lines, other = [head], False
+    for r in rows:
+        k = r.key
+        dnc, srg = _references(k)
+        ratio = " ".join(f"{'-' if x is None else format(r.loss / x, '.5f'):>10}" for x in (dnc, srg))
+        if wide:
+            width = str(k.widths[0]) if len(set(k.widths)) == 1 else ",".join(map(str, k.widths))
+            lam = (
+                f"{k.lam_h:g}"
+                if set(k.lam_w) == {k.lam_h}
+                else f"{k.lam_h:g}/" + ",".join(f"{x:g}" for x in k.lam_w)
+            )
+            clarke = "-" if r.clarke_residual is None else f"{r.clarke_residual:.1e}"
+            lines.append(
+                f"{k.family:<{fam}} {k.classes:>3} {k.layers:>2} {k.n:>4} {width:>5} {lam:>7} "
+                f"{r.loss:>15.12f}  {r.verdict or '-':<20} {clarke:>8} {ratio}  {r.registry:<8} "
+                f"{r.provenance.date:<25} {r.provenance.command}"
+            )
+            continue
+        off = k not in table.cells(k.family)  # n, width or λ other than the table's: said by a mark
+        other = other or off
+        name = k.family + ("*" if off else "")
+        lines.append(
+            f"{name:<{fam}} {k.classes:>3} {k.layers:>2} {r.loss:>9.6f}  "
+            f"{verdict_class(r.verdict):<18} {ratio}"
+        )
+    if other:
+        lines.append(
+            f"* n, width or λ other than the table's (n = {table.n}, width {table.width}, "
+            f"λ = {table.lam:g}): --wide shows them"
+        )
+    lines += ["", *verdicts_legend(SHOW_WIDTH)]
+    notes = [
+        RATIOS_NOTE,
+        *_verdict_summary(rows),
+        *_table_summary(rows),
+    ]
+    if not wide:
+        notes.append("--wide: n, width, λ, Clarke residual, the full verdict, registry, date and command")
+    for note in notes:
+        lines += textwrap.wrap(note, SHOW_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return lines
+
+
+def _references(key: Any) -> tuple[float | None, float | None]:
+    """``(L_DNC, L_SRG)`` of a registry cell: :func:`~deepcollapse.theory.compare.compare` under MSE + ReLU,
+    else the constructions re-optimised for the family
+    (:func:`~deepcollapse.theory.family_compare.compare_family`, what ``reproduce best-known``'s table
+    divides by); ``None`` where there is none (SRG: K < 6) or the theory refuses the cell."""
+    return _references_of(key.family, key.classes, key.layers, key.n, key.lam_h, tuple(key.lam_w))
+
+
+@functools.cache
+def _references_of(
+    family: str, classes: int, layers: int, n: int, lam_h: float, lam_w: tuple[float, ...]
+) -> tuple[float | None, float | None]:
+    import re
+
+    match = re.fullmatch(r"([a-z]+)\+([a-z_]+?)(?:\((.+)\))?", family)
+    try:
+        if family == "mse+relu":
+            from deepcollapse.theory.compare import compare
+
+            c: Any = compare(classes, layers, n, lam_h, list(lam_w))
+        elif match:
+            from deepcollapse.theory.family_compare import compare_family
+
+            loss, activation, eps = match.groups()
+            c = compare_family(
+                classes,
+                layers,
+                n,
+                lam_h,
+                list(lam_w),
+                loss=loss,
+                activation=activation,
+                eps=None if eps is None else float(eps),
+            )
+        else:
+            return None, None
+    except (ConfigError, ValueError):
+        return None, None
+    return c.loss_dnc, c.loss_srg
 
 
 def _verdict_summary(rows: list[Any]) -> list[str]:

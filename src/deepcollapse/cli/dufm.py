@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_per_layer
-from deepcollapse.cli.best_known import add_registry_option, offer_point
+from deepcollapse.cli.best_known import REGISTRY_NONE, add_registry_option, named_registry, offer_point
 from deepcollapse.cli.options import (
     add_config_options,
     add_option,
@@ -121,7 +121,12 @@ def _register_search(sub: Any) -> None:
     s.add_argument("--force", action="store_true", help="start over in an existing search folder")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
-    add_registry_option(s)
+    add_registry_option(
+        s,
+        "best-known registry folder offered the search's best point (kept only if lower than the cell's row "
+        "after a float64 re-evaluation), or off",
+        REGISTRY_NONE,
+    )
     s.set_defaults(func=_search)
 
     from deepcollapse.cli.landscape import register_landscape  # the `dufm landscape` command
@@ -165,11 +170,10 @@ def search_config(args: argparse.Namespace) -> Any:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from deepcollapse.landscape.best_known import open_registry
     from deepcollapse.landscape.search import SearchInterrupted, search_dufm
 
     config = search_config(args)
-    registry = open_registry(args.registry)  # checked before the search writes anything
+    registry = named_registry(args.registry)  # only when named (issue 45); checked before anything is written
     best = Path(args.out) / "solutions" / "rank01.npz"
     try:
         summary = search_dufm(config, args.out, force=args.force, progress=not args.no_progress)

@@ -1,11 +1,11 @@
 """``deepcollapse dufm landscape``: gradient, Hessian spectrum and verdict at a point of eq. (1), with the
-kink refinement (``--refine-kinks``) and the continued descent until certified (``--descend ROUNDS``); the
-final point is offered to the best-known registry.
+kink refinement (``--refine-kinks``) and the continued descent until certified (``--descend ROUNDS``); with
+``--registry DIR``, the final point is offered to that best-known registry (without it, to none).
 
 Examples::
 
     deepcollapse dufm landscape runs/search                      # the search's best solution
-    deepcollapse dufm landscape runs/search --refine-kinks --descend 8 --registry off
+    deepcollapse dufm landscape runs/search --refine-kinks --descend 8 --registry my_registry
     deepcollapse dufm landscape --construction srg --classes 10 --layers 4
 """
 
@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deepcollapse._core.checks import check_int
-from deepcollapse.cli.best_known import add_registry_option, offer_point
+from deepcollapse._core.checks import ConfigError, check_int
+from deepcollapse.cli.best_known import REGISTRY_NONE, add_registry_option, named_registry, offer_point
 from deepcollapse.cli.search_options import _add_problem, _family_given, _problem_values
 
 __all__ = ["register_landscape"]
@@ -102,17 +102,15 @@ def register_landscape(sub: Any) -> None:
         "(descended.npz, refined.npz, a .npz TARGET or a search folder's best solution) with its verdict, "
         "kept only if lower than the cell's row after a float64 re-evaluation (the row's own point: its "
         "verdict recorded); or off",
+        REGISTRY_NONE,
     )
     g.set_defaults(func=_landscape)
 
 
 def _landscape(args: argparse.Namespace) -> int:
-    import textwrap
-
-    from deepcollapse._core.io import finite_or_none
     from deepcollapse.landscape.output import claim_output, default_output, landscape_inputs
     from deepcollapse.landscape.probes import CLARKE_ITER
-    from deepcollapse.landscape.verdicts import landscape, load_point
+    from deepcollapse.landscape.verdicts import load_point
 
     check_int("--descend", args.descend, min=0)  # before the point is read
     check_int("--clarke-iter", args.clarke_iter, min=1)
@@ -139,11 +137,36 @@ def _landscape(args: argparse.Namespace) -> int:
     )
     registry = None
     offers = args.refine_kinks or args.descend > 0
-    if offers:
-        from deepcollapse.landscape.best_known import open_registry
-
-        registry = open_registry(args.registry)  # checked before anything is written
+    if offers:  # only to a registry named (issue 45); checked before anything is written
+        registry = named_registry(args.registry)
+    elif args.registry is not None and args.registry.strip().lower() != "off":
+        raise ConfigError(
+            f"--registry == {args.registry!r} is offered only the point of --refine-kinks or --descend; "
+            "add one of them, or leave --registry out."
+        )
     claim_output(out, inputs, force=args.force, option="--out" if args.out else None)  # before the work
+    from deepcollapse._core.devices import torch_threads
+
+    with torch_threads(1):  # small autograd graphs: more threads only wait on each other (issue 45)
+        return _judge(args, out, params, problem, what, inputs, registry, offers)
+
+
+def _judge(
+    args: argparse.Namespace,
+    out: Path,
+    params: Any,
+    problem: Any,
+    what: str,
+    inputs: dict[str, Any],
+    registry: Any,
+    offers: bool,
+) -> int:
+    """The verdict at the point :func:`_landscape` read (refined, descended): saved in ``out``, printed."""
+    import textwrap
+
+    from deepcollapse._core.io import finite_or_none
+    from deepcollapse.landscape.verdicts import landscape
+
     progress = not args.no_progress
     budget = {"k": args.k, "eig_tol": args.eig_tol, "clarke_iter": args.clarke_iter}
     land = landscape(params, problem, grad_tol=args.grad_tol, progress=progress, **budget)

@@ -23,6 +23,9 @@ from deepcollapse._core.checks import ConfigError
 
 #: the experiments that offer the points they find to the best-known registry (``--registry``)
 OFFERING = ("best-known", "depth-bound", "basins", "basins-gpu")
+#: those whose full-size run reads and offers to the user registry without ``--registry`` (tables of
+#: best-known points); the others only to a registry named, and a smoke run to none (issue 45)
+REGISTRY_BY_DEFAULT = ("best-known", "depth-bound")
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
@@ -113,7 +116,10 @@ def register(subparsers: Any) -> None:
         p,
         "best-known registry folder that the experiments finding points offer them to (best-known and "
         "depth-bound: every point, and their tables read it, so they are the minimum over every source with "
-        "the shipped rows; basins, basins-gpu: each cell's lowest run); off: neither",
+        "the shipped rows; basins, basins-gpu: each cell's lowest run, only with this option); off: neither; "
+        "a --smoke run offers to none",
+        "full-size best-known and depth-bound: $DEEPCOLLAPSE_REGISTRY, else "
+        "~/.local/share/deepcollapse/best_known; basins, basins-gpu and --smoke: none",
     )
     p.set_defaults(func=run)
 
@@ -262,10 +268,18 @@ def run(args: argparse.Namespace) -> int:
             f"--registry == {args.registry!r} is only for the experiments that find points "
             f"({', '.join(OFFERING)}); leave it out for {args.name}."
         )
-    if args.name in OFFERING:
+    named = args.registry is not None and args.registry.strip().lower() != "off"
+    if args.smoke and named:
+        raise ConfigError(
+            f"--registry == {args.registry!r} with --smoke: a smoke run offers its toy points to no "
+            "registry; leave --registry out, or run the full size."
+        )
+    if args.name in OFFERING and not args.smoke:  # checked before anything is written
+        from deepcollapse.cli.best_known import named_registry
         from deepcollapse.landscape.best_known import open_registry
 
-        registry = open_registry(args.registry)  # checked before anything is written
+        default = args.name in REGISTRY_BY_DEFAULT
+        registry = open_registry(args.registry) if default else named_registry(args.registry)
     path = exp.run(
         args.out,
         smoke=args.smoke,

@@ -25,9 +25,11 @@ point of each cell.
 
 Two registries are read: the *shipped* one (package data, read-only: :func:`shipped_registry`) and the
 *user* one (``$DEEPCOLLAPSE_REGISTRY``, else ``$XDG_DATA_HOME/deepcollapse/best_known``, else
-``~/.local/share/deepcollapse/best_known``: :func:`user_registry_dir`), which ``dufm search``, ``dufm
-landscape --refine-kinks``, ``reproduce best-known`` / ``depth-bound`` (each point as it finishes) and
-``reproduce basins`` (each cell's lowest run) offer their best points to (``--registry DIR|off``).  A
+``~/.local/share/deepcollapse/best_known``: :func:`user_registry_dir`), which a full-size ``reproduce
+best-known`` / ``depth-bound`` (each point as it finishes) reads and offers its points to; ``dufm search``,
+``dufm landscape --refine-kinks`` and ``reproduce basins`` (each cell's lowest run) offer theirs only to a
+registry named with ``--registry DIR``, a smoke run to none (issue 45).  A row's command names its paths
+relative to the folder it ran in (:func:`~deepcollapse.landscape.best_known_types.relative_command`).  A
 damaged index, one written by a newer version, or a row whose solution file is missing is a one-line
 ``ConfigError`` naming the file and the row; nothing is written then.
 """

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CellKey", "Offer", "Provenance", "RegistryRow"]
+__all__ = ["CellKey", "Offer", "Provenance", "RegistryRow", "relative_command"]
 
 
 @dataclass(frozen=True)
@@ -128,13 +128,16 @@ class Provenance:
     date: str
 
     @classmethod
-    def now(cls, command: str) -> Provenance:
-        """``command`` with this package's version and the current UTC time.
+    def now(cls, command: str, cwd: str | Path | None = None) -> Provenance:
+        """``command`` with its absolute paths relative to the folder it ran in (:func:`relative_command`),
+        this package's version and the current UTC time.
 
         Parameters
         ----------
         command : str
             The command that found the point.
+        cwd : str or Path, optional
+            The folder it ran in (default: the working directory).
 
         Returns
         -------
@@ -143,14 +146,60 @@ class Provenance:
 
         Examples
         --------
-        >>> p = Provenance.now("dufm search")
+        >>> p = Provenance.now("deepcollapse dufm search --out /home/me/runs/s", cwd="/home/me")
         >>> p.command, p.date.endswith("+00:00")
-        ('dufm search', True)
+        ('deepcollapse dufm search --out runs/s', True)
         """
         from deepcollapse import __version__
 
         date = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-        return cls(command=command, version=__version__, date=date)
+        return cls(command=relative_command(command, cwd), version=__version__, date=date)
+
+
+def relative_command(command: str, cwd: str | Path | None = None) -> str:
+    """``command`` (one command or several joined by ``&&``) with every absolute path, a word or the value of
+    ``--option=PATH``, made relative to ``cwd``: a registry row names the run's folders as the person who ran
+    it typed them from there, not this machine's layout (issue 45).  Other words keep their quoting.
+
+    Parameters
+    ----------
+    command : str
+        The command line (POSIX shell words).
+    cwd : str or Path, optional
+        The folder it ran in (default: the working directory).
+
+    Returns
+    -------
+    str
+        The command with relative paths; unchanged where it holds none (or cannot be split into words).
+
+    Examples
+    --------
+    >>> relative_command("deepcollapse reproduce best-known --out /work/runs/bk_ce12", cwd="/work/runs")
+    'deepcollapse reproduce best-known --out bk_ce12'
+    >>> relative_command("dufm search --out=/tmp/s && dufm landscape /tmp/s --out /tmp/a/l", cwd="/tmp/a")
+    'dufm search --out=../s && dufm landscape ../s --out l'
+    """
+    import os
+    import shlex
+
+    base = os.fspath(cwd) if cwd is not None else os.getcwd()
+
+    def rel(word: str) -> str:
+        option, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
+        if not os.path.isabs(value):
+            return word
+        return f"{option}{eq}{os.path.relpath(value, base)}"
+
+    parts = []
+    for part in command.split(" && "):
+        try:
+            words = shlex.split(part)
+        except ValueError:  # unbalanced quotes: not a command line this package wrote
+            return command
+        new = [rel(w) for w in words]
+        parts.append(part if new == words else shlex.join(new))
+    return " && ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from deepcollapse._core.devices import torch_threads
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.results import Result
 from deepcollapse.dufm.points import as_point
@@ -309,7 +310,8 @@ def landscape(
     from threadpoolctl import threadpool_limits
 
     params, problem = as_point(params, problem, run=run)
-    with threadpool_limits(limits=1, user_api="blas"):  # small dense products: threads only cost here
+    # small dense products and autograd graphs: threads only cost here (on a busy machine many times over)
+    with threadpool_limits(limits=1, user_api="blas"), torch_threads(1):
         witness = None
         if clarke_witness is not None:
             witness = [np.asarray(D, dtype=np.float64) for D in clarke_witness]

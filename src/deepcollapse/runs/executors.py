@@ -43,12 +43,13 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, DeepCollapseError, Interrupted, check_choice, check_int
+from deepcollapse._core.devices import torch_threads
 from deepcollapse._core.docs import fill_doc
 from deepcollapse._core.interrupt import StopFlag, stop_on_signals
 from deepcollapse._core.progress import report_progress_to
@@ -151,22 +152,6 @@ def _skipped(task: Task) -> TaskOutcome:
     return TaskOutcome.from_dict({"label": task.label, "status": "skipped", "seconds": 0.0})
 
 
-@contextlib.contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
-    """``n`` torch threads inside the block, the previous count restored after; ``None``: leave it alone."""
-    if n is None:
-        yield
-        return
-    import torch  # here: a worker imports torch only when it has a task that uses it
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 @fill_doc
 def run_task(task: Task, progress: bool = False) -> TaskOutcome:
     """Run (or resume, or skip) one task in this process.
@@ -208,7 +193,7 @@ def run_task(task: Task, progress: bool = False) -> TaskOutcome:
         return _skipped(task)
     t0 = time.perf_counter()
     resume = kind.can_resume(out)
-    with _torch_threads(kind.threads):
+    with torch_threads(kind.threads):
         if resume and kind.resume is not None:
             kind.resume(out, progress)
         else:  # a fresh task, or a kind whose runner resumes by itself (search)
@@ -287,7 +272,7 @@ def run_unit(unit: Sequence[Task], progress: bool = False) -> list[TaskOutcome]:
         resumed = [kind.can_resume(t.out_dir) for t in pending]
         t0 = time.perf_counter()
         assert kind.run_batch is not None  # task_units groups only kinds that have one
-        with _torch_threads(kind.threads):
+        with torch_threads(kind.threads):
             kind.run_batch([dict(t.config) for t in pending], [Path(t.out_dir) for t in pending], progress)
         seconds = time.perf_counter() - t0
         for t, r in zip(pending, resumed):
