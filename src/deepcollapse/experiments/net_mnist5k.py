@@ -36,7 +36,6 @@ per class, 40 epochs of batch 40 (200 SGD steps), 2 seeds (grid ends for Fig. 10
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,105 +43,27 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.experiments.net_figures import N_LAM_H1, NET_FIGURES, PAPER_N_LAM_H1, NetFigure, figure_spec
 from deepcollapse.experiments.net_real import dnc_runs, rank_table, summarise
 from deepcollapse.nets.data.names import DATASET_LABELS
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
-__all__ = ["MNIST5K_EXPERIMENTS", "Mnist5kExperiment", "dnc1_change", "mnist5k_spec"]
+__all__ = [
+    "MNIST5K_EXPERIMENTS",
+    "N_LAM_H1",
+    "PAPER_N_LAM_H1",
+    "Mnist5kExperiment",
+    "dnc1_change",
+    "mnist5k_spec",
+]
 
 LABEL = DATASET_LABELS["mnist_5k"]
 
 
-@dataclass(frozen=True)
-class Mnist5kExperiment:
-    """One experiment's base configuration, sweep points and seeds (full size; ``smoke``: its changes)."""
-
-    name: str
-    figure: str
-    what: str
-    base: dict[str, Any]
-    points: list[dict[str, Any]]
-    seeds: int
-    smoke: dict[str, Any] = field(default_factory=dict)
-    runtime: str = "minutes"
-
-
-_NET: dict[str, Any] = {
-    "dataset": "mnist_5k",
-    "backbone": "resnet8",
-    "width": 64,
-    "loss": "mse",
-    "optimizer": "sgd",
-    "momentum": 0.9,
-    "lr_schedule": "multistep",
-    "lr_milestones": [0.5, 0.75],
-    "batch_size": 128,
-    "threads": 1,
-    "device": "cpu",
+Mnist5kExperiment = NetFigure  # one row of the network figures' table
+MNIST5K_EXPERIMENTS: dict[str, NetFigure] = {
+    name: row for name, row in NET_FIGURES.items() if row.base["dataset"] == "mnist_5k"
 }
-_SMOKE: dict[str, Any] = {"n": 20, "n_test": 10, "epochs": 40, "batch_size": 40}  # 200 SGD steps
-
-# n λ_H1 of the paper's Fig. 2 bottom (λ_H1 = 5e-6 at n = 5000 per class, eq. (1)'s feature term).
-PAPER_N_LAM_H1 = 0.025
-# What the laptop runs use: the paper's n λ_H1 (and a tenth of it) sends the 200-step pilot on 20 images per
-# class to the all-zero solution (chance accuracy, H1 shrunk to nothing); a hundredth of it learns.  λ_H1 is
-# still scaled as 1/n, so every n sees the same n λ_H1, the quantity L_DNC and L_SRG depend on.
-N_LAM_H1 = PAPER_N_LAM_H1 / 100
-
-# The paper's Fig. 4 MNIST setting, wd 0.04 with lr 0.01, heads for the all-zero solution here (chance
-# accuracy, ranks falling to 1 within 10 epochs of 2 000 images in a pilot; so do wd 0.04 and 0.01 with lr
-# 0.05, and one of two seeds at wd 2^-7 with 2 500 images): the laptop runs use lr 0.05 and wd 2^-8.
-_FIG4 = {**_NET, "layers": 5, "reg": "standard", "lam": 2.0**-8, "lr": 0.05, "batch_size": 64}
-_FIG2 = {
-    **_NET,
-    "layers": 4,
-    "reg": "dufm",
-    "lam": 0.005,
-    "lam_h_scale": "dataset",
-    "lam_h": N_LAM_H1 / 150,
-    "lr": 0.05,
-    "n": 150,
-    "n_test": 100,
-    "batch_size": 64,
-}
-
-MNIST5K_EXPERIMENTS: dict[str, Mnist5kExperiment] = {
-    e.name: e
-    for e in (
-        Mnist5kExperiment(
-            "real-mnist5k-fig4",
-            "Fig. 4 bottom (laptop)",
-            "DNC1 per head layer, singular values, Gram of M~_5 vs the SRG Gram; standard weight decay",
-            {**_FIG4, "n": 150, "n_test": 100, "epochs": 40, "eval_every": 5},
-            [{}],
-            seeds=2,
-            smoke={**_SMOKE, "eval_every": 10},
-            runtime="≈ 5–10 min, idle to busy (2 runs of 1 500 images × 40 epochs)",
-        ),
-        Mnist5kExperiment(
-            "real-mnist5k-fig10",
-            "Fig. 10 (laptop)",
-            "average rank of the head's class means against log2 weight decay; standard weight decay",
-            {**_FIG4, "n": 50, "n_test": 50, "epochs": 50, "batch_size": 25, "eval_every": 0},
-            [{"lam": 2.0**k} for k in (-11, -9, -7)],
-            seeds=3,
-            smoke={**_SMOKE, "eval_every": 0},
-            runtime="≈ 10–30 min, idle to busy (9 runs of 500 images × 50 epochs)",
-        ),
-        Mnist5kExperiment(
-            "real-mnist5k-fig2",
-            "Fig. 2 bottom (laptop)",
-            "training loss against L_DNC / L_SRG, DNC1 per head layer, singular values; DUFM-like "
-            "regularisation",
-            {**_FIG2, "epochs": 40, "eval_every": 5},
-            [{}],
-            seeds=2,
-            smoke={**_SMOKE, "lam_h": N_LAM_H1 / 20, "eval_every": 10},
-            runtime="≈ 5–15 min, idle to busy (2 runs of 1 500 images × 40 epochs)",
-        ),
-    )
-}
-
 SMOKE_SEEDS = 2
 
 
@@ -167,11 +88,7 @@ def mnist5k_spec(name: str, smoke: bool) -> SweepSpec:
     >>> spec.kind, spec.seeds, len(spec.points)
     ('net', [0, 1], 2)
     """
-    e = MNIST5K_EXPERIMENTS[name]
-    base = {**e.base, **(e.smoke if smoke else {})}
-    points = [e.points[0], e.points[-1]] if smoke and len(e.points) > 2 else list(e.points)
-    seeds = list(range(SMOKE_SEEDS if smoke else e.seeds))
-    return SweepSpec(base=base, points=points, seeds=seeds, kind="net", name=name)
+    return figure_spec(MNIST5K_EXPERIMENTS[name], smoke)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -414,7 +331,7 @@ def _rank_body(name: str) -> Callable[[Context], None]:
     return body
 
 
-def _settings(e: Mnist5kExperiment) -> str:
+def _settings(e: NetFigure) -> str:
     base = ", ".join(f"{k} = {v}" for k, v in e.base.items() if k not in ("threads", "device"))
     grid = "; ".join(", ".join(f"{k} = {v:g}" for k, v in p.items()) for p in e.points if p)
     return f"{LABEL}; {base}{'; ' + grid if grid else ''}; {e.seeds} seeds (smoke: {SMOKE_SEEDS})"
@@ -426,9 +343,9 @@ for _e in MNIST5K_EXPERIMENTS.values():
             _e.name,
             "2024",
             _e.figure,
-            f"{_e.what}; ResNet8 backbone + bias-free head on {LABEL}",
+            _e.what,
             _settings(_e),
-            _e.runtime + " on 2 CPU cores with --workers 2",
+            _e.runtime,
             "net",
             _rank_body(_e.name) if "fig10" in _e.name else _dnc_body(_e.name),
         )

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,184 +52,11 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
+from deepcollapse.experiments.net_figures import NET_FIGURES, REGS, NetFigure, figure_spec, smoke_epochs
 from deepcollapse.nets.theory_levels import theory_levels  # the one definition (nets may import theory)
-from deepcollapse.runs.sweep import SweepResult, SweepSpec
+from deepcollapse.runs.sweep import SweepResult
 
-__all__ = [
-    "REAL_SETTINGS",
-    "RealSetting",
-    "average_ranks",
-    "rank_table",
-    "real_spec",
-    "smoke_epochs",
-    "theory_levels",
-]
-
-REGS = ("dufm", "standard")
-
-
-@dataclass(frozen=True)
-class RealSetting:
-    """One dataset's base configuration, grids and runtimes (full size; ``smoke`` holds the smoke changes)."""
-
-    dataset: str
-    base: dict[str, Any]
-    wd: dict[str, list[float]]  # reg -> weight decays of the rank-vs-wd experiment
-    lrs: list[float]  # learning rates of the rank-vs-lr experiment
-    lam_at_lr: dict[str, float]  # reg -> weight decay held fixed in the rank-vs-lr experiment
-    dnc_lam: dict[str, float]  # reg -> weight decay of the DNC experiment
-    smoke: dict[str, Any] = field(default_factory=dict)
-    runtime: dict[str, str] = field(default_factory=dict)
-
-
-_COMMON: dict[str, Any] = {
-    "backbone": "mlp",
-    "backbone_depth": 2,
-    "layers": 4,
-    "width": 32,
-    "loss": "mse",
-    "lam_h": 5e-4,
-    "lam_h_scale": "batch_mean",
-    "optimizer": "sgd",
-    "momentum": 0.9,
-    "lr": 0.05,
-    "lr_schedule": "multistep",
-    "lr_milestones": [0.5, 0.75],
-    "batch_size": 128,
-    "eval_every": 0,
-    "threads": 1,
-    "device": "cpu",
-}
-
-# Smoke: 30 samples per class, 40 epochs of 5 batches; a second or two per run.
-_SMOKE: dict[str, Any] = {"n": 30, "n_test": 10, "epochs": 40, "batch_size": 60}
-
-REAL_SETTINGS: dict[str, RealSetting] = {
-    "digits": RealSetting(
-        "digits",
-        {
-            **_COMMON,
-            "dataset": "digits",
-            "n": 139,
-            "n_test": 35,
-            "backbone_width": 128,
-            "epochs": 200,
-        },
-        wd={"dufm": [0.002, 0.004, 0.008, 0.012, 0.016], "standard": [0.001, 0.002, 0.004, 0.006, 0.008]},
-        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
-        lam_at_lr={"dufm": 0.008, "standard": 0.004},
-        dnc_lam={"dufm": 0.008, "standard": 0.004},
-        smoke=_SMOKE,
-        runtime={"wd": "30 runs of 5-40 s", "lr": "30 runs of 5-40 s", "dnc": "6 runs of 10-60 s"},
-    ),
-    "mnist1d": RealSetting(
-        "mnist1d",
-        {
-            **_COMMON,
-            "dataset": "mnist1d",
-            "n": 200,
-            "n_test": 89,
-            "backbone_width": 256,
-            "epochs": 100,
-        },
-        wd={
-            "dufm": [0.00025, 0.0005, 0.001, 0.002, 0.004],
-            "standard": [0.0001, 0.0002, 0.0005, 0.001, 0.002],
-        },
-        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
-        lam_at_lr={"dufm": 0.002, "standard": 0.0005},
-        dnc_lam={"dufm": 0.001, "standard": 0.0005},
-        smoke={**_SMOKE, "backbone_width": 64},
-        runtime={"wd": "30 runs of 10-45 s", "lr": "30 runs of 10-45 s", "dnc": "6 runs of 15-60 s"},
-    ),
-}
-
-SMOKE_SEEDS = 2
-FULL_SEEDS = 3
-
-
-def _base(setting: RealSetting, smoke: bool) -> dict[str, Any]:
-    return {**setting.base, **(setting.smoke if smoke else {})}
-
-
-def _ends(values: list[float], smoke: bool) -> list[float]:
-    """Smoke grids keep the smallest and the largest value (the direction the tests check)."""
-    return [values[0], values[-1]] if smoke else list(values)
-
-
-def smoke_epochs(epochs: int, lr: float, lrs: list[float]) -> int:
-    """Epochs of a smoke rank-vs-lr point: ``⌈epochs · max(lrs) / lr⌉``.
-
-    Every point then takes at least the ``lr × steps`` that the largest learning rate takes in ``epochs``
-    (the number of steps per epoch is the same at every point), so a small learning rate is not left at
-    chance accuracy for want of steps.
-
-    Parameters
-    ----------
-    epochs : int
-        The smoke epochs of the largest learning rate.
-    lr : float
-        The point's learning rate.
-    lrs : list of float
-        The experiment's learning rates.
-
-    Returns
-    -------
-    int
-        The point's epochs (``epochs`` at the largest learning rate).
-
-    Examples
-    --------
-    >>> smoke_epochs(40, 0.0125, [0.0125, 0.2]), smoke_epochs(40, 0.2, [0.0125, 0.2])
-    (640, 40)
-    """
-    return math.ceil(round(epochs * max(lrs) / lr, 9))
-
-
-def real_spec(setting: RealSetting, which: str, smoke: bool) -> SweepSpec:
-    """The ``kind: net`` sweep of experiment ``which`` (``wd``, ``lr`` or ``dnc``) on ``setting``.
-
-    Smoke rank-vs-lr points carry their own ``epochs`` (:func:`smoke_epochs`).
-
-    Parameters
-    ----------
-    setting : RealSetting
-        The dataset's settings (:data:`REAL_SETTINGS`).
-    which : {"wd", "lr", "dnc"}
-        Rank against weight decay, rank against learning rate, or the DNC panels.
-    smoke : bool
-        The smoke variant: the setting's ``smoke`` changes, 2 seeds, each grid's two ends.
-
-    Returns
-    -------
-    SweepSpec
-        Base configuration, points (one per regularisation scheme and grid value) and seeds.
-
-    Examples
-    --------
-    >>> spec = real_spec(REAL_SETTINGS["digits"], "lr", smoke=True)
-    >>> spec.name, [(p["reg"], p["lr"], p["epochs"]) for p in spec.points][:2]
-    ('real-digits-lr', [('dufm', 0.0125, 640), ('dufm', 0.2, 40)])
-    """
-    base = _base(setting, smoke)
-    points: list[dict[str, Any]]
-    if which == "wd":
-        points = [{"reg": r, "lam": v} for r in REGS for v in _ends(setting.wd[r], smoke)]
-    elif which == "lr":
-        points = [
-            {"reg": r, "lam": setting.lam_at_lr[r], "lr": v}
-            | ({"epochs": smoke_epochs(base["epochs"], v, setting.lrs)} if smoke else {})
-            for r in REGS
-            for v in _ends(setting.lrs, smoke)
-        ]
-    else:
-        base = {**base, "eval_every": 4 if smoke else 5}
-        points = [{"reg": r, "lam": setting.dnc_lam[r]} for r in REGS]
-    seeds = list(range(SMOKE_SEEDS if smoke else FULL_SEEDS))
-    return SweepSpec(
-        base=base, points=points, seeds=seeds, kind="net", name=f"real-{setting.dataset}-{which}"
-    )
-
+__all__ = ["average_ranks", "dnc_runs", "rank_table", "smoke_epochs", "summarise", "theory_levels"]
 
 # ------------------------------------------------------------------------------------------------------------
 # Tables
@@ -285,7 +111,8 @@ def rank_table(result: SweepResult) -> pd.DataFrame:
     Parameters
     ----------
     result : SweepResult
-        A network sweep (:func:`real_spec`); runs without an evaluation are left out.
+        A network sweep (:func:`~deepcollapse.experiments.net_figures.figure_spec`); runs without an
+        evaluation are left out.
 
     Returns
     -------
@@ -298,7 +125,7 @@ def rank_table(result: SweepResult) -> pd.DataFrame:
 
     >>> import dataclasses, tempfile
     >>> from deepcollapse.runs.sweep import run_sweep
-    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> spec = figure_spec(NET_FIGURES["real-digits-dnc"], smoke=True)
     >>> tiny = {**spec.base, "epochs": 2, "eval_every": 1, "n": 10, "batch_size": 50}
     >>> spec = dataclasses.replace(spec, base=tiny, points=spec.points[:1], seeds=[0])
     >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
@@ -375,13 +202,13 @@ def _fmt(summary: pd.DataFrame, x: str) -> pd.DataFrame:
     return shown
 
 
-def _rank_body(setting: RealSetting, which: str) -> Any:
-    x = "lam" if which == "wd" else "lr"
+def _rank_body(row: NetFigure) -> Any:
+    x = str(row.x)
 
     def body(ctx: Context) -> None:
         from deepcollapse.analysis.net_real_plots import plot_rank_sweep
 
-        result = ctx.sweep(real_spec(setting, which, ctx.smoke), "net")
+        result = ctx.sweep(figure_spec(row, ctx.smoke), "net")
         runs = rank_table(result)
         summary = summarise(runs, x)
         name = ctx.experiment.name
@@ -389,7 +216,7 @@ def _rank_body(setting: RealSetting, which: str) -> Any:
         summary.to_csv(ctx.out_dir / "tables" / f"{name}_summary.csv", index=False)
         ctx.report.section("Average rank of the head's class means")
         fig = plot_rank_sweep(summary, x)
-        what = "weight decay λ" if which == "wd" else "learning rate η"
+        what = "weight decay λ" if x == "lam" else "learning rate η"
         ctx.figure(
             fig,
             f"{name}_rank",
@@ -431,7 +258,7 @@ def dnc_runs(
 
     >>> import dataclasses, tempfile
     >>> from deepcollapse.runs.sweep import run_sweep
-    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> spec = figure_spec(NET_FIGURES["real-digits-dnc"], smoke=True)
     >>> tiny = {**spec.base, "epochs": 2, "eval_every": 1, "n": 10, "batch_size": 50}
     >>> spec = dataclasses.replace(spec, base=tiny, points=spec.points[:1], seeds=[0])
     >>> result = run_sweep(spec, tempfile.mkdtemp(), workers=1)
@@ -465,11 +292,11 @@ def dnc_runs(
     return pd.concat(layers, ignore_index=True), sv, pd.concat(curves, ignore_index=True), levels
 
 
-def _dnc_body(setting: RealSetting) -> Any:
+def _dnc_body(row: NetFigure) -> Any:
     def body(ctx: Context) -> None:
         from deepcollapse.analysis.net_real_plots import plot_dnc_panels
 
-        result = ctx.sweep(real_spec(setting, "dnc", ctx.smoke), "net")
+        result = ctx.sweep(figure_spec(row, ctx.smoke), "net")
         name = ctx.experiment.name
         levels_rows = []
         for reg in REGS:
@@ -479,7 +306,7 @@ def _dnc_body(setting: RealSetting) -> Any:
                 continue
             curves, levels = runs[2], runs[3]
             fig = plot_dnc_panels(*runs)
-            lam = setting.dnc_lam[reg]
+            lam = tasks[0].config["lam"]
             caption = (
                 f"{'DUFM-like' if reg == 'dufm' else 'Standard'} regularisation, λ = {lam}: "
                 "DNC1 of every post-ReLU head feature H_l over the epochs, "
@@ -520,37 +347,23 @@ def _dnc_body(setting: RealSetting) -> Any:
     return body
 
 
-def _settings_text(setting: RealSetting, which: str) -> str:
-    base = ", ".join(f"{k} = {v}" for k, v in setting.base.items() if k not in ("threads", "device"))
-    if which == "wd":
-        grid = "; ".join(f"{r}: λ ∈ {setting.wd[r]}" for r in REGS)
-    elif which == "lr":
-        grid = f"lr ∈ {setting.lrs}; λ = " + ", ".join(f"{setting.lam_at_lr[r]} ({r})" for r in REGS)
-    else:
-        grid = "λ = " + ", ".join(f"{setting.dnc_lam[r]} ({r})" for r in REGS) + "; evaluated every 5 epochs"
-    return f"{base}; {grid}; {FULL_SEEDS} seeds (smoke: {SMOKE_SEEDS}, grid ends only)"
+def _settings_text(row: NetFigure) -> str:
+    base = ", ".join(f"{k} = {v}" for k, v in row.base.items() if k not in ("threads", "device"))
+    grid = "; ".join(", ".join(f"{k} = {v}" for k, v in p.items()) for p in row.points)
+    return f"{base}; {grid}; {row.seeds} seeds (smoke: {row.smoke_seeds}, grid ends only)"
 
 
-_TITLES = {
-    "wd": ("Figs. 9 left, 10 (small)", "average rank of the head's class means against weight decay"),
-    "lr": ("Fig. 9 right (small)", "average rank of the head's class means against learning rate"),
-    "dnc": ("Figs. 2 bottom, 4 (small)", "DNC1 per head layer, singular values, loss vs L_DNC / L_SRG"),
-}
-_DATA_NAMES = {"digits": "8×8 digits (scikit-learn)", "mnist1d": "MNIST-1D (mnist1d package)"}
-
-for _setting in REAL_SETTINGS.values():
-    for _which in ("wd", "lr", "dnc"):
-        _fig, _what = _TITLES[_which]
+for _row in NET_FIGURES.values():
+    if _row.base.get("backbone") == "mlp":
         register(
             Experiment(
-                f"real-{_setting.dataset}-{'rank-' + _which if _which != 'dnc' else 'dnc'}",
-                "2024",
-                _fig,
-                f"{_what}; MLP backbone + 4-layer bias-free head on {_DATA_NAMES[_setting.dataset]}, "
-                "DUFM-like and standard regularisation",
-                _settings_text(_setting, _which),
-                _setting.runtime.get(_which, "minutes") + " on 2 CPU cores (idle to heavily shared)",
+                _row.name,
+                _row.paper,
+                _row.figure,
+                _row.what,
+                _settings_text(_row),
+                _row.runtime,
                 "net",
-                _dnc_body(_setting) if _which == "dnc" else _rank_body(_setting, _which),
+                _dnc_body(_row) if _row.kind == "dnc" else _rank_body(_row),
             )
         )

@@ -1,0 +1,366 @@
+"""The network figures, one table: one :class:`NetFigure` row per registered experiment.
+
+A row holds what a figure needs and nothing it computes: its name, paper and figure, the base ``NetConfig``
+fields, the sweep points, seeds, the smoke changes, the panels its report shows and the runtime in words.
+:func:`figure_spec` turns a row into the ``kind: net`` sweep; the report bodies (one per figure *kind*:
+``"dnc"``, the DNC panels, and ``"rank"``, the average rank against a swept value) read the row.
+
+The rows, by family (settings and the reasons for them are in each family's module docstring):
+
+- the small real-data figures, MLP backbone on the bundled 8×8 digits and MNIST-1D
+  (:mod:`deepcollapse.experiments.net_real`): ``real-<data>-rank-wd``, ``-rank-lr``, ``-dnc``;
+- the 2024 MNIST figures a laptop trains, ResNet8 on the bundled ``mnist_5k`` subset
+  (:mod:`deepcollapse.experiments.net_mnist5k`): ``real-mnist5k-fig4``, ``-fig10``, ``-fig2``.
+
+**Smoke variants**: the row's ``smoke`` changes on the base, ``smoke_seeds`` seeds, and of each group of
+points (one per value of ``split``, e.g. per regularisation) the first and the last; a rank-vs-lr row with
+``smoke_lr_epochs`` gives each smoke point ``⌈epochs · max(lr) / lr⌉`` epochs (:func:`smoke_epochs`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepcollapse._core.checks import check_choice
+from deepcollapse.nets.data.names import DATASET_LABELS
+from deepcollapse.runs.sweep import SweepSpec
+
+__all__ = ["NET_FIGURES", "NetFigure", "figure_spec", "smoke_epochs"]
+
+#: The figure kinds, each with one report body.
+KINDS = ("dnc", "rank")
+#: The regularisation schemes of the real-data rows (one curve or panel each).
+REGS = ("dufm", "standard")
+
+
+@dataclass(frozen=True)
+class NetFigure:
+    """One network figure: its sweep (full size; ``smoke``: the changes of the smoke variant) and report.
+
+    Attributes
+    ----------
+    name, paper, figure, what
+        The experiment's name, paper (``"2024"``, ``"2023"``), figure and what it shows.
+    kind
+        ``"dnc"`` (DNC1 per layer, singular values, optional Gram and theory panels) or ``"rank"`` (average
+        rank against the swept field ``x``).
+    base
+        ``NetConfig`` fields of every run.
+    points
+        Each point's changes to ``base`` (``[{}]``: one point).
+    seeds, smoke_seeds
+        Seeds of the full-size and of the smoke sweep.
+    smoke
+        Changes to ``base`` in the smoke variant.
+    panels
+        Optional parts of the report: ``"gram"`` (Gram of the top head layer vs the SRG's), ``"theory"`` (loss
+        against ``L_DNC`` / ``L_SRG``), ``"dnc1"`` (DNC1 change table), ``"claims"`` (the regime-map section).
+    runtime
+        The expected runtime, in words.
+    x
+        The swept field of a rank figure (``"lam"``, ``"lr"``).
+    split
+        A field whose values get a panel (``"dnc"``) or a curve (``"rank"``) each, e.g. ``"reg"``.
+    smoke_ends
+        Smoke points: the first and the last of each group (``False``: the first two).
+    smoke_lr_epochs
+        Smoke points train :func:`smoke_epochs` epochs (a rank-vs-lr row).
+    """
+
+    name: str
+    paper: str
+    figure: str
+    what: str
+    kind: str
+    base: Mapping[str, Any]
+    points: Sequence[Mapping[str, Any]] = ({},)
+    seeds: int = 3
+    smoke: Mapping[str, Any] = field(default_factory=dict)
+    smoke_seeds: int = 2
+    panels: tuple[str, ...] = ()
+    runtime: str = "minutes"
+    x: str | None = None
+    split: str | None = None
+    smoke_ends: bool = True
+    smoke_lr_epochs: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, list(KINDS))
+
+    @property
+    def data(self) -> str:
+        """The dataset, in words (:data:`~deepcollapse.nets.data.names.DATASET_LABELS`)."""
+        return DATASET_LABELS[self.base["dataset"]]
+
+
+def smoke_epochs(epochs: int, lr: float, lrs: Sequence[float]) -> int:
+    """Epochs of a smoke rank-vs-lr point: ``⌈epochs · max(lrs) / lr⌉``.
+
+    Every point then takes at least the ``lr × steps`` that the largest learning rate takes in ``epochs``
+    (the number of steps per epoch is the same at every point), so a small learning rate is not left at
+    chance accuracy for want of steps.
+
+    Parameters
+    ----------
+    epochs : int
+        The smoke epochs of the largest learning rate.
+    lr : float
+        The point's learning rate.
+    lrs : sequence of float
+        The experiment's learning rates.
+
+    Returns
+    -------
+    int
+        The point's epochs (``epochs`` at the largest learning rate).
+
+    Examples
+    --------
+    >>> smoke_epochs(40, 0.0125, [0.0125, 0.2]), smoke_epochs(40, 0.2, [0.0125, 0.2])
+    (640, 40)
+    """
+    return math.ceil(round(epochs * max(lrs) / lr, 9))
+
+
+def _smoke_points(row: NetFigure) -> list[dict[str, Any]]:
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for p in row.points:
+        groups.setdefault(p.get(row.split) if row.split else None, []).append(dict(p))
+    keep = []
+    for pts in groups.values():
+        keep += ([pts[0], pts[-1]] if len(pts) > 2 else pts) if row.smoke_ends else pts[:2]
+    return keep
+
+
+def figure_spec(row: NetFigure, smoke: bool) -> SweepSpec:
+    """The ``kind: net`` sweep of figure ``row`` (full size, or its smoke variant; see the module docstring).
+
+    Parameters
+    ----------
+    row : NetFigure
+        A row of :data:`NET_FIGURES`.
+    smoke : bool
+        The smoke variant.
+
+    Returns
+    -------
+    SweepSpec
+        Base configuration, points and seeds, named after the row.
+
+    Examples
+    --------
+    >>> spec = figure_spec(NET_FIGURES["real-digits-rank-lr"], smoke=True)
+    >>> spec.name, [(p["reg"], p["lr"], p["epochs"]) for p in spec.points][:2]
+    ('real-digits-rank-lr', [('dufm', 0.0125, 640), ('dufm', 0.2, 40)])
+    """
+    base = {**row.base, **(row.smoke if smoke else {})}
+    points = _smoke_points(row) if smoke else [dict(p) for p in row.points]
+    if smoke and row.smoke_lr_epochs:
+        lrs = [float(p["lr"]) for p in row.points]
+        points = [{**p, "epochs": smoke_epochs(int(base["epochs"]), float(p["lr"]), lrs)} for p in points]
+    seeds = list(range(row.smoke_seeds if smoke else row.seeds))
+    return SweepSpec(base=base, points=points, seeds=seeds, kind="net", name=row.name)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The small real-data figures: MLP backbone on the 8×8 digits and MNIST-1D (net_real's docstring)
+# ------------------------------------------------------------------------------------------------------------
+
+_MLP: dict[str, Any] = {
+    "backbone": "mlp",
+    "backbone_depth": 2,
+    "layers": 4,
+    "width": 32,
+    "loss": "mse",
+    "lam_h": 5e-4,
+    "lam_h_scale": "batch_mean",
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "lr": 0.05,
+    "lr_schedule": "multistep",
+    "lr_milestones": [0.5, 0.75],
+    "batch_size": 128,
+    "eval_every": 0,
+    "threads": 1,
+    "device": "cpu",
+}
+# Smoke: 30 samples per class, 40 epochs of 5 batches; a second or two per run.
+_MLP_SMOKE: dict[str, Any] = {"n": 30, "n_test": 10, "epochs": 40, "batch_size": 60}
+_REAL_CPU = " on 2 CPU cores (idle to heavily shared)"
+
+
+def _real_rows(
+    base: dict[str, Any],
+    smoke: dict[str, Any],
+    wd: dict[str, list[float]],
+    lrs: list[float],
+    lam_at_lr: dict[str, float],
+    dnc_lam: dict[str, float],
+    runtime: dict[str, str],
+) -> list[NetFigure]:
+    """The three real-data figures of one dataset: rank vs weight decay, rank vs learning rate, DNC."""
+    name = f"real-{base['dataset']}"
+    how = f"; MLP backbone + 4-layer bias-free head on {DATASET_LABELS[base['dataset']]}, DUFM-like and "
+    how += "standard regularisation"
+    what = "average rank of the head's class means against"
+    return [
+        NetFigure(
+            f"{name}-rank-wd",
+            "2024",
+            "Figs. 9 left, 10 (small)",
+            f"{what} weight decay{how}",
+            "rank",
+            base,
+            [{"reg": r, "lam": v} for r in REGS for v in wd[r]],
+            smoke=smoke,
+            runtime=runtime["wd"] + _REAL_CPU,
+            x="lam",
+            split="reg",
+        ),
+        NetFigure(
+            f"{name}-rank-lr",
+            "2024",
+            "Fig. 9 right (small)",
+            f"{what} learning rate{how}",
+            "rank",
+            base,
+            [{"reg": r, "lam": lam_at_lr[r], "lr": v} for r in REGS for v in lrs],
+            smoke=smoke,
+            runtime=runtime["lr"] + _REAL_CPU,
+            x="lr",
+            split="reg",
+            smoke_lr_epochs=True,
+        ),
+        NetFigure(
+            f"{name}-dnc",
+            "2024",
+            "Figs. 2 bottom, 4 (small)",
+            f"DNC1 per head layer, singular values, loss vs L_DNC / L_SRG{how}",
+            "dnc",
+            {**base, "eval_every": 5},
+            [{"reg": r, "lam": dnc_lam[r]} for r in REGS],
+            smoke={**smoke, "eval_every": 4},
+            panels=("theory",),
+            runtime=runtime["dnc"] + _REAL_CPU,
+            split="reg",
+        ),
+    ]
+
+
+_REAL_ROWS = [
+    *_real_rows(
+        {**_MLP, "dataset": "digits", "n": 139, "n_test": 35, "backbone_width": 128, "epochs": 200},
+        _MLP_SMOKE,
+        wd={"dufm": [0.002, 0.004, 0.008, 0.012, 0.016], "standard": [0.001, 0.002, 0.004, 0.006, 0.008]},
+        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
+        lam_at_lr={"dufm": 0.008, "standard": 0.004},
+        dnc_lam={"dufm": 0.008, "standard": 0.004},
+        runtime={"wd": "30 runs of 5-40 s", "lr": "30 runs of 5-40 s", "dnc": "6 runs of 10-60 s"},
+    ),
+    *_real_rows(
+        {**_MLP, "dataset": "mnist1d", "n": 200, "n_test": 89, "backbone_width": 256, "epochs": 100},
+        {**_MLP_SMOKE, "backbone_width": 64},
+        wd={
+            "dufm": [0.00025, 0.0005, 0.001, 0.002, 0.004],
+            "standard": [0.0001, 0.0002, 0.0005, 0.001, 0.002],
+        },
+        lrs=[0.0125, 0.025, 0.05, 0.1, 0.2],
+        lam_at_lr={"dufm": 0.002, "standard": 0.0005},
+        dnc_lam={"dufm": 0.001, "standard": 0.0005},
+        runtime={"wd": "30 runs of 10-45 s", "lr": "30 runs of 10-45 s", "dnc": "6 runs of 15-60 s"},
+    ),
+]
+
+# ------------------------------------------------------------------------------------------------------------
+# The 2024 MNIST figures on the bundled mnist_5k subset, ResNet8 backbone (net_mnist5k's docstring)
+# ------------------------------------------------------------------------------------------------------------
+
+_RESNET8: dict[str, Any] = {
+    "dataset": "mnist_5k",
+    "backbone": "resnet8",
+    "width": 64,
+    "loss": "mse",
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "lr_schedule": "multistep",
+    "lr_milestones": [0.5, 0.75],
+    "batch_size": 128,
+    "threads": 1,
+    "device": "cpu",
+}
+_RESNET8_SMOKE: dict[str, Any] = {"n": 20, "n_test": 10, "epochs": 40, "batch_size": 40}  # 200 SGD steps
+
+#: n λ_H1 of the paper's Fig. 2 bottom (λ_H1 = 5e-6 at n = 5000 per class, eq. (1)'s feature term).
+PAPER_N_LAM_H1 = 0.025
+#: What the laptop runs use: the paper's n λ_H1 (and a tenth of it) sends the 200-step pilot on 20 images per
+#: class to the all-zero solution (chance accuracy, H1 shrunk to nothing); a hundredth of it learns.  λ_H1 is
+#: still scaled as 1/n, so every n sees the same n λ_H1, the quantity L_DNC and L_SRG depend on.
+N_LAM_H1 = PAPER_N_LAM_H1 / 100
+
+# The paper's Fig. 4 MNIST setting, wd 0.04 with lr 0.01, heads for the all-zero solution here (chance
+# accuracy, ranks falling to 1 within 10 epochs of 2 000 images in a pilot; so do wd 0.04 and 0.01 with lr
+# 0.05, and one of two seeds at wd 2^-7 with 2 500 images): the laptop runs use lr 0.05 and wd 2^-8.
+_M5K_FIG4 = {**_RESNET8, "layers": 5, "reg": "standard", "lam": 2.0**-8, "lr": 0.05, "batch_size": 64}
+_M5K_FIG2 = {
+    **_RESNET8,
+    "layers": 4,
+    "reg": "dufm",
+    "lam": 0.005,
+    "lam_h_scale": "dataset",
+    "lam_h": N_LAM_H1 / 150,
+    "lr": 0.05,
+    "n": 150,
+    "n_test": 100,
+    "batch_size": 64,
+}
+_M5K_CPU = " on 2 CPU cores with --workers 2"
+_M5K_HOW = f"; ResNet8 backbone + bias-free head on {DATASET_LABELS['mnist_5k']}"
+
+_MNIST5K_ROWS = [
+    NetFigure(
+        "real-mnist5k-fig4",
+        "2024",
+        "Fig. 4 bottom (laptop)",
+        "DNC1 per head layer, singular values, Gram of M~_5 vs the SRG Gram; standard weight decay"
+        + _M5K_HOW,
+        "dnc",
+        {**_M5K_FIG4, "n": 150, "n_test": 100, "epochs": 40, "eval_every": 5},
+        seeds=2,
+        smoke={**_RESNET8_SMOKE, "eval_every": 10},
+        panels=("dnc1", "theory", "claims", "gram"),
+        runtime="≈ 5–10 min, idle to busy (2 runs of 1 500 images × 40 epochs)" + _M5K_CPU,
+    ),
+    NetFigure(
+        "real-mnist5k-fig10",
+        "2024",
+        "Fig. 10 (laptop)",
+        "average rank of the head's class means against log2 weight decay; standard weight decay" + _M5K_HOW,
+        "rank",
+        {**_M5K_FIG4, "n": 50, "n_test": 50, "epochs": 50, "batch_size": 25, "eval_every": 0},
+        [{"lam": 2.0**k} for k in (-11, -9, -7)],
+        seeds=3,
+        smoke={**_RESNET8_SMOKE, "eval_every": 0},
+        panels=("claims",),
+        runtime="≈ 10–30 min, idle to busy (9 runs of 500 images × 50 epochs)" + _M5K_CPU,
+        x="lam",
+    ),
+    NetFigure(
+        "real-mnist5k-fig2",
+        "2024",
+        "Fig. 2 bottom (laptop)",
+        "training loss against L_DNC / L_SRG, DNC1 per head layer, singular values; DUFM-like "
+        "regularisation" + _M5K_HOW,
+        "dnc",
+        {**_M5K_FIG2, "epochs": 40, "eval_every": 5},
+        seeds=2,
+        smoke={**_RESNET8_SMOKE, "lam_h": N_LAM_H1 / 20, "eval_every": 10},
+        panels=("dnc1", "theory", "claims", "gram"),
+        runtime="≈ 5–15 min, idle to busy (2 runs of 1 500 images × 40 epochs)" + _M5K_CPU,
+    ),
+]
+
+#: Every network figure by name, in the order of ``reproduce --list``.
+NET_FIGURES: dict[str, NetFigure] = {row.name: row for row in (*_REAL_ROWS, *_MNIST5K_ROWS)}
