@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from deepcollapse.experiments.net_figures import NET_FIGURES, figure_spec
-from deepcollapse.experiments.net_real import average_ranks, theory_levels
+from deepcollapse.experiments.net_reports import average_ranks
+from deepcollapse.nets.theory_levels import theory_levels
 from deepcollapse.theory.constructions import loss_dnc
 
 torch.set_num_threads(1)

@@ -1,4 +1,4 @@
-"""Figures of the real-data network experiments (:mod:`deepcollapse.experiments.net_real`).
+"""Figures of the network experiments (:mod:`deepcollapse.experiments.net_reports`).
 
 - :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a
   swept hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);

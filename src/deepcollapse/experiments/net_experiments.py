@@ -113,7 +113,7 @@ def _loss_panel(ctx: Context, preset: NetPreset, result: SweepResult) -> None:
 
     from deepcollapse.analysis.figures import plot_loss_curves
     from deepcollapse.analysis.tables import read_jsonl
-    from deepcollapse.experiments.net_real import theory_levels
+    from deepcollapse.nets.theory_levels import theory_levels
 
     curves, levels = [], None
     for t in result.spec.tasks(result.out_dir):

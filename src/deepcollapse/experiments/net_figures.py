@@ -5,12 +5,30 @@ fields, the sweep points, seeds, the smoke changes, the panels its report shows 
 :func:`figure_spec` turns a row into the ``kind: net`` sweep; the report bodies (one per figure *kind*:
 ``"dnc"``, the DNC panels, and ``"rank"``, the average rank against a swept value) read the row.
 
-The rows, by family (settings and the reasons for them are in each family's module docstring):
+The rows, by family:
 
-- the small real-data figures, MLP backbone on the bundled 8×8 digits and MNIST-1D
-  (:mod:`deepcollapse.experiments.net_real`): ``real-<data>-rank-wd``, ``-rank-lr``, ``-dnc``;
+- the small real-data figures, the small counterparts of the 2024 paper's end-to-end figures with an MLP
+  backbone (two affine + ReLU layers, :mod:`deepcollapse.nets.mlp_backbone`) in place of ResNet20 and the same
+  bias-free 4-layer head, on data that ships with a package (scikit-learn's 8×8 digits; MNIST-1D generated
+  offline by ``mnist1d``): ``real-<data>-rank-wd`` (2024 Figs. 9 left and 10: average rank against log2
+  weight decay, DUFM-like regularisation -- ``λ`` on the head, ``λ_H1`` on the backbone output -- and
+  standard -- ``λ`` on every parameter), ``-rank-lr`` (Fig. 9 right: against log2 learning rate) and ``-dnc``
+  (Figs. 2 bottom and 4: the DNC panels, with the loss against the theory's levels);
 - the 2024 MNIST figures a laptop trains, ResNet8 on the bundled ``mnist_5k`` subset
-  (:mod:`deepcollapse.experiments.net_mnist5k`): ``real-mnist5k-fig4``, ``-fig10``, ``-fig2``.
+  (:mod:`deepcollapse.experiments.net_mnist5k` says why each setting): ``real-mnist5k-fig4``, ``-fig10``,
+  ``-fig2``.
+
+**The small real-data settings** (the papers have no such runs): balanced training subsamples (digits 139 per
+class of the fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with
+momentum 0.9, lr 0.05 with a ×0.1 step at 50 % and 75 % of 200 (digits) / 100 (MNIST-1D) epochs, MSE loss,
+``λ_H1 = 5e-4`` (``batch_mean``), MLP backbone of width 128 (digits) / 256 (MNIST-1D), head width 32.
+Weight-decay grids run from values that keep every rank at ``K`` to values where the rank is well below ``K``
+(the largest DUFM-like value on digits costs training accuracy). The small MLP does not fit MNIST-1D
+completely in 100 epochs and its accuracy falls along the grids (and at small learning rates): read MNIST-1D
+ranks together with the accuracy panel. Smoke variants: 30 samples per class, 40 epochs of batch 60, grid
+ends, 2 seeds; the rank-vs-lr smoke points train ``⌈40 · max(lr) / lr⌉`` epochs (:func:`smoke_epochs`: 640 at
+lr 0.0125, 40 at lr 0.2), so every point takes the ``lr × steps`` of the largest learning rate (in 40 epochs
+the smallest one ends at chance accuracy and checks nothing).
 
 **Smoke variants**: the row's ``smoke`` changes on the base, ``smoke_seeds`` seeds, and of each group of
 points (one per value of ``split``, e.g. per regularisation) the first and the last; a rank-vs-lr row with
@@ -56,8 +74,7 @@ class NetFigure:
     smoke
         Changes to ``base`` in the smoke variant.
     panels
-        Optional parts of the report: ``"gram"`` (Gram of the top head layer vs the SRG's), ``"theory"`` (loss
-        against ``L_DNC`` / ``L_SRG``), ``"dnc1"`` (DNC1 change table), ``"claims"`` (the regime-map section).
+        Optional parts of the report: ``"claims"`` (the section "On the regime map").
     runtime
         The expected runtime, in words.
     x
@@ -68,6 +85,12 @@ class NetFigure:
         Smoke points: the first and the last of each group (``False``: the first two).
     smoke_lr_epochs
         Smoke points train :func:`smoke_epochs` epochs (a rank-vs-lr row).
+    gram
+        ``(layer, kind)`` of the head layer whose class-mean Gram a DNC figure shows (``None``: none).
+    needs_dufm_head
+        The head is a pre-trained DUFM, trained first (2023 Fig. 1).
+    rank_figure
+        The rank figure's file name (default ``<name>_rank``).
     """
 
     name: str
@@ -86,6 +109,9 @@ class NetFigure:
     split: str | None = None
     smoke_ends: bool = True
     smoke_lr_epochs: bool = False
+    gram: tuple[int, str] | None = None
+    needs_dufm_head: bool = False
+    rank_figure: str | None = None
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, list(KINDS))
@@ -135,7 +161,7 @@ def _smoke_points(row: NetFigure) -> list[dict[str, Any]]:
     return keep
 
 
-def figure_spec(row: NetFigure, smoke: bool) -> SweepSpec:
+def figure_spec(row: NetFigure, smoke: bool, **changes: Any) -> SweepSpec:
     """The ``kind: net`` sweep of figure ``row`` (full size, or its smoke variant; see the module docstring).
 
     Parameters
@@ -144,6 +170,8 @@ def figure_spec(row: NetFigure, smoke: bool) -> SweepSpec:
         A row of :data:`NET_FIGURES`.
     smoke : bool
         The smoke variant.
+    **changes
+        Changes to the base after the smoke changes (``data_dir``, ``head_init``).
 
     Returns
     -------
@@ -156,7 +184,7 @@ def figure_spec(row: NetFigure, smoke: bool) -> SweepSpec:
     >>> spec.name, [(p["reg"], p["lr"], p["epochs"]) for p in spec.points][:2]
     ('real-digits-rank-lr', [('dufm', 0.0125, 640), ('dufm', 0.2, 40)])
     """
-    base = {**row.base, **(row.smoke if smoke else {})}
+    base = {**row.base, **(row.smoke if smoke else {}), **changes}
     points = _smoke_points(row) if smoke else [dict(p) for p in row.points]
     if smoke and row.smoke_lr_epochs:
         lrs = [float(p["lr"]) for p in row.points]
@@ -243,7 +271,6 @@ def _real_rows(
             {**base, "eval_every": 5},
             [{"reg": r, "lam": dnc_lam[r]} for r in REGS],
             smoke={**smoke, "eval_every": 4},
-            panels=("theory",),
             runtime=runtime["dnc"] + _REAL_CPU,
             split="reg",
         ),
@@ -330,7 +357,8 @@ _MNIST5K_ROWS = [
         {**_M5K_FIG4, "n": 150, "n_test": 100, "epochs": 40, "eval_every": 5},
         seeds=2,
         smoke={**_RESNET8_SMOKE, "eval_every": 10},
-        panels=("dnc1", "theory", "claims", "gram"),
+        panels=("claims",),
+        gram=(5, "pre"),
         runtime="≈ 5–10 min, idle to busy (2 runs of 1 500 images × 40 epochs)" + _M5K_CPU,
     ),
     NetFigure(
@@ -357,7 +385,8 @@ _MNIST5K_ROWS = [
         {**_M5K_FIG2, "epochs": 40, "eval_every": 5},
         seeds=2,
         smoke={**_RESNET8_SMOKE, "lam_h": N_LAM_H1 / 20, "eval_every": 10},
-        panels=("dnc1", "theory", "claims", "gram"),
+        panels=("claims",),
+        gram=(4, "pre"),
         runtime="≈ 5–15 min, idle to busy (2 runs of 1 500 images × 40 epochs)" + _M5K_CPU,
     ),
 ]
