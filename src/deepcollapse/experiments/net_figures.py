@@ -7,6 +7,10 @@ fields, the sweep points, seeds, the smoke changes, the panels its report shows 
 
 The rows, by family:
 
+- the papers' paper-scale figures (:mod:`deepcollapse.experiments.net_presets` gives their settings and our
+  choices; ``net train --preset NAME`` trains one run of a row): ``net-2024-fig2-bottom``, ``-fig4-cifar10``,
+  ``-fig4-mnist``, ``-fig9-wd``, ``-fig9-lr``, ``-fig10``, ``net-2023-fig1``; full MNIST / CIFAR-10 from
+  ``--data-dir``, their smoke variants on the bundled digits;
 - the small real-data figures, the small counterparts of the 2024 paper's end-to-end figures with an MLP
   backbone (two affine + ReLU layers, :mod:`deepcollapse.nets.mlp_backbone`) in place of ResNet20 and the same
   bias-free 4-layer head, on data that ships with a package (scikit-learn's 8×8 digits; MNIST-1D generated
@@ -46,7 +50,15 @@ from deepcollapse._core.checks import check_choice
 from deepcollapse.nets.data.names import DATASET_LABELS
 from deepcollapse.runs.sweep import SweepSpec
 
-__all__ = ["NET_FIGURES", "NetFigure", "figure_spec", "smoke_epochs"]
+__all__ = [
+    "NET_FIGURES",
+    "NET_PRESETS",
+    "NET_RUNTIMES",
+    "PRESET_DATA",
+    "NetFigure",
+    "figure_spec",
+    "smoke_epochs",
+]
 
 #: The figure kinds, each with one report body.
 KINDS = ("dnc", "rank")
@@ -91,6 +103,8 @@ class NetFigure:
         The head is a pre-trained DUFM, trained first (2023 Fig. 1).
     rank_figure
         The rank figure's file name (default ``<name>_rank``).
+    apart
+        A DNC figure's panels as figures of their own (``<name>_dnc1``, ``_sv``, ``_loss``; the presets').
     """
 
     name: str
@@ -112,14 +126,44 @@ class NetFigure:
     gram: tuple[int, str] | None = None
     needs_dufm_head: bool = False
     rank_figure: str | None = None
+    apart: bool = False
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, list(KINDS))
 
     @property
     def data(self) -> str:
-        """The dataset, in words (:data:`~deepcollapse.nets.data.names.DATASET_LABELS`)."""
-        return DATASET_LABELS[self.base["dataset"]]
+        """Where the full-size runs read their data from, in words (:data:`PRESET_DATA` for the full
+        datasets, else :data:`~deepcollapse.nets.data.names.DATASET_LABELS`).
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> NET_FIGURES["net-2024-fig4-mnist"].data.split(" (")[0]
+        'full MNIST'
+        """
+        dataset = self.base["dataset"]
+        return PRESET_DATA.get(dataset, DATASET_LABELS[dataset])
+
+    # What a paper preset is called in ``net presets`` and by the importers of ``NET_PRESETS``.
+    @property
+    def description(self) -> str:
+        """:attr:`what` (the preset listing's name for it)."""
+        return self.what
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """:attr:`base` (the preset listing's name for it)."""
+        return self.base
+
+    @property
+    def sweep(self) -> dict[str, list[Any]]:
+        """A rank figure's swept values, ``{x: [values]}`` (``{}`` for a DNC figure)."""
+        return {self.x: [p[self.x] for p in self.points]} if self.kind == "rank" and self.x else {}
 
 
 def smoke_epochs(epochs: int, lr: float, lrs: Sequence[float]) -> int:
@@ -192,6 +236,185 @@ def figure_spec(row: NetFigure, smoke: bool, **changes: Any) -> SweepSpec:
     seeds = list(range(row.smoke_seeds if smoke else row.seeds))
     return SweepSpec(base=base, points=points, seeds=seeds, kind="net", name=row.name)
 
+
+# ------------------------------------------------------------------------------------------------------------
+# The papers' paper-scale figures (the settings and our choices: net_presets' docstring)
+# ------------------------------------------------------------------------------------------------------------
+
+#: What each preset dataset reads, in words (``net presets``, the experiments' descriptions).
+PRESET_DATA = {
+    "mnist": "full MNIST (4 IDX files, 60 000 training images) from --data-dir (default data); never the "
+    "bundled mnist_5k subset",
+    "cifar10": "full CIFAR-10 (cifar-10-batches-py) from --data-dir (default data)",
+}
+# Expected full-size runtimes: no assumed FLOP rate.  Every run of these experiments (not --smoke) prints its
+# runtime estimated from a short calibration on its own device first (experiments.net_runtime); the README's
+# table of paper-scale runtimes on a GPU is computed from `make gpu-check`'s measured images/s
+# (tools/runtime_table.py).  On a 2-core CPU a 200-epoch CIFAR-10 run takes days.
+_GPU = (
+    "estimated at the start from a calibration on the device (--device cuda: seeds batched); on one "
+    "GPU: the README's table of paper-scale runtimes, where make gpu-check has measured it"
+)
+
+_CIFAR = {"dataset": "cifar10", "data_dir": "data"}
+_MNIST = {"dataset": "mnist", "data_dir": "data"}
+_LONG = {
+    "epochs": 200,
+    "batch_size": 128,
+    "lr_schedule": "multistep",
+    "lr_milestones": [0.5, 0.75],
+    "optimizer": "sgd",
+    "momentum": 0.9,
+    "loss": "mse",
+    "eval_every": 10,
+}
+_FIG2 = {
+    **_CIFAR,
+    **_LONG,
+    "layers": 4,
+    "width": 64,
+    "reg": "dufm",
+    "lam": 0.005,
+    "lam_h": 5e-6,
+    "lam_h_scale": "dataset",  # λ_H1 as in DUFM eq. (1), so its strength grows with n (net_presets)
+    "lr": 0.05,
+}
+_FIG4_C10 = {**_CIFAR, **_LONG, "layers": 5, "width": 64, "reg": "standard", "lam": 0.08, "lr": 0.005}
+_FIG4_MNIST = {**_MNIST, **_LONG, "layers": 5, "width": 64, "reg": "standard", "lam": 0.04, "lr": 0.01}
+_FIG1_2023 = {
+    **_CIFAR,
+    "classes": [0, 1],
+    "layers": 3,
+    "width": 64,
+    "freeze_head": True,
+    "reg": "none",
+    "optimizer": "sgd",
+    "momentum": 0.0,
+    "lr": 1e-5,
+    "lr_schedule": "constant",
+    "epochs": 10000,
+    "batch_size": 128,
+    "loss": "mse",
+    "eval_every": 100,
+}
+# Smoke: bundled 8×8 digits, 20 per class, head width 16, 10 epochs of batch 20 (100 SGD steps), constant lr.
+# The standard-regularisation presets use weight decay 0.005 and lr 0.05 (the paper's 0.04-0.08 on every
+# parameter, BatchNorm included, sends 200 digits to the all-zero solution at chance accuracy); the 2023
+# learning rate is raised (1e-5 -> 1e-2 with momentum 0.9: the paper's does not move in 100 steps).
+_PRESET_SMOKE = {
+    "dataset": "digits",
+    "data_dir": None,
+    "n": 20,
+    "n_test": 10,
+    "width": 16,
+    "epochs": 10,
+    "batch_size": 20,
+    "eval_every": 1,
+    "threads": 1,
+    "device": "cpu",
+    "lr_schedule": "constant",
+}
+_STANDARD_SMOKE = {**_PRESET_SMOKE, "lam": 0.005, "lr": 0.05}
+
+
+def _preset(*args: Any, **fields: Any) -> NetFigure:
+    """A paper preset's row: one smoke seed, the grid's first two values, the runtime from the device."""
+    return NetFigure(*args, **{"smoke_seeds": 1, "smoke_ends": False, "runtime": _GPU, **fields})
+
+
+_PRESET_ROWS = [
+    _preset(
+        "net-2024-fig2-bottom",
+        "2024",
+        "Fig. 2 (bottom)",
+        "ResNet20 + 4-layer head on CIFAR-10, DUFM-like regularisation: loss vs L_DNC/L_SRG, DNC1 "
+        "progression, singular values per layer",
+        "dnc",
+        _FIG2,
+        seeds=5,
+        smoke=_PRESET_SMOKE,
+        gram=(3, "post"),
+        apart=True,
+    ),
+    _preset(
+        "net-2024-fig4-cifar10",
+        "2024",
+        "Fig. 4 (top)",
+        "ResNet20 + 5-layer head on CIFAR-10, standard weight decay 0.08: DNC1, singular values, Gram of M_3",
+        "dnc",
+        _FIG4_C10,
+        seeds=5,
+        smoke=_STANDARD_SMOKE,
+        gram=(3, "post"),
+        apart=True,
+    ),
+    _preset(
+        "net-2024-fig4-mnist",
+        "2024",
+        "Fig. 4 (bottom)",
+        "ResNet20 + 5-layer head on MNIST, standard weight decay 0.04: DNC1, singular values, Gram of "
+        "M~_5 (SRG)",
+        "dnc",
+        _FIG4_MNIST,
+        seeds=5,
+        smoke=_STANDARD_SMOKE,
+        gram=(5, "pre"),
+        apart=True,
+    ),
+    _preset(
+        "net-2024-fig9-wd",
+        "2024",
+        "Fig. 9 (left)",
+        "average head rank vs log2 weight decay, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
+        "rank",
+        _FIG2,
+        [{"lam": 2.0**k} for k in range(-10, -4)],
+        seeds=3,
+        smoke=_PRESET_SMOKE,
+        x="lam",
+        rank_figure="net-2024-fig9-wd_rank_vs_lam",
+    ),
+    _preset(
+        "net-2024-fig9-lr",
+        "2024",
+        "Fig. 9 (right)",
+        "average head rank vs log2 learning rate, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
+        "rank",
+        _FIG2,
+        [{"lr": 2.0**k} for k in range(-7, -2)],
+        seeds=2,
+        smoke=_PRESET_SMOKE,
+        x="lr",
+        rank_figure="net-2024-fig9-lr_rank_vs_lr",
+    ),
+    _preset(
+        "net-2024-fig10",
+        "2024",
+        "Fig. 10",
+        "average head rank vs log2 weight decay, ResNet20 + 5-layer head on MNIST (standard wd)",
+        "rank",
+        _FIG4_MNIST,
+        [{"lam": 2.0**k} for k in range(-8, -3)],
+        seeds=4,
+        smoke=_STANDARD_SMOKE,
+        x="lam",
+        rank_figure="net-2024-fig10_rank_vs_lam",
+    ),
+    _preset(
+        "net-2023-fig1",
+        "2023",
+        "Fig. 1",
+        "frozen pre-trained 3-layer DUFM head (K = 2) on a random ResNet20; backbone trained on CIFAR-10 "
+        "classes 0, 1; DNC across the head (set head_init to the DUFM run folder)",
+        "dnc",
+        _FIG1_2023,
+        seeds=7,
+        smoke={**_PRESET_SMOKE, "lr": 1e-2, "momentum": 0.9, "n": 40, "batch_size": 20},
+        gram=(3, "post"),
+        needs_dufm_head=True,
+        apart=True,
+    ),
+]
 
 # ------------------------------------------------------------------------------------------------------------
 # The small real-data figures: MLP backbone on the 8×8 digits and MNIST-1D (net_real's docstring)
@@ -392,4 +615,8 @@ _MNIST5K_ROWS = [
 ]
 
 #: Every network figure by name, in the order of ``reproduce --list``.
-NET_FIGURES: dict[str, NetFigure] = {row.name: row for row in (*_REAL_ROWS, *_MNIST5K_ROWS)}
+NET_FIGURES: dict[str, NetFigure] = {row.name: row for row in (*_PRESET_ROWS, *_REAL_ROWS, *_MNIST5K_ROWS)}
+#: The papers' paper-scale figures (``net train --preset NAME``, ``net presets``).
+NET_PRESETS: dict[str, NetFigure] = {row.name: row for row in _PRESET_ROWS}
+#: Where each preset's runtime comes from, in words (``reproduce --list``).
+NET_RUNTIMES: dict[str, str] = {row.name: row.runtime for row in _PRESET_ROWS}

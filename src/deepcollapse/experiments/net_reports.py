@@ -40,8 +40,10 @@ import numpy as np
 import pandas as pd
 
 from deepcollapse.experiments.framework import Context, Experiment, register
-from deepcollapse.experiments.net_figures import NET_FIGURES, NetFigure, figure_spec
+from deepcollapse.experiments.net_figures import NET_FIGURES, PRESET_DATA, NetFigure, figure_spec
+from deepcollapse.experiments.net_presets import check_preset_data
 from deepcollapse.nets.config import NetConfig
+from deepcollapse.nets.data.names import DATASET_LABELS
 from deepcollapse.nets.theory_levels import theory_levels  # the one definition (nets may import theory)
 from deepcollapse.runs.sweep import SweepResult, SweepSpec
 
@@ -319,8 +321,6 @@ def _sweep(ctx: Context, row: NetFigure) -> SweepResult:
     row pre-trains its DUFM head."""
     changes: dict[str, Any] = {}
     if not ctx.smoke and "data_dir" in row.base:  # the full data, from --data-dir, before anything is trained
-        from deepcollapse.experiments.net_presets import check_preset_data
-
         changes["data_dir"] = ctx.data_dir or row.base["data_dir"]
         check_preset_data(row.name, row.base["dataset"], changes["data_dir"])
     if row.needs_dufm_head:
@@ -354,10 +354,11 @@ def _pretrain_head(ctx: Context, width: list[int]) -> Path:
     return Path(result.spec.tasks(result.out_dir)[0].out_dir)
 
 
-def _what_ran(row: NetFigure, cfg: Mapping[str, Any], seeds: int) -> str:
+def _what_ran(cfg: Mapping[str, Any], seeds: int) -> str:
     n = f"{cfg['n']} training images per class" if cfg.get("n") else "every training image"
     head = f"{cfg['backbone']} + {cfg['layers']}-layer bias-free head"
-    return f"{row.data}, {n}; {head}, {REG_WORDS.get(cfg['reg'], cfg['reg'])}; {seeds} seeds"
+    data = DATASET_LABELS[cfg["dataset"]]
+    return f"{data}, {n}; {head}, {REG_WORDS.get(cfg['reg'], cfg['reg'])}; {seeds} seeds"
 
 
 def _groups(row: NetFigure, tasks: list[Any]) -> list[tuple[str | None, list[Any]]]:
@@ -397,7 +398,7 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
     """
 
     def body(ctx: Context) -> None:
-        from deepcollapse.analysis.net_real_plots import plot_dnc_panels
+        from deepcollapse.analysis.net_real_plots import plot_dnc_figures, plot_dnc_panels
 
         result = _sweep(ctx, row)
         tasks = result.spec.tasks(result.out_dir)
@@ -409,17 +410,19 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
             layers, _, curves, levels = runs
             frames.append(layers)
             cfg = _full_config(sub[0].config)
-            caption = (
-                f"{_what_ran(row, cfg, len(sub))}, λ = {cfg['lam']}, lr {cfg['lr']}: DNC1 of every post-ReLU "
-                "head feature H_l over the epochs, singular values of M~_l at the end (normalised by the "
-                "largest), mean ± std over seeds"
-            )
+            what = f"{_what_ran(cfg, len(sub))}, λ = {cfg['lam']}, lr {cfg['lr']}"
+            captions = {
+                "dnc1": f"{what}: DNC1 of every post-ReLU head feature H_l over the epochs, median and "
+                "25–75 % over seeds",
+                "sv": f"{what}: singular values of M~_l at the end (normalised by the largest), mean ± std "
+                "over seeds",
+            }
             if levels is not None:
-                n_lam = levels["n"] * levels["lam_h"]
-                caption += (
-                    "; right: training loss against L_DNC and L_SRG of the theory engine at "
-                    f"K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
-                    f"λ_H1 = {levels['lam_h']:.3g}, λ_W = {cfg['lam']} (n λ_H1 = {n_lam:.3g})"
+                captions["loss"] = (
+                    f"{what}: training loss (mean ± std over seeds) against L_DNC and L_SRG of the theory "
+                    f"engine at K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
+                    f"λ_H1 = {levels['lam_h']:.3g}, λ_W = {cfg['lam']} "
+                    f"(n λ_H1 = {levels['n'] * levels['lam_h']:.3g})"
                 )
                 final = curves.groupby("run")["loss"].last()
                 finals.append(final)
@@ -430,8 +433,15 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
                     | {"final_loss_mean": float(final.mean())}
                     | {"final_loss_std": float(final.std(ddof=1)) if len(final) > 1 else math.nan}
                 )
-            ctx.report.section(f"Collapse in the head ({group or row.data})")
-            ctx.figure(plot_dnc_panels(*runs), f"{row.name}_{group or 'dnc'}", caption + ".")
+            ctx.report.section(f"Collapse in the head ({group or DATASET_LABELS[cfg['dataset']]})")
+            if row.apart:  # the panels as figures of their own
+                for key, fig in plot_dnc_figures(*runs).items():
+                    name = f"{row.name}_{key}" if group is None else f"{row.name}_{group}_{key}"
+                    ctx.figure(fig, name, captions[key] + ".")
+            else:
+                panels = ["left", "middle", "right"] if levels is not None else ["left", "right"]
+                caption = ". ".join(f"{p.capitalize()}: {c}" for p, c in zip(panels, captions.values()))
+                ctx.figure(plot_dnc_panels(*runs), f"{row.name}_{group or 'dnc'}", caption + ".")
         if not frames:
             return
         ctx.table(
@@ -445,8 +455,16 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
                 f"{row.name}_theory",
                 "Final training loss (fit + regularisation) against the theory levels at the run's n and λ.",
             )
+        runs = rank_table(result)
+        _write_summary(
+            ctx,
+            summarise(runs, "lam"),
+            f"{row.name}_summary",
+            "lam",
+            "Mean ± std over seeds (avg_rank: M~_2..M~_L; post: M_2..M_{L-1}).",
+        )
         ctx.table(
-            rank_table(result),
+            runs,
             f"{row.name}_runs",
             "Per run (last evaluation): training and held-out accuracy, loss (fit + regularisation), rank "
             "of every head feature (rank_rtol = 1e-3 unless the config says otherwise).",
@@ -570,14 +588,15 @@ def rank_body(row: NetFigure) -> Callable[[Context], None]:
         summary = summarise(runs, x)
         seeds = int(summary["seeds"].min())
         cfg = _full_config(tasks[0].config)
-        ctx.report.section(f"Average rank of the head's class means against {words} ({row.data})")
-        title = f"Average rank against {words}: {_what_ran(row, cfg, seeds)}"
+        data = DATASET_LABELS[cfg["dataset"]]
+        ctx.report.section(f"Average rank of the head's class means against {words} ({data})")
+        title = f"Average rank against {words}: {_what_ran(cfg, seeds)}"
         ctx.figure(
             plot_rank_sweep(summary, x, title=title),
             f"{row.name}_rank" if row.rank_figure is None else row.rank_figure,
             f"Left: average rank of M~_2..M~_L (rank_rtol = {cfg['rank_rtol']}) at the end of training "
             f"against log2 {words} {sym}, one curve per regularisation, mean ± std over {seeds} seeds; "
-            f"{_what_ran(row, cfg, seeds)}. Right: training accuracy (chance 1/K: a run there has reached "
+            f"{_what_ran(cfg, seeds)}. Right: training accuracy (chance 1/K: a run there has reached "
             "the all-zero solution, whose ranks are low for that reason).",
         )
         _write_summary(
@@ -614,7 +633,7 @@ def settings_text(row: NetFigure) -> str:
     >>> settings_text(NET_FIGURES["real-digits-rank-lr"]).split("; ")[-2]
     'standard: lam = 0.004, lr ∈ [0.0125, 0.025, 0.05, 0.1, 0.2]'
     """
-    skip = ("threads", "device", "data_dir")
+    skip = ("threads", "device", "data_dir", "dataset")
     base = ", ".join(f"{k} = {v}" for k, v in row.base.items() if k not in skip)
     groups: dict[Any, list[Mapping[str, Any]]] = {}
     for p in row.points:
@@ -628,7 +647,9 @@ def settings_text(row: NetFigure) -> str:
             parts.append(f"{k} = {values[0]}" if len(values) == 1 else f"{k} ∈ {values}")
         if parts:
             grid.append((f"{group}: " if group is not None else "") + ", ".join(parts))
-    return "; ".join([row.data, base, *grid, f"{row.seeds} seeds (smoke: {row.smoke_seeds})"])
+    return "; ".join(
+        [DATASET_LABELS[row.base["dataset"]], base, *grid, f"{row.seeds} seeds (smoke: {row.smoke_seeds})"]
+    )
 
 
 for _row in NET_FIGURES.values():
@@ -637,7 +658,7 @@ for _row in NET_FIGURES.values():
             _row.name,
             _row.paper,
             _row.figure,
-            _row.what,
+            _row.what + (f"; data: {_row.data}" if _row.base["dataset"] in PRESET_DATA else ""),
             settings_text(_row),
             _row.runtime,
             "net",

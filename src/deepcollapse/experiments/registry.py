@@ -52,7 +52,6 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.paper2024",
     "deepcollapse.experiments.paper2023",
     "deepcollapse.experiments.family_experiments",
-    "deepcollapse.experiments.net_experiments",
     "deepcollapse.experiments.net_reports",
     "deepcollapse.experiments.net_regime_map",
     "deepcollapse.experiments.search_experiments",
