@@ -411,16 +411,15 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
             frames.append(layers)
             cfg = _full_config(sub[0].config)
             what = f"{_what_ran(cfg, len(sub))}, λ = {cfg['lam']}, lr {cfg['lr']}"
-            captions = {
-                "dnc1": f"{what}: DNC1 of every post-ReLU head feature H_l over the epochs, median and "
-                "25–75 % over seeds",
-                "sv": f"{what}: singular values of M~_l at the end (normalised by the largest), mean ± std "
-                "over seeds",
+            captions = {  # what each panel shows, after what was trained
+                "dnc1": "DNC1 of every post-ReLU head feature H_l over the epochs, median and 25–75 % over "
+                "seeds",
+                "sv": "singular values of M~_l at the end (normalised by the largest), mean ± std over seeds",
             }
             if levels is not None:
                 captions["loss"] = (
-                    f"{what}: training loss (mean ± std over seeds) against L_DNC and L_SRG of the theory "
-                    f"engine at K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
+                    "training loss (mean ± std over seeds) against L_DNC and L_SRG of the theory engine at "
+                    f"K = {levels['classes']}, L = {levels['layers']}, n = {levels['n']}, "
                     f"λ_H1 = {levels['lam_h']:.3g}, λ_W = {cfg['lam']} "
                     f"(n λ_H1 = {levels['n'] * levels['lam_h']:.3g})"
                 )
@@ -437,11 +436,11 @@ def dnc_body(row: NetFigure) -> Callable[[Context], None]:
             if row.apart:  # the panels as figures of their own
                 for key, fig in plot_dnc_figures(*runs).items():
                     name = f"{row.name}_{key}" if group is None else f"{row.name}_{group}_{key}"
-                    ctx.figure(fig, name, captions[key] + ".")
+                    ctx.figure(fig, name, f"{what}: {captions[key]}.")
             else:
-                panels = ["left", "middle", "right"] if levels is not None else ["left", "right"]
-                caption = ". ".join(f"{p.capitalize()}: {c}" for p, c in zip(panels, captions.values()))
-                ctx.figure(plot_dnc_panels(*runs), f"{row.name}_{group or 'dnc'}", caption + ".")
+                where = ["left", "middle", "right"] if levels is not None else ["left", "right"]
+                shown = "; ".join(f"{w}: {c}" for w, c in zip(where, captions.values()))
+                ctx.figure(plot_dnc_panels(*runs), f"{row.name}_{group or 'dnc'}", f"{what}. {shown}.")
         if not frames:
             return
         ctx.table(
