@@ -151,6 +151,6 @@ def test_rank_sweep_and_basin_map_have_titles():
 def test_the_mnist5k_rank_figure_is_given_a_title():
     import inspect
 
-    from deepcollapse.experiments import net_mnist5k
+    from deepcollapse.experiments import net_reports
 
-    assert 'plot_rank_sweep(summary, "lam", title=title)' in inspect.getsource(net_mnist5k._rank_body)
+    assert "plot_rank_sweep(summary, x, title=title)" in inspect.getsource(net_reports.rank_body)

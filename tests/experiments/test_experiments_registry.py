@@ -94,7 +94,7 @@ def test_the_list_claims_no_gpu_runtime_that_was_not_measured():
     """Issue 45, point 10: ``reproduce --list`` said network runs take "hours on one GPU (README: measured
     …)" while the README's table said "not measured yet"; the list now points at the table and claims no
     number of its own."""
-    from deepcollapse.experiments.net_experiments import NET_RUNTIMES
+    from deepcollapse.experiments.net_figures import NET_RUNTIMES
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     table = readme.split("<!-- runtime-table:start -->")[1].split("<!-- runtime-table:end -->")[0]

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from deepcollapse.experiments.net_real import REAL_SETTINGS, average_ranks, real_spec, theory_levels
+from deepcollapse.experiments.net_figures import NET_FIGURES, figure_spec
+from deepcollapse.experiments.net_reports import average_ranks
+from deepcollapse.nets.theory_levels import theory_levels
 from deepcollapse.theory.constructions import loss_dnc
 
 torch.set_num_threads(1)
@@ -41,7 +43,7 @@ def test_average_rank_definition():
 
 
 def test_theory_levels_are_the_dufm_optimum_at_the_runs_n_and_lambda():
-    cfg = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=False).tasks("/nonexistent")[0].config
+    cfg = figure_spec(NET_FIGURES["real-digits-dnc"], smoke=False).tasks("/nonexistent")[0].config
     assert cfg["reg"] == "dufm" and cfg["lam_h_scale"] == "batch_mean"
     N = cfg["n"] * 10
     lv = theory_levels(cfg, N)

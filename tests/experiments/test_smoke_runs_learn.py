@@ -22,7 +22,7 @@ torch.set_num_threads(1)
 # The registry first (it imports the figure modules in their listed order), then a figure module by name:
 # importing one alone before would put its experiments first in `reproduce --list`.
 NET_EXPERIMENTS = [e.name for e in list_experiments() if e.kind == "net"]
-from deepcollapse.experiments.net_real import REAL_SETTINGS, real_spec, smoke_epochs  # noqa: E402
+from deepcollapse.experiments.net_figures import NET_FIGURES, figure_spec, smoke_epochs  # noqa: E402
 
 
 def network_runs(out: Path) -> list[tuple[Path, int, float]]:
@@ -53,16 +53,17 @@ def test_network_experiments_are_enumerated_from_the_registry():
     )
 
 
-@pytest.mark.parametrize("dataset", list(REAL_SETTINGS))
+@pytest.mark.parametrize("dataset", ["digits", "mnist1d"])
 def test_smoke_lr_points_take_the_largest_lrs_lr_times_steps(dataset):
-    setting = REAL_SETTINGS[dataset]
-    spec = real_spec(setting, "lr", smoke=True)
-    largest = max(setting.lrs) * spec.base["epochs"]  # lr × epochs; the steps per epoch are the same
-    assert {p["lr"] for p in spec.points} == {min(setting.lrs), max(setting.lrs)}
+    row = NET_FIGURES[f"real-{dataset}-rank-lr"]
+    lrs = [p["lr"] for p in row.points]
+    spec = figure_spec(row, smoke=True)
+    largest = max(lrs) * spec.base["epochs"]  # lr × epochs; the steps per epoch are the same
+    assert {p["lr"] for p in spec.points} == {min(lrs), max(lrs)}
     for p in spec.points:  # enough, and at most one epoch more
         assert largest - 1e-9 <= p["lr"] * p["epochs"] < largest + p["lr"]
     assert smoke_epochs(40, 0.0125, [0.0125, 0.2]) == 640 and smoke_epochs(40, 0.2, [0.0125, 0.2]) == 40
-    full = real_spec(setting, "lr", smoke=False)
+    full = figure_spec(row, smoke=False)
     assert all("epochs" not in p for p in full.points)  # the full experiment keeps one epoch count
 
 

@@ -1,10 +1,10 @@
-"""Figures of the real-data network experiments (:mod:`deepcollapse.experiments.net_real`).
+"""Figures of the network experiments (:mod:`deepcollapse.experiments.net_reports`).
 
 - :func:`plot_rank_sweep`: average rank of the head's class means (and training accuracy) against log2 of a
   swept hyper-parameter, one curve per regularisation (small counterparts of 2024 Figs. 9 and 10);
 - :func:`plot_dnc_panels`: DNC1 per head layer over the epochs, singular values of the class means at the end
   and, when the theory levels are given, the training loss against ``L_DNC`` and ``L_SRG`` (2024 Figs. 2
-  bottom, 4).
+  bottom, 4); :func:`plot_dnc_figures`: the same panels, a figure each.
 
 Bands are mean ± sample std over seeds, clipped to the quantity's range (ranks in [0, K], accuracies in [0,
 1]).
@@ -27,7 +27,7 @@ from deepcollapse.analysis.figures import (
     plot_singular_values,
 )
 
-__all__ = ["plot_dnc_panels", "plot_rank_sweep"]
+__all__ = ["plot_dnc_figures", "plot_dnc_panels", "plot_rank_sweep"]
 
 _REG_LABELS = {
     "dufm": r"DUFM-like ($\lambda$ on the head, $\lambda_{H_1}$ on $H_1$)",
@@ -163,22 +163,70 @@ def plot_dnc_panels(
     panels = 3 if levels is not None else 2
     fig = Figure(figsize=(5.6 * panels, 3.6))
     axes = fig.subplots(1, panels)
-    plot_layer_metric(layers, "dnc1", x="epoch", kind="post", ax=axes[0])
-    axes[0].set_ylabel(r"DNC1 = tr$\Sigma_W$ / tr$\Sigma_B$ of $H_l$")
-    legend = axes[0].get_legend()
+    _dnc1_panel(layers, axes[0])
+    _sv_panel(singular_values, axes[1])
+    if levels is not None:
+        _loss_panel(curves, levels, axes[2])
+    fig.tight_layout()
+    return fig
+
+
+def plot_dnc_figures(
+    layers: pd.DataFrame,
+    singular_values: Mapping[Any, np.ndarray],
+    curves: pd.DataFrame,
+    levels: Mapping[str, Any] | None,
+) -> dict[str, Figure]:
+    """The panels of :func:`plot_dnc_panels`, each a figure of its own: ``"dnc1"``, ``"sv"`` and, with
+    ``levels``, ``"loss"`` (the paper presets' reports name them so).
+
+    Parameters
+    ----------
+    layers, singular_values, curves, levels
+        As for :func:`plot_dnc_panels`.
+
+    Returns
+    -------
+    dict of str to Figure
+        One figure per panel.
+
+    Examples
+    --------
+    >>> layers = pd.DataFrame({"epoch": [1, 2], "run": 0, "layer": 1, "kind": "post", "dnc1": [1.0, 0.1]})
+    >>> curves = pd.DataFrame({"epoch": [0, 1, 2], "run": 0, "loss": [1.0, 0.6, 0.5]})
+    >>> sorted(plot_dnc_figures(layers, {2: np.array([[1.0, 0.5]])}, curves, None))
+    ['dnc1', 'sv']
+    """
+    draw = {"dnc1": lambda ax: _dnc1_panel(layers, ax), "sv": lambda ax: _sv_panel(singular_values, ax)}
+    if levels is not None:
+        draw["loss"] = lambda ax: _loss_panel(curves, levels, ax)
+    figures = {}
+    for key, panel in draw.items():
+        fig = Figure(figsize=(5.6, 3.6))
+        panel(fig.subplots())
+        fig.tight_layout()
+        figures[key] = fig
+    return figures
+
+
+def _dnc1_panel(layers: pd.DataFrame, ax: Any) -> None:
+    plot_layer_metric(layers, "dnc1", x="epoch", kind="post", ax=ax)
+    ax.set_ylabel(r"DNC1 = tr$\Sigma_W$ / tr$\Sigma_B$ of $H_l$")
+    legend = ax.get_legend()
     if legend is not None:  # "layer l" -> the paper's symbol H_l
         for text in legend.get_texts():
             text.set_text(f"$H_{{{text.get_text().removeprefix('layer ')}}}$")
-    plot_singular_values(singular_values, ax=axes[1], label_fmt=r"$\tilde M_{}$")
-    axes[1].set_xlabel("index i")
-    axes[1].set_ylabel(r"$s_i(\tilde M_l)$ / $s_1(\tilde M_l)$")
-    if levels is not None:
-        df = curves.rename(columns={"epoch": "step"})
-        df = df[df["step"] > 0]
-        plot_loss_curves(
-            df, levels.get("loss_dnc"), levels.get("loss_srg"), ax=axes[2], label="network (mean ± std)"
-        )
-        axes[2].set_xlabel("epoch")
-        axes[2].set_ylabel("training loss (fit + regularisation)")
-    fig.tight_layout()
-    return fig
+
+
+def _sv_panel(singular_values: Mapping[Any, np.ndarray], ax: Any) -> None:
+    plot_singular_values(singular_values, ax=ax, label_fmt=r"$\tilde M_{}$")
+    ax.set_xlabel("index i")
+    ax.set_ylabel(r"$s_i(\tilde M_l)$ / $s_1(\tilde M_l)$")
+
+
+def _loss_panel(curves: pd.DataFrame, levels: Mapping[str, Any], ax: Any) -> None:
+    df = curves.rename(columns={"epoch": "step"})
+    df = df[df["step"] > 0]
+    plot_loss_curves(df, levels.get("loss_dnc"), levels.get("loss_srg"), ax=ax, label="network (mean ± std)")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("training loss (fit + regularisation)")

@@ -6,7 +6,8 @@
   (``EXPERIMENT_MODULES``), each of which registers its experiments on import.
 - Figure modules: :mod:`.paper2023`, :mod:`.paper2024`, :mod:`.family_experiments`,
   :mod:`.search_experiments`,
-  :mod:`.net_experiments` / :mod:`.net_real` (networks; presets in :mod:`.net_presets`), :mod:`.demo`.
+  :mod:`.net_reports` (networks: the table of network figures in :mod:`.net_figures`, presets
+  among them, served by :mod:`.net_presets`), :mod:`.demo`.
 - Shared helpers: :mod:`.dufm_helpers` (flagship and smoke settings), :mod:`.outputs` (class means of a run).
 
 Imports: figure modules import matplotlib (through :mod:`deepcollapse.analysis`) and the trainers (torch)

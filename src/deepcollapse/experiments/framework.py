@@ -2,7 +2,7 @@
 :class:`Context` (what an experiment's body gets: its folder, run options, a report, sweep / figure / table
 helpers) and :func:`register`.
 
-Figure definitions live in their own modules (``paper2024``, ``paper2023``, ``net_experiments``, ...), which
+Figure definitions live in their own modules (``paper2024``, ``paper2023``, ``net_reports``, ...), which
 import this module and call :func:`register` on import; :mod:`deepcollapse.experiments.registry` imports them
 and looks experiments up by name.  This module imports none of them (no import circle).
 

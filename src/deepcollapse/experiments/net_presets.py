@@ -2,8 +2,9 @@
 
 ``net_preset(name, smoke)`` returns a :class:`~deepcollapse.nets.config.NetConfig`; ``NET_PRESETS``
 lists the names with their paper, figure, description and, for the ablation figures, the sweep
-(``field -> values``) the figure scans over the base configuration.  The experiments registry turns them into
-runs and figures.
+(``field -> values``) the figure scans over the base configuration.  The presets are rows of the network
+figures' table (:data:`deepcollapse.experiments.net_figures.NET_FIGURES`), whose reports
+(:mod:`deepcollapse.experiments.net_reports`) turn them into runs and figures like every other row.
 
 Paper settings (formulas.md "Claims to reproduce"; 2024 §6.2–6.3 and App. B; 2023 §4.2 and App. C):
 
@@ -35,16 +36,17 @@ never falls back to the bundled ``mnist_5k`` subset (500 images per class, for l
 ``--dataset mnist_5k``).
 
 Smoke variants: bundled 8×8 digits, 20 training samples per class, head width 16 (≥ K), 10 epochs of batch 20
-(100 SGD steps), constant learning rate, one thread; a few seconds each on a CPU, and every one ends above
-chance training accuracy (tests/training/test_net_presets.py checks it).
+(100 SGD steps), constant learning rate, one thread, one seed and the first two values of a grid; a few
+seconds each on a CPU, and every one ends above chance training accuracy (tests/nets/test_net_presets.py
+checks it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from deepcollapse._core.checks import ConfigError, check_choice
+from deepcollapse.experiments.net_figures import NET_PRESETS, PRESET_DATA, NetFigure
 from deepcollapse.nets.config import NetConfig
 from deepcollapse.nets.data.cifar import CIFAR10_FILES, cifar10_folder
 from deepcollapse.nets.data.idx import MNIST_FILES, mnist_folder
@@ -52,6 +54,7 @@ from deepcollapse.nets.data.idx import MNIST_FILES, mnist_folder
 __all__ = [
     "DIGITS_DEMO",
     "NET_PRESETS",
+    "PRESET_DATA",
     "NetPreset",
     "check_preset_data",
     "digits_demo_config",
@@ -59,182 +62,7 @@ __all__ = [
     "net_preset",
 ]
 
-
-@dataclass(frozen=True)
-class NetPreset:
-    name: str
-    paper: str
-    figure: str
-    description: str
-    config: dict[str, Any]
-    sweep: dict[str, list[Any]] = field(default_factory=dict)
-    seeds: int = 1
-    needs_dufm_head: bool = False
-
-    @property
-    def data(self) -> str:
-        """Where the full-size runs read their data from, in words (the ``net presets`` listing).
-
-        Returns
-        -------
-        str
-            :data:`PRESET_DATA` of the preset's dataset.
-
-        Examples
-        --------
-        >>> NET_PRESETS["net-2024-fig4-mnist"].data.split(" (")[0]
-        'full MNIST'
-        """
-        return PRESET_DATA[self.config["dataset"]]
-
-
-#: What each preset dataset reads, in words (``net presets``, the experiments' descriptions).
-PRESET_DATA = {
-    "mnist": "full MNIST (4 IDX files, 60 000 training images) from --data-dir (default data); never the "
-    "bundled mnist_5k subset",
-    "cifar10": "full CIFAR-10 (cifar-10-batches-py) from --data-dir (default data)",
-}
-
-_CIFAR = {"dataset": "cifar10", "data_dir": "data"}
-_MNIST = {"dataset": "mnist", "data_dir": "data"}
-_LONG = {
-    "epochs": 200,
-    "batch_size": 128,
-    "lr_schedule": "multistep",
-    "lr_milestones": [0.5, 0.75],
-    "optimizer": "sgd",
-    "momentum": 0.9,
-    "loss": "mse",
-    "eval_every": 10,
-}
-_FIG2 = {
-    **_CIFAR,
-    **_LONG,
-    "layers": 4,
-    "width": 64,
-    "reg": "dufm",
-    "lam": 0.005,
-    "lam_h": 5e-6,
-    "lam_h_scale": "dataset",  # λ_H1 as in DUFM eq. (1), so its strength grows with n (see the docstring)
-    "lr": 0.05,
-}
-_FIG4_C10 = {
-    **_CIFAR,
-    **_LONG,
-    "layers": 5,
-    "width": 64,
-    "reg": "standard",
-    "lam": 0.08,
-    "lr": 0.005,
-}
-_FIG4_MNIST = {
-    **_MNIST,
-    **_LONG,
-    "layers": 5,
-    "width": 64,
-    "reg": "standard",
-    "lam": 0.04,
-    "lr": 0.01,
-}
-_FIG1_2023 = {
-    **_CIFAR,
-    "classes": [0, 1],
-    "layers": 3,
-    "width": 64,
-    "freeze_head": True,
-    "reg": "none",
-    "optimizer": "sgd",
-    "momentum": 0.0,
-    "lr": 1e-5,
-    "lr_schedule": "constant",
-    "epochs": 10000,
-    "batch_size": 128,
-    "loss": "mse",
-    "eval_every": 100,
-}
-
-NET_PRESETS: dict[str, NetPreset] = {
-    p.name: p
-    for p in (
-        NetPreset(
-            "net-2024-fig2-bottom",
-            "2024",
-            "Fig. 2 (bottom)",
-            "ResNet20 + 4-layer head on CIFAR-10, DUFM-like regularisation: loss vs L_DNC/L_SRG, DNC1 "
-            "progression, singular values per layer",
-            _FIG2,
-            seeds=5,
-        ),
-        NetPreset(
-            "net-2024-fig4-cifar10",
-            "2024",
-            "Fig. 4 (top)",
-            "ResNet20 + 5-layer head on CIFAR-10, standard weight decay 0.08: DNC1, singular values, Gram "
-            "of M_3",
-            _FIG4_C10,
-            seeds=5,
-        ),
-        NetPreset(
-            "net-2024-fig4-mnist",
-            "2024",
-            "Fig. 4 (bottom)",
-            "ResNet20 + 5-layer head on MNIST, standard weight decay 0.04: DNC1, singular values, Gram of "
-            "M~_5 (SRG)",
-            _FIG4_MNIST,
-            seeds=5,
-        ),
-        NetPreset(
-            "net-2024-fig9-wd",
-            "2024",
-            "Fig. 9 (left)",
-            "average head rank vs log2 weight decay, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
-            _FIG2,
-            sweep={"lam": [2.0**k for k in range(-10, -4)]},
-            seeds=3,
-        ),
-        NetPreset(
-            "net-2024-fig9-lr",
-            "2024",
-            "Fig. 9 (right)",
-            "average head rank vs log2 learning rate, ResNet20 + 4-layer head on CIFAR-10 (DUFM-like)",
-            _FIG2,
-            sweep={"lr": [2.0**k for k in range(-7, -2)]},
-            seeds=2,
-        ),
-        NetPreset(
-            "net-2024-fig10",
-            "2024",
-            "Fig. 10",
-            "average head rank vs log2 weight decay, ResNet20 + 5-layer head on MNIST (standard wd)",
-            _FIG4_MNIST,
-            sweep={"lam": [2.0**k for k in range(-8, -3)]},
-            seeds=4,
-        ),
-        NetPreset(
-            "net-2023-fig1",
-            "2023",
-            "Fig. 1",
-            "frozen pre-trained 3-layer DUFM head (K = 2) on a random ResNet20; backbone trained on CIFAR-10 "
-            "classes 0, 1; DNC across the head (set head_init to the DUFM run folder)",
-            _FIG1_2023,
-            seeds=7,
-            needs_dufm_head=True,
-        ),
-    )
-}
-
-_SMOKE = {
-    "dataset": "digits",
-    "data_dir": None,
-    "n": 20,
-    "n_test": 10,
-    "width": 16,
-    "epochs": 10,
-    "batch_size": 20,
-    "eval_every": 1,
-    "threads": 1,
-    "device": "cpu",
-}
+NetPreset = NetFigure  # a preset is a row of the network figures' table
 
 
 def net_preset(name: str, smoke: bool = False) -> NetConfig:
@@ -269,16 +97,8 @@ def net_preset(name: str, smoke: bool = False) -> NetConfig:
     ('digits', 16, 10)
     """
     check_choice("name", name, list(NET_PRESETS))
-    p = NET_PRESETS[name]
-    cfg = dict(p.config)
-    if smoke:
-        cfg.update(_SMOKE)
-        cfg["lr_schedule"] = "constant"
-        if name == "net-2023-fig1":
-            cfg.update({"lr": 1e-2, "momentum": 0.9, "n": 40, "batch_size": 20})
-        elif cfg["reg"] == "standard":
-            cfg.update({"lam": 0.005, "lr": 0.05})
-    return NetConfig.from_dict(cfg)
+    row = NET_PRESETS[name]
+    return NetConfig.from_dict({**row.base, **(row.smoke if smoke else {})})
 
 
 def check_preset_data(name: str, dataset: str, data_dir: str | None) -> None:

@@ -147,8 +147,8 @@ def estimate_net_runtime(
     The smoke digits runs of ``real-digits-dnc`` (2 schemes x 2 seeds), probed for 0.05 s:
 
     >>> import tempfile
-    >>> from deepcollapse.experiments.net_real import REAL_SETTINGS, real_spec
-    >>> spec = real_spec(REAL_SETTINGS["digits"], "dnc", smoke=True)
+    >>> from deepcollapse.experiments.net_figures import NET_FIGURES, figure_spec
+    >>> spec = figure_spec(NET_FIGURES["real-digits-dnc"], smoke=True)
     >>> est = estimate_net_runtime(spec.tasks(Path(tempfile.mkdtemp())), workers=1, probe_seconds=0.05)
     >>> est.runs, est.calls, est.workers, est.seconds > 0
     (4, 4, 1, True)

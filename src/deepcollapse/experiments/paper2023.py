@@ -1,6 +1,6 @@
 """The 2023 paper's DUFM experiment (Súkeník, Mondelli, Lampert, NeurIPS 2023): for K = 2, GD reaches the
 provably optimal DNC loss L_DNC (Theorem 3); registered on import.  The network experiment of the same paper
-(the frozen DUFM head) is in :mod:`deepcollapse.experiments.net_experiments`."""
+(the frozen DUFM head) is a row of :data:`deepcollapse.experiments.net_figures.NET_FIGURES`."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ The catalogue: imports the figure modules (each registers its experiments with
 framework
 (:class:`Experiment`, :class:`Context`, :func:`register`) lives in :mod:`deepcollapse.experiments.framework`,
 the DUFM helpers in :mod:`deepcollapse.experiments.dufm_helpers`, the figures in ``paper2024``, ``paper2023``
-and ``net_experiments``; the names below are re-exported so that ``from deepcollapse.experiments.registry
+and ``net_reports``; the names below are re-exported so that ``from deepcollapse.experiments.registry
 import Context, Experiment, register, ...`` keeps working.
 
 Papers: "2024" = Súkeník, Lampert, Mondelli, *Neural collapse vs. low-rank bias: is deep neural collapse
@@ -52,9 +52,7 @@ EXPERIMENT_MODULES = (
     "deepcollapse.experiments.paper2024",
     "deepcollapse.experiments.paper2023",
     "deepcollapse.experiments.family_experiments",
-    "deepcollapse.experiments.net_experiments",
-    "deepcollapse.experiments.net_real",
-    "deepcollapse.experiments.net_mnist5k",
+    "deepcollapse.experiments.net_reports",
     "deepcollapse.experiments.net_regime_map",
     "deepcollapse.experiments.search_experiments",
     "deepcollapse.experiments.depth_bound",
