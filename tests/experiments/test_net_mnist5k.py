@@ -6,14 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deepcollapse.experiments.net_mnist5k import (
-    MNIST5K_EXPERIMENTS,
-    N_LAM_H1,
-    PAPER_N_LAM_H1,
-    dnc1_change,
-    mnist5k_spec,
-)
+from deepcollapse.experiments.net_figures import N_LAM_H1, NET_FIGURES, PAPER_N_LAM_H1, figure_spec
+from deepcollapse.experiments.net_reports import dnc1_change
 from deepcollapse.nets.config import NetConfig
+
+#: the rows of the network figures' table on the bundled MNIST subset
+MNIST5K_EXPERIMENTS = {name: row for name, row in NET_FIGURES.items() if row.base["dataset"] == "mnist_5k"}
+
+
+def mnist5k_spec(name: str, smoke: bool):
+    return figure_spec(NET_FIGURES[name], smoke)
 
 
 @pytest.mark.parametrize("name", list(MNIST5K_EXPERIMENTS))

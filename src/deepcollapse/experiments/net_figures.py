@@ -18,9 +18,10 @@ The rows, by family:
   weight decay, DUFM-like regularisation -- ``λ`` on the head, ``λ_H1`` on the backbone output -- and
   standard -- ``λ`` on every parameter), ``-rank-lr`` (Fig. 9 right: against log2 learning rate) and ``-dnc``
   (Figs. 2 bottom and 4: the DNC panels, with the loss against the theory's levels);
-- the 2024 MNIST figures a laptop trains, ResNet8 on the bundled ``mnist_5k`` subset
-  (:mod:`deepcollapse.experiments.net_mnist5k` says why each setting): ``real-mnist5k-fig4``, ``-fig10``,
-  ``-fig2``.
+- the 2024 MNIST figures a laptop trains, ResNet8 on the bundled ``mnist_5k`` subset (the comment above
+  their rows says why each setting): ``real-mnist5k-fig4`` (Fig. 4 bottom: DNC1 per head layer, singular
+  values, the cosine Gram of ``M~_5`` beside the SRG's), ``-fig10`` (Fig. 10: average rank against log2 weight
+  decay), ``-fig2`` (Fig. 2 bottom: DUFM-like regularisation, the loss against ``L_DNC`` / ``L_SRG``).
 
 **The small real-data settings** (the papers have no such runs): balanced training subsamples (digits 139 per
 class of the fixed stratified split, MNIST-1D 200 per class of its 4000 training signals), batch 128, SGD with
@@ -525,8 +526,23 @@ _REAL_ROWS = [
 ]
 
 # ------------------------------------------------------------------------------------------------------------
-# The 2024 MNIST figures on the bundled mnist_5k subset, ResNet8 backbone (net_mnist5k's docstring)
+# The 2024 MNIST figures on the bundled mnist_5k subset, ResNet8 backbone
 # ------------------------------------------------------------------------------------------------------------
+# Backbone: ``resnet8``, the one-block-per-stage member of ResNet20's family (same stem, 16/32/64 channels,
+# option-B shortcuts, pooling; :mod:`deepcollapse.nets.resnet`), with a third of ResNet20's basic blocks: a
+# ResNet20 run of these sizes does not fit the ~15 minutes each experiment is given on 2 cores
+# (``benchmarks/net_throughput.py`` measures the step rates). The paper-scale ResNet20 presets stay in
+# :mod:`deepcollapse.experiments.net_presets` (``net-2024-fig4-mnist``, ``net-2024-fig10``) for a GPU and
+# the full MNIST files.
+#
+# Our choices (the paper's are ResNet20, 60 000 images, 200 epochs): ``n`` training and ``n_test`` held-out
+# images per class drawn from the 500 of each class by the seed, batch 64 (Fig. 10: 25), SGD momentum 0.9,
+# MSE, multistep ×0.1 at 50 % and 75 % of the epochs, head width 64, rank threshold ``rank_rtol = 1e-3``
+# (relative to the largest singular value). The paper's Fig. 4 MNIST pair (wd 0.04, lr 0.01) sends this
+# network to the all-zero solution (chance accuracy, every rank 1) within 10 epochs, so Fig. 4 uses lr 0.05
+# and weight decay ``2^-8``; Fig. 10's grid is ``2^-11, 2^-9, 2^-7`` (runs at ``2^-7`` can end at the all-
+# zero solution: read the ranks with the accuracy panel). Smoke variants: 20 images per class, 40 epochs of
+# batch 40 (200 SGD steps), 2 seeds (grid ends for Fig. 10).
 
 _RESNET8: dict[str, Any] = {
     "dataset": "mnist_5k",

@@ -104,9 +104,9 @@ REGIME_SMOKE = RegimeMap(
 
 
 def _marks() -> list[tuple[str, float, float]]:
-    from deepcollapse.experiments.net_mnist5k import MNIST5K_EXPERIMENTS
+    from deepcollapse.experiments.net_figures import NET_FIGURES
 
-    fig4 = MNIST5K_EXPERIMENTS["real-mnist5k-fig4"].base
+    fig4 = NET_FIGURES["real-mnist5k-fig4"].base
     return [*PAPER_SETTINGS, ("laptop real-mnist5k-fig4", float(fig4["lam"]), float(fig4["lr"]))]
 
 
