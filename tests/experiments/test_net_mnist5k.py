@@ -84,3 +84,35 @@ def test_dnc_smoke_dnc1_falls_in_every_head_layer_and_learns(smoke_report, name)
     else:
         dist = pd.read_csv(out / "tables" / f"{name}_gram_distance.csv")
         assert np.isfinite(dist[["to_srg", "to_dnc"]].to_numpy()).all()
+
+
+def test_the_gram_figure_shows_both_grams_on_one_colour_scale(tmp_path):
+    """Issue 45, point 6: ``real-mnist5k-fig4_gram.png`` put the measured Gram (0.5–1) beside the SRG Gram
+    (0–1), each with its own colour limits, and the post-ReLU SRG Gram beside a pre-ReLU one.  Both are now
+    cosine Grams of M~_L (pre-ReLU) on one scale, -1 to 1."""
+    import json
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from deepcollapse.experiments.net_reports import _gram_panel
+    from deepcollapse.theory.constructions.gram import srg_pre_gram
+
+    rng = np.random.default_rng(0)
+    M = np.abs(rng.standard_normal((16, 10))) + 0.5  # (d, K): positive class means, cosine Grams near 1
+    folder = tmp_path / "seed_0"
+    folder.mkdir()
+    record = {"epoch": 1, "layers": [{"layer": 5, "kind": "pre", "gram": (M.T @ M).tolist()}]}
+    (folder / "metrics.jsonl").write_text(json.dumps(record) + "\n")
+    figures, tables = {}, {}
+    ctx = SimpleNamespace(
+        figure=lambda fig, name, caption: figures.setdefault(name, fig),
+        table=lambda frame, name, caption, **kw: tables.setdefault(name, frame),
+    )
+    row = NET_FIGURES["real-mnist5k-fig4"]
+    _gram_panel(ctx, row, [SimpleNamespace(config={"seed": 0}, out_dir=str(folder))], 5, "pre")
+    fig = figures["real-mnist5k-fig4_gram"]
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 2 and all(im.get_clim() == (-1.0, 1.0) for im in images)
+    assert np.allclose(images[1].get_array(), srg_pre_gram(10))  # the pre-ReLU SRG Gram, not the post
+    assert tables["real-mnist5k-fig4_gram_distance"].columns.tolist() == ["seed", "to_srg", "to_dnc"]
