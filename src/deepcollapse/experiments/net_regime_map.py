@@ -331,7 +331,7 @@ def _register() -> None:
             "beyond the paper: the network regime map (Figs. 2, 4, 10 as points)",
             common + ".",
             REGIME_LAPTOP.describe(),
-            "1-1.5 h on 2 cores with --workers 2 (the estimate is printed first; the report gives the "
+            "≈ 35–60 min on 2 cores with --workers 2 (the estimate is printed first; the report gives the "
             "measured time)",
             "net",
             _net_regime_map,
