@@ -115,8 +115,8 @@ class HeadCriteria(ConfigMixin):
     Attributes
     ----------
     zero_rtol : float, default 1e-3
-        ``zero`` when some post-ReLU head layer has ``σ_2 <= zero_rtol · σ_1``: rank 1 at the papers' rank
-        threshold.  The zero runs of the issue's Fig. 4 cell (ResNet8, mnist_5k, wd 0.04, lr 0.01) reach
+        ``constant`` when some post-ReLU head layer has ``σ_2 <= zero_rtol · σ_1``: rank 1 at the papers' rank
+        threshold.  The constant runs of the issue's Fig. 4 cell (ResNet8, mnist_5k, wd 0.04, lr 0.01) reach
         ``σ_2/σ_1 < 1e-4`` in ``H_4, H_5`` by epoch 35 while their class means still differ in scale by ~2 %
         (so "equal class means" would miss them); fitting heads keep ``σ_2/σ_1 >= 0.1`` (``K = 10``).
     zero_output : float, default 0.01
