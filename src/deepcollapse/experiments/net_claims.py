@@ -92,8 +92,8 @@ def fig10_claim(runs: pd.DataFrame) -> ClaimCheck:
     """Fig. 10: the average rank of ``M~_2 .. M~_L`` falls as the weight decay ``λ`` grows.
 
     Runs that ended at the zero or a constant output (chance accuracy, every rank low for that reason) or
-    did not converge are left out; the claim holds when the mean average rank falls from each λ to the next among
-    the λ's left, in part when it is lower at the largest than at the smallest of them.
+    did not converge are left out; the claim holds when the mean average rank falls from each λ to the next
+    among the λ's left, in part when it is lower at the largest than at the smallest of them.
 
     Parameters
     ----------
@@ -115,7 +115,9 @@ def fig10_claim(runs: pd.DataFrame) -> ClaimCheck:
     fitted = runs[~runs["label"].isin(["zero", "constant", "not_converged", "diverged"])]
     left_out = len(runs) - len(fitted)
     note = (
-        f" ({left_out} run(s) at the zero or a constant output, not converged or diverged left out)" if left_out else ""
+        f" ({left_out} run(s) at the zero or a constant output, not converged or diverged left out)"
+        if left_out
+        else ""
     )
     means = fitted.groupby("lam")["avg_rank"].mean().sort_index()
     if len(means) < 2:
