@@ -364,7 +364,8 @@ def plot_norm_curves(curves: pd.DataFrame, *, title: str | None = None, by: str 
         )
     if len(groups) > 1:
         handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False, title=by)
+        legend_title = {"variant": "convention", "lam": "weight decay λ", "lr": "learning rate η"}.get(by, by)
+        fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False, title=legend_title)
     if title:
         fig.suptitle(textwrap.fill(title, max(40, int(11 * fig.get_figwidth()))), fontsize=10)
     return fig
