@@ -250,6 +250,7 @@ def test_reproduce_refuses_registry_for_other_experiments(tmp_path, capsys):
     assert "--registry" in err and "\n" not in err and not (tmp_path / "x").exists()
 
 
+@pytest.mark.check  # seconds-long end to end: the claims tier keeps the fast tier within 3 minutes
 def test_landscape_descend_certifies_a_non_critical_point_and_offers_it(tmp_path, capsys, monkeypatch):
     """``dufm landscape X.npz --descend R``: from a constructed non-critical point the continued descent ends
     lower (eq. (1) from the matrices) and certified, saves descended.npz and offers it with its verdict; the
@@ -431,6 +432,7 @@ def test_show_counts_the_shipped_tables_certified_cells(capsys):
         assert f"tables together: {certified_total} of {total} cells certified" in together
 
 
+@pytest.mark.check  # seconds-long end to end: the claims tier keeps the fast tier within 3 minutes
 def test_landscape_clarke_iter_is_the_budget_of_every_verdict(tmp_path, capsys, monkeypatch):
     """``--clarke-iter N``: the L-BFGS budget of the Clarke residual in the first verdict, the kink
     refinement's and the continued descent's (N, or 4, 8, 16 N for an undecided point); its default is

@@ -1,5 +1,6 @@
 """`deepcollapse demo`: one report with the theory table, the flagship DUFM panels and Fig. 3 left."""
 
+import pytest
 import torch
 
 from deepcollapse.cli import main
@@ -7,6 +8,7 @@ from deepcollapse.cli import main
 torch.set_num_threads(1)
 
 
+@pytest.mark.check  # seconds-long end to end: the claims tier keeps the fast tier within 3 minutes
 def test_demo_small(tmp_path, capsys):
     out = tmp_path / "demo"
     assert (

@@ -43,6 +43,7 @@ def test_mistyped_experiment_name_suggests_the_right_one(capsys, tmp_path):
     assert "did you mean 'fig2-top'?" in capsys.readouterr().err
 
 
+@pytest.mark.check  # seconds-long end to end: the claims tier keeps the fast tier within 3 minutes
 def test_folder_of_another_experiment_is_refused_without_force(capsys, tmp_path):
     out = str(tmp_path / "out")
     assert main(["reproduce", "fig1-srg-matrices", "--smoke", "--out", out, "--no-progress"]) == 0

@@ -6,7 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.check  # seconds-long end to end: the claims tier keeps the fast tier within 3 minutes
 def test_layer_metrics_is_exported_lazily():
     code = (
         "import sys, deepcollapse.metrics as m\n"
