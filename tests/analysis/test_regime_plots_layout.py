@@ -37,8 +37,12 @@ def _boxes(fig):
 
 
 def _legend_texts(fig):
+    """The legends and every name they (or, for the value maps, the title) give the outlined settings."""
     legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
-    return legends, [t.get_text() for lg in legends for t in lg.get_texts()]
+    names = [t.get_text() for lg in legends for t in lg.get_texts()]
+    title = fig._suptitle.get_text().replace("\n", " ") if fig._suptitle is not None else ""
+    names += [part.split("box: ", 1)[1].rstrip(")") for part in title.split("; ") if "box: " in part]
+    return legends, names
 
 
 @pytest.mark.parametrize("plot", ["outcome", "value"])

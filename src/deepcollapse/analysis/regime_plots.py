@@ -279,24 +279,11 @@ def plot_value_map(
         _frame(ax, lams, lrs, marks, panel)
     if im is not None:
         fig.colorbar(im, ax=[a for a in axes if a.get_visible()], label=label, shrink=0.9)
-    if marks:
-        handles = [
-            Rectangle(
-                (0, 0), 1, 1, fill=False, edgecolor="black", linewidth=2, linestyle=("-", "--", ":")[k % 3]
-            )
-            for k in range(len(marks))
-        ]
-        # under the first panel's x label, as part of that axes: the layout keeps it clear of the colour bar
-        # and of a smoke mark below (analysis.figures.mark_smoke, the figure's supxlabel)
-        axes[0].legend(
-            handles,
-            [m[0] for m in marks],
-            loc="upper left",
-            bbox_to_anchor=(0.0, -0.22),
-            ncols=min(len(marks), 2),
-            fontsize=8,
-            frameon=False,
-        )
+    if marks:  # named in the title: a figure legend would sit on the title or on a smoke mark below
+        boxes = "; ".join(f"{('solid', 'dashed', 'dotted')[k % 3]} box: {m[0]}" for k, m in enumerate(marks))
+        chars = max(36, int(11 * fig.get_figwidth()))
+        text = textwrap.fill(f"{title or label} ({boxes})", chars, break_on_hyphens=False)
+        fig.suptitle(text, fontsize=10)
     return fig
 
 
