@@ -178,7 +178,7 @@ def _print_summary(summary: Mapping[str, Any], out: str, config: Any = None) -> 
     conv = summary.get("convergence")
     if conv:
         if conv.get("converged"):
-            print(f"stopped at epoch {summary['epochs_done']}: {conv['why']}")
+            print(f"stopped at epoch {summary['epochs_done']}, converged: {conv['why']}")
         elif not summary.get("diverged"):
             import shlex
 

@@ -441,7 +441,7 @@ def resume_nets(
         A progress bar per batch.
     max_epochs : int, optional
         A new budget for runs of ``until: converged`` (``epochs`` is refused for them, ``max_epochs`` for the
-        others: :func:`~deepcollapse.nets.train.budget_of`; they train alone, each stopping on its own).
+        others: :func:`~deepcollapse.nets.checkpoint.budget_of`; they train alone, each stopping on its own).
     callback : callable, optional
         :data:`BatchCallback`, after each seed's checkpoint is on disk.
 

@@ -52,7 +52,7 @@ class Convergence(Result):
     rtol, acc_tol : float
         The tolerances (``converge_rtol``, ``converge_acc_tol``).
     why : str
-        The criterion in words, with its numbers.
+        The criterion's numbers in words (whether they meet it is ``converged``).
     """
 
     converged: bool
@@ -129,4 +129,4 @@ def check_convergence(config: Any, history: Sequence[Mapping[str, Any]]) -> Conv
         f"accuracy by {'?' if d_acc is None else f'{d_acc:.3g}'} (tolerance {acc_tol:g})"
     )
     ok = d_loss is not None and d_acc is not None and d_loss <= rtol and d_acc <= acc_tol
-    return result(ok, d_loss, d_acc, ("converged: " if ok else "not converged: ") + numbers)
+    return result(ok, d_loss, d_acc, numbers)

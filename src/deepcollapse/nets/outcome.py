@@ -395,8 +395,8 @@ def _decide(m: Mapping[str, Any], criteria: HeadCriteria, convergence: Any = Non
         )
     acc, dec = m.get("train_acc"), m.get("loss_decrease")
     if convergence is not None and not convergence.converged:
-        numbers = convergence.why.split(": ", 1)[-1]  # without Convergence.why's "not converged: "
-        return "not_converged", f"stopped at max_epochs == {convergence.epoch} before converging: {numbers}"
+        why = f"stopped at max_epochs == {convergence.epoch} before converging: {convergence.why}"
+        return "not_converged", why
     if convergence is None and acc is not None and acc < criteria.min_train_acc:
         return "not_converged", f"training accuracy {_num(acc)} < {criteria.min_train_acc:g}"
     if convergence is None and dec is not None and dec > criteria.plateau_tol:
